@@ -1,0 +1,38 @@
+/**
+ * Distributed mode on one machine: the gateway and every pillar as separate OS processes on real
+ * NATS, Postgres and Redis (NATS_URL, DATABASE_URL, REDIS_URL). Replicas per pillar: REPLICAS_<PILLAR>.
+ *   REPLICAS_SERVICES=3 pnpm start:distributed
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const SERVICES = ['gateway', 'data', 'services-pillar', 'commerce', 'workflows'] as const;
+export type ServiceName = (typeof SERVICES)[number];
+
+export function entryOf(service: ServiceName) {
+  return join(root, 'services', service, 'src', 'main.ts');
+}
+
+/** Start one process of a service with `tsx`, inheriting env plus `extraEnv`. */
+export function spawnService(service: ServiceName, extraEnv: Record<string, string> = {}, stdio: 'inherit' | 'pipe' = 'inherit'): ChildProcess {
+  // One OS process per service (node with tsx's loader), so a signal reaches the service itself.
+  return spawn(process.execPath, ['--import', 'tsx', entryOf(service)], { cwd: root, env: { ...process.env, ...extraEnv }, stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+}
+
+const replicasOf = (s: ServiceName) => Number(process.env[`REPLICAS_${s.replace('-pillar', '').toUpperCase()}`] ?? 1);
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  for (const k of ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']) {
+    if (!process.env[k]) { console.error(`config error: ${k}: required for the distributed mode (see README)`); process.exit(78); }
+  }
+  const children: ChildProcess[] = [];
+  // Pillars first, so the gateway's first requests find responders.
+  for (const s of SERVICES.filter((x) => x !== 'gateway')) for (let i = 0; i < replicasOf(s); i++) children.push(spawnService(s));
+  for (let i = 0; i < replicasOf('gateway'); i++) children.push(spawnService('gateway'));
+  const stop = () => { for (const c of children) c.kill('SIGTERM'); };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  for (const c of children) c.on('exit', (code) => { if (code && code !== 0) console.error(`a process exited with ${code}`); });
+}

@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { blockedCodes, type BlockedCode } from './codes.ts';
+
+export const answerKinds = ['OK', 'EMPTY', 'BLOCKED', 'OFFER'] as const;
+export type AnswerKind = (typeof answerKinds)[number];
+
+export const decimalString = z
+  .string()
+  .regex(/^-?\d+\.\d{2}$/, 'a decimal string with two decimals, for example "12.50"')
+  .meta({ description: 'Money as two-decimal text', example: '12.50' });
+
+export const money = z
+  .object({ amount: decimalString, currency: z.string().length(3).meta({ example: 'USD' }) })
+  .meta({ description: 'Money as {amount, currency}' });
+
+export const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/).meta({ description: 'A date, YYYY-MM-DD', example: '2026-01-15' });
+export const timestamp = z.string().meta({ description: 'An ISO 8601 timestamp', example: '2026-01-15T12:00:00.000Z' });
+
+export const provenance = z.object({
+  simulated: z.boolean(),
+  environment: z.enum(['sandbox', 'live']),
+  source: z.string().meta({ description: 'The answering service and its version', example: 'services-pillar@0.1.0' }),
+});
+export type Provenance = z.infer<typeof provenance>;
+
+export const meter = z.object({
+  charged: decimalString.meta({ description: 'Amount charged for this call; 0.00 in the sandbox' }),
+  posted: z.boolean().meta({ description: 'Whether the charge is posted to the account ledger' }),
+});
+export type Meter = z.infer<typeof meter>;
+
+/** One problem with the input, by field path (dot-joined), said so a caller can fix it. */
+export const problem = z.object({ field: z.string(), message: z.string() });
+export type Problem = z.infer<typeof problem>;
+
+export const blockedValue = z
+  .object({
+    code: z.enum(Object.keys(blockedCodes) as [BlockedCode, ...BlockedCode[]]),
+    message: z.string(),
+    problems: z.array(problem).optional(),
+  })
+  .catchall(z.unknown());
+export type BlockedValue = z.infer<typeof blockedValue>;
+
+export const offerValue = z
+  .object({
+    code: z.literal('payment-required'),
+    message: z.string(),
+    capability: z.string(),
+    price: money,
+    ceiling: money.meta({ description: 'The most this call can cost, take-rates included' }),
+    intent: z.object({
+      id: z.string(),
+      status: z.literal('pending'),
+      capability: z.string(),
+      expiresAt: timestamp,
+    }),
+    settle: z.object({ method: z.literal('POST'), path: z.string() }),
+  })
+  .catchall(z.unknown());
+export type OfferValue = z.infer<typeof offerValue>;
+
+const envelopeBase = {
+  answers: z.string().regex(/^[A-Za-z]+@\d+$/),
+  evidence: z.record(z.string(), z.unknown()),
+  provenance,
+  events: z.array(z.unknown()),
+  meter,
+};
+
+/** The Answer envelope for one capability whose OK value is `value`. */
+export function answerSchema<V extends z.ZodType>(value: V) {
+  return z.discriminatedUnion('type', [
+    z.object({ type: z.literal('OK'), value, ...envelopeBase }),
+    z.object({ type: z.literal('EMPTY'), value: z.record(z.string(), z.unknown()), ...envelopeBase }),
+    z.object({ type: z.literal('BLOCKED'), value: blockedValue, ...envelopeBase }),
+    z.object({ type: z.literal('OFFER'), value: offerValue, ...envelopeBase }),
+  ]);
+}
+export const anyAnswer = answerSchema(z.record(z.string(), z.unknown()));
+
+interface Envelope {
+  answers: string;
+  evidence: Record<string, unknown>;
+  provenance: Provenance;
+  events: unknown[];
+  meter: Meter;
+}
+export interface Ok<T> extends Envelope { type: 'OK'; value: T }
+export interface Empty extends Envelope { type: 'EMPTY'; value: Record<string, unknown> }
+export interface Blocked extends Envelope { type: 'BLOCKED'; value: BlockedValue }
+export interface Offer extends Envelope { type: 'OFFER'; value: OfferValue }
+/** A caller must narrow on `type` (and handle the Offer) before reading an OK value. */
+export type Answer<T> = Ok<T> | Empty | Blocked | Offer;
+
+export const FREE_METER: Meter = { charged: '0.00', posted: false };
+
+/** HTTP status of an answer: OK and EMPTY 200, OFFER 402, BLOCKED by its code. */
+export function httpStatusOf(answer: { type: AnswerKind; value?: unknown }): number {
+  if (answer.type === 'OK' || answer.type === 'EMPTY') return 200;
+  if (answer.type === 'OFFER') return 402;
+  const code = (answer.value as { code?: string } | undefined)?.code ?? 'internal';
+  return (blockedCodes as Record<string, number>)[code] ?? 400;
+}
+
+/** A BLOCKED answer built outside any capability (gateway, platform faces). */
+export function blocked(
+  code: BlockedCode,
+  message: string,
+  extra: Record<string, unknown> = {},
+  provenanceIn: Provenance = { simulated: false, environment: 'sandbox', source: 'gateway' },
+): Blocked {
+  const value = { code, message, ...extra } as BlockedValue;
+  return { type: 'BLOCKED', answers: 'Blocked@1', value, evidence: value, provenance: provenanceIn, events: [], meter: FREE_METER };
+}

@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { Capability, Noun, Pillar } from './capability.ts';
+import { apiKey } from './nouns/apiKey.ts';
+import { deal } from './nouns/deal.ts';
+import { mco } from './nouns/mco.ts';
+import { namedNouns } from './nouns/named.ts';
+import { signing } from './nouns/signing.ts';
+import { transport } from './nouns/transport.ts';
+import { vehicle } from './nouns/vehicle.ts';
+
+/** Every published noun, in catalog order. Adding a noun here is all it takes to route, validate and document it. */
+export const nouns = [apiKey, signing, mco, vehicle, transport, deal] as const satisfies readonly Noun<any>[];
+export { namedNouns };
+
+export const capabilities: Capability[] = nouns.flatMap((n) => Object.values(n.capabilities) as Capability[]);
+
+const byName = new Map(capabilities.map((c) => [c.name, c]));
+export function capabilityByName(name: string): Capability | undefined {
+  return byName.get(name);
+}
+export function capabilitiesOfPillar(pillar: Pillar): Capability[] {
+  return capabilities.filter((c) => c.pillar === pillar);
+}
+export function nounByName(name: string): Noun<any> | undefined {
+  return nouns.find((n) => n.noun === name);
+}
+
+/** JSON Schema of a zod schema as an input (request) or output (value). */
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output' = 'output'): Record<string, unknown> {
+  return z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+}
+
+/** A plain-JSON description of one capability: what discovery documents, the SDK and the digest are made of. */
+export function describeCapability(c: Capability) {
+  return {
+    name: c.name, noun: c.noun, verb: c.verb, pillar: c.pillar, facet: c.facet,
+    method: c.method, path: c.path, gate: c.gate, mode: c.mode, summary: c.summary,
+    answer: c.answer, events: c.events, price: c.price, human: c.human ?? null,
+    triggers: c.triggers, notes: c.notes ?? [],
+    request: jsonSchemaOf(c.request, 'input'),
+    value: jsonSchemaOf(c.value, 'output'),
+  };
+}
+
+/** Canonical JSON: keys sorted at every depth, so the digest does not depend on declaration order. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v).sort().filter((k) => (v as any)[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonicalJson((v as any)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+export function describeCatalog() {
+  return {
+    nouns: nouns.map((n) => ({
+      noun: n.noun, pillar: n.pillar, displayPillar: n.displayPillar, entity: n.entity, door: n.door, summary: n.summary,
+      facets: n.facets, capabilityCount: Object.keys(n.capabilities).length, published: true,
+      capabilities: (Object.values(n.capabilities) as Capability[]).map(describeCapability),
+    })),
+    namedNouns,
+  };
+}
+
+let digestMemo: string | undefined;
+/** sha256 of the canonical catalog: the SDK, CLI and suite pin to it. */
+export function catalogDigest(): string {
+  digestMemo ??= 'sha256:' + createHash('sha256').update(canonicalJson(describeCatalog())).digest('hex');
+  return digestMemo;
+}

@@ -1,0 +1,14 @@
+export * from './answer.ts';
+export * from './codes.ts';
+export * from './capability.ts';
+export * from './catalog.ts';
+export * from './common.ts';
+export * from './events.ts';
+export * from './ids.ts';
+export * from './vin.ts';
+export { apiKey, apiKeyRecord, apiKeyStatus, scopeName } from './nouns/apiKey.ts';
+export { signing } from './nouns/signing.ts';
+export { mco } from './nouns/mco.ts';
+export { vehicle, decodeRecord } from './nouns/vehicle.ts';
+export { transport } from './nouns/transport.ts';
+export { deal, dealOpenValue, workflowIds } from './nouns/deal.ts';

@@ -1,0 +1,135 @@
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { headers as natsHeaders, NoRespondersError, RequestError, TimeoutError, type MsgHdrs } from '@nats-io/nats-core';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, StorageType, type JetStreamClient } from '@nats-io/jetstream';
+import { EVENT_STREAM, EVENT_SUBJECTS } from '@vcs/contract';
+import { BusError, type Bus, type BusMessage, type ConsumeOptions, type EventDelivery, type Headers, type Responder } from './types.ts';
+
+const ms = (n: number) => n * 1_000_000; // nanoseconds
+
+function toHeaders(h?: Headers): MsgHdrs | undefined {
+  if (!h) return undefined;
+  const out = natsHeaders();
+  for (const [k, v] of Object.entries(h)) out.set(k, v);
+  return out;
+}
+function fromHeaders(h?: MsgHdrs): Headers {
+  const out: Headers = {};
+  if (!h) return out;
+  for (const k of h.keys()) out[k] = h.get(k);
+  return out;
+}
+
+/**
+ * The distributed bus on NATS: one connection per process, muxed inbox for replies,
+ * queue groups so replicas share load, and a JetStream stream for events (deduplicated by Nats-Msg-Id).
+ */
+export class NatsBus implements Bus {
+  readonly kind = 'nats' as const;
+  private js: JetStreamClient;
+  private subs = new Set<{ drain(): Promise<void> }>();
+
+  private readonly stream: string;
+  private constructor(readonly nc: NatsConnection, private readonly ns: string) {
+    this.js = jetstream(nc);
+    this.stream = ns ? `${EVENT_STREAM}_${ns}` : EVENT_STREAM;
+  }
+
+  /** Subjects live under an optional namespace so test runs (or tenants) on one server never see each other. */
+  private s(subject: string) { return this.ns ? `${this.ns}.${subject}` : subject; }
+
+  static async connect(url: string, name: string, namespace = process.env.NATS_NAMESPACE ?? ''): Promise<NatsBus> {
+    const nc = await connect({
+      servers: url, name,
+      // nats.js builds an Error with a stack per request unless told not to: a real cost on the hot path.
+      noAsyncTraces: true,
+      maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true,
+    });
+    const bus = new NatsBus(nc, namespace);
+    await bus.ensureStream();
+    return bus;
+  }
+
+  private async ensureStream() {
+    const jsm = await jetstreamManager(this.nc);
+    const config = {
+      name: this.stream, subjects: [this.s(EVENT_SUBJECTS)], storage: StorageType.File,
+      duplicate_window: ms(2 * 60 * 1000), max_age: ms(7 * 24 * 3600 * 1000),
+    };
+    try {
+      await jsm.streams.info(this.stream);
+    } catch {
+      try { await jsm.streams.add(config); } catch { /* another replica made it first */ }
+    }
+  }
+
+  async request(subject: string, data: Uint8Array, opts: { timeoutMs: number; headers?: Headers }): Promise<BusMessage> {
+    if (this.nc.isClosed()) throw new BusError('closed', 'bus is closed');
+    try {
+      const m = await this.nc.request(this.s(subject), data, { timeout: opts.timeoutMs, headers: toHeaders(opts.headers) });
+      return { data: m.data, headers: fromHeaders(m.headers) };
+    } catch (err) {
+      if (err instanceof NoRespondersError || (err instanceof RequestError && err.isNoResponders())) {
+        throw new BusError('no-responders', `no responders on ${subject}`);
+      }
+      if (err instanceof TimeoutError || (err instanceof RequestError && err.cause instanceof TimeoutError)) {
+        throw new BusError('timeout', `no reply on ${subject} within ${opts.timeoutMs} ms`);
+      }
+      throw new BusError('timeout', `request on ${subject} failed: ${(err as Error).message}`);
+    }
+  }
+
+  serve(subject: string, queue: string, responder: Responder) {
+    const sub = this.nc.subscribe(this.s(subject), {
+      queue,
+      callback: (err, msg) => {
+        if (err) return;
+        // The responder is async; a rejection must still reply, or the caller waits for a time-out.
+        responder({ data: msg.data, headers: fromHeaders(msg.headers) }).then(
+          (r) => msg.respond(r.data, { headers: toHeaders(r.headers) }),
+          () => msg.respond(new Uint8Array(), { headers: toHeaders({ status: '500' }) }),
+        );
+      },
+    });
+    this.subs.add(sub);
+    return { stop: () => { this.subs.delete(sub); void sub.drain(); } };
+  }
+
+  async publishEvent(subject: string, data: Uint8Array, msgId: string) {
+    await this.js.publish(this.s(subject), data, { msgID: msgId, timeout: 5000 });
+  }
+
+  async consumeEvents(opts: ConsumeOptions, handler: (d: EventDelivery) => Promise<void>) {
+    const jsm = await jetstreamManager(this.nc);
+    const cfg = {
+      durable_name: opts.durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All,
+      filter_subject: this.s(opts.filter), ack_wait: ms(opts.ackWaitMs ?? 30_000), max_deliver: -1,
+    };
+    try { await jsm.consumers.info(this.stream, opts.durable); } catch { try { await jsm.consumers.add(this.stream, cfg); } catch { /* raced */ } }
+    const consumer = await this.js.consumers.get(this.stream, opts.durable);
+    const messages = await consumer.consume({ max_messages: 64 });
+    const done = (async () => {
+      for await (const m of messages) {
+        try {
+          await handler({
+            data: m.data, subject: this.ns ? m.subject.slice(this.ns.length + 1) : m.subject, redeliveryCount: m.info.deliveryCount,
+            ack: () => m.ack(), nak: (delayMs) => m.nak(delayMs),
+          });
+        } catch {
+          m.nak(1000);
+        }
+      }
+    })();
+    return { stop: async () => { await messages.close(); await done.catch(() => undefined); } };
+  }
+
+  broadcast(subject: string, data: Uint8Array) { this.nc.publish(this.s(subject), data); }
+  onBroadcast(subject: string, handler: (d: Uint8Array) => void) {
+    const sub = this.nc.subscribe(this.s(subject), { callback: (err, msg) => { if (!err) handler(msg.data); } });
+    return { stop: () => sub.unsubscribe() };
+  }
+  isConnected() { return !this.nc.isClosed() && !this.nc.isDraining() && this.nc.info !== undefined; }
+  async drain() {
+    if (this.nc.isClosed()) return;
+    await this.nc.drain();
+  }
+}

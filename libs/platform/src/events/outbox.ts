@@ -1,0 +1,82 @@
+import { eventSubject, newId, type EventEnvelope } from '@vcs/contract';
+import type { Logger } from 'pino';
+import type { Bus } from '../bus/types.ts';
+import { enc } from '../bus/types.ts';
+import type { Db, Queryable } from '../store/db.ts';
+
+/** Write events into the outbox inside the caller's transaction. */
+export async function writeEvents(
+  q: Queryable,
+  events: Omit<EventEnvelope, 'id'>[],
+): Promise<EventEnvelope[]> {
+  const out: EventEnvelope[] = [];
+  for (const e of events) {
+    const env: EventEnvelope = { id: newId('event'), ...e };
+    await q.query(
+      'insert into outbox_events(id, type, subject, account_id, vin, payload) values ($1,$2,$3,$4,$5,$6)',
+      [env.id, env.type, eventSubject(env.type), env.account, env.vin, JSON.stringify(env)],
+    );
+    out.push(env);
+  }
+  return out;
+}
+
+/**
+ * Relays outbox rows to the stream in order. Rows are claimed with SKIP LOCKED so relays in several
+ * replicas never publish one row at the same time; Nats-Msg-Id = event id drops any republish after a crash.
+ */
+export class OutboxRelay {
+  private timer: NodeJS.Timeout | undefined;
+  private busy = false;
+  private again = false;
+  private stopped = false;
+
+  constructor(private db: Db, private bus: Bus, private log: Logger, private intervalMs = 250) {}
+
+  start() {
+    const tick = () => { if (!this.stopped) { this.kick(); this.timer = setTimeout(tick, this.intervalMs); } };
+    tick();
+    return this;
+  }
+
+  /** Relay now (called right after a commit so events do not wait for the next tick). */
+  kick() {
+    if (this.busy) { this.again = true; return; }
+    this.busy = true;
+    this.flush().catch((e) => this.log.debug({ err: e }, 'outbox relay paused')).finally(() => {
+      this.busy = false;
+      if (this.again && !this.stopped) { this.again = false; this.kick(); }
+    });
+  }
+
+  /** Publish every pending row; returns how many were relayed. */
+  async flush(batch = 100): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.db.tx(async (q) => {
+        const { rows } = await q.query<{ seq: string; id: string; subject: string; payload: unknown }>(
+          'select seq, id, subject, payload from outbox_events where published_at is null order by seq limit $1 for update skip locked',
+          [batch],
+        );
+        for (const r of rows) {
+          await this.bus.publishEvent(r.subject, enc.encode(typeof r.payload === 'string' ? r.payload : JSON.stringify(r.payload)), r.id);
+        }
+        if (rows.length) await q.query('update outbox_events set published_at = now() where seq = any($1::bigint[])', [rows.map((r) => r.seq)]);
+        return rows.length;
+      });
+      total += n;
+      if (n < batch) return total;
+    }
+  }
+
+  async pending(): Promise<number> {
+    const { rows } = await this.db.query<{ n: string }>('select count(*)::text as n from outbox_events where published_at is null');
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.flush().catch(() => undefined);
+  }
+}

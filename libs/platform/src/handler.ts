@@ -1,0 +1,55 @@
+import type { z } from 'zod';
+import type { BlockedCode, Capability, Noun } from '@vcs/contract';
+import type { Logger } from 'pino';
+import type { Clock } from './clock.ts';
+import type { Db, Queryable } from './store/db.ts';
+import type { Kv } from './store/kv.ts';
+import type { Bus } from './bus/types.ts';
+
+/** Who is calling and how, as the gateway established it; travels with every bus request. */
+export interface CallContext {
+  requestId: string;
+  account: string | null;
+  keyId: string | null;
+  environment: 'sandbox' | 'live';
+  /** Value of the Sandbox-Trigger header, honoured only in the sandbox. */
+  trigger: string | null;
+  /** True when an offer was settled or a handoff completed: the capability executes for real. */
+  settled: boolean;
+  intentId?: string | null;
+  mandate?: unknown;
+}
+
+export interface Services {
+  db: Db;
+  kv: Kv;
+  bus: Bus;
+  clock: Clock;
+  log: Logger;
+  /** `name@version` of the answering service, for provenance. */
+  source: string;
+}
+
+export interface HandlerTools extends Services {
+  ctx: CallContext;
+  /** The open transaction the runner will also write the events and facts into. */
+  tx: Queryable;
+}
+
+export type HandlerResult<V> =
+  | { kind: 'OK'; value: V; events?: string[]; eventData?: Record<string, unknown> }
+  | { kind: 'EMPTY'; value?: Record<string, unknown> }
+  | { kind: 'BLOCKED'; code: BlockedCode; message: string; extra?: Record<string, unknown>; events?: string[] };
+
+export const ok = <V>(value: V, opts: { events?: string[]; eventData?: Record<string, unknown> } = {}): HandlerResult<V> => ({ kind: 'OK', value, ...opts });
+export const empty = (value: Record<string, unknown> = {}): HandlerResult<never> => ({ kind: 'EMPTY', value });
+export const refuse = (code: BlockedCode, message: string, extra?: Record<string, unknown>, events?: string[]): HandlerResult<never> =>
+  ({ kind: 'BLOCKED', code, message, extra, events });
+
+export type Handler<C extends Capability<any, any>> = (
+  input: z.output<C['request']>,
+  tools: HandlerTools,
+) => Promise<HandlerResult<z.input<C['value']>>>;
+
+/** One handler per verb of a noun: a missing or misspelt verb does not compile. */
+export type NounHandlers<N extends Noun<any>> = { [K in keyof N['capabilities']]: Handler<N['capabilities'][K]> };

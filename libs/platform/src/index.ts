@@ -1,0 +1,13 @@
+export * from './bus/types.ts';
+export { MemoryBus } from './bus/memory.ts';
+export { NatsBus } from './bus/nats.ts';
+export * from './store/db.ts';
+export * from './store/kv.ts';
+export * from './events/outbox.ts';
+export * from './clock.ts';
+export * from './config.ts';
+export * from './logger.ts';
+export * from './handler.ts';
+export * from './runner.ts';
+export * from './process.ts';
+export * from './keys.ts';

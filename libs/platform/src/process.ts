@@ -1,0 +1,102 @@
+import { createServer, type Server } from 'node:http';
+import type { Pillar } from '@vcs/contract';
+import { NatsBus } from './bus/nats.ts';
+import type { Bus } from './bus/types.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { baseConfig, loadConfig, requireDistributed } from './config.ts';
+import { OutboxRelay } from './events/outbox.ts';
+import type { Services } from './handler.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { servePillar, type PillarHandlers } from './runner.ts';
+import { createPgDb, migrate, type Db } from './store/db.ts';
+import { createRedisKv, type Kv } from './store/kv.ts';
+
+export interface Infra { bus: Bus; db: Db; kv: Kv; clock: Clock }
+export interface Stoppable { stop(): Promise<void> | void }
+
+/** A pillar service: its handlers (derived from the catalog) and any background work it owns. */
+export interface PillarDefinition {
+  pillar: Pillar;
+  name: string;
+  version: string;
+  handlers: PillarHandlers;
+  /** Background work beside request-reply (event consumers, workers); started after the handlers. */
+  background?: (services: Services) => Promise<Stoppable[]>;
+}
+
+/** Start a pillar on given infrastructure: serve its capabilities, relay its outbox, start its background work. */
+export async function startPillar(def: PillarDefinition, infra: Infra, log: Logger): Promise<Stoppable> {
+  const services: Services = { ...infra, log, source: `${def.name}@${def.version}` };
+  const relay = new OutboxRelay(infra.db, infra.bus, log).start();
+  const served = servePillar(def.pillar, def.handlers, services, relay);
+  const background = (await def.background?.(services)) ?? [];
+  return {
+    async stop() {
+      served.stop();
+      for (const b of background) await b.stop();
+      await relay.stop();
+    },
+  };
+}
+
+/** Connect to NATS, Postgres and Redis from the environment (distributed mode), migrating the schema. */
+export async function connectInfra(name: string, cfg: { NATS_URL?: string; DATABASE_URL?: string; REDIS_URL?: string } & Parameters<typeof requireDistributed>[0]): Promise<Infra> {
+  const urls = requireDistributed(cfg);
+  const db = createPgDb(urls.databaseUrl);
+  await migrate(db);
+  const bus = await NatsBus.connect(urls.natsUrl, name);
+  const kv = createRedisKv(urls.redisUrl, process.env.REDIS_PREFIX ?? '');
+  return { bus, db, kv, clock: systemClock };
+}
+
+/** /healthz (alive) and /readyz (bus, store and Redis reachable) for a process without its own HTTP server. */
+export function healthServer(infra: Infra, port: number): Server {
+  const server = createServer(async (req, res) => {
+    if (req.url === '/healthz') { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"status":"alive"}'); return; }
+    if (req.url === '/readyz') {
+      const checks = { bus: infra.bus.isConnected(), store: await infra.db.ping(), redis: await infra.kv.ping() };
+      const ready = Object.values(checks).every(Boolean);
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ status: ready ? 'ready' : 'not-ready', checks }));
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' }); res.end('{"type":"BLOCKED","value":{"code":"not-found"}}');
+  });
+  server.listen(port, '127.0.0.1');
+  return server;
+}
+
+/**
+ * Install SIGTERM/SIGINT handling: run `shutdown` once, under a hard time-out, then exit.
+ * Order is the caller's: stop accepting, finish in-flight, drain NATS, close pools.
+ */
+export function onShutdown(log: Logger, timeoutMs: number, shutdown: () => Promise<void>) {
+  let closing = false;
+  const handler = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down');
+    const hard = setTimeout(() => { log.error('shutdown timed out; exiting'); process.exit(1); }, timeoutMs);
+    hard.unref();
+    shutdown().then(() => process.exit(0), (err) => { log.error({ err }, 'shutdown failed'); process.exit(1); });
+  };
+  process.once('SIGTERM', () => handler('SIGTERM'));
+  process.once('SIGINT', () => handler('SIGINT'));
+}
+
+/** Entry point of a pillar as its own OS process (distributed mode). */
+export async function runPillarProcess(def: PillarDefinition) {
+  const cfg = loadConfig(baseConfig.extend({ HEALTH_PORT: (await import('zod')).z.coerce.number().int().min(0).max(65535).default(0) }));
+  const log = createLogger(def.name, cfg.LOG_LEVEL);
+  const infra = await connectInfra(def.name, cfg);
+  const pillar = await startPillar(def, infra, log);
+  const health = cfg.HEALTH_PORT ? healthServer(infra, cfg.HEALTH_PORT) : undefined;
+  log.info({ pillar: def.pillar, pid: process.pid }, 'pillar ready');
+  onShutdown(log, cfg.SHUTDOWN_TIMEOUT_MS, async () => {
+    health?.close();
+    await infra.bus.drain(); // stops new requests, lets in-flight replies go out
+    await pillar.stop();
+    await infra.db.close();
+    await infra.kv.close();
+  });
+}

@@ -1,0 +1,105 @@
+import { capabilitiesOfPillar, httpStatusOf, statusOfCode, type Capability, type EventEnvelope, type Pillar } from '@vcs/contract';
+import { dec, enc } from './bus/types.ts';
+import type { OutboxRelay } from './events/outbox.ts';
+import { writeEvents } from './events/outbox.ts';
+import type { CallContext, HandlerResult, Handler, Services } from './handler.ts';
+import { StoreUnavailableError } from './store/db.ts';
+
+/** What the gateway sends on `cap.<pillar>.<noun>.<verb>`. */
+export interface CapabilityRequest { input: Record<string, unknown>; ctx: CallContext }
+
+export type PillarHandlers = Record<string, Record<string, Handler<any>>>;
+
+function envelope(c: Capability, result: HandlerResult<any>, ctx: CallContext, source: string) {
+  const provenance = { simulated: ctx.environment === 'sandbox', environment: ctx.environment, source };
+  if (result.kind === 'BLOCKED') {
+    const value = { code: result.code, message: result.message, ...(result.extra ?? {}) };
+    return { type: 'BLOCKED', answers: 'Blocked@1', value, evidence: value, provenance, events: [], meter: { charged: '0.00', posted: false } };
+  }
+  const value = result.value ?? {};
+  return { type: result.kind, answers: c.answer, value, evidence: value, provenance, events: [], meter: { charged: '0.00', posted: true } };
+}
+
+/** Which declared events a result emits: the handler's choice, else `run` + `success` (or `run` + `failure`). */
+function eventsFor(c: Capability, result: HandlerResult<any>, failed: boolean): string[] {
+  if ((result.kind === 'OK' || result.kind === 'BLOCKED') && result.events) return result.events;
+  if (result.kind === 'EMPTY' || (result.kind === 'BLOCKED' && !failed)) return [];
+  return c.events.filter((e) => e.when === 'run' || e.when === (failed ? 'failure' : 'success')).map((e) => e.type);
+}
+
+/**
+ * Run one capability: parse the input once, apply the sandbox's common triggers, run the handler in a
+ * transaction together with its events (outbox) and the fact it posts, and shape the envelope.
+ */
+export async function runCapability(
+  c: Capability, handler: Handler<any>, req: CapabilityRequest, services: Services,
+): Promise<{ answer: Record<string, unknown>; status: number; events: EventEnvelope[] }> {
+  const { ctx } = req;
+  const parsed = c.request.safeParse(req.input ?? {});
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => ({ field: i.path.join('.') || '(body)', message: i.message }));
+    const a = envelope(c, { kind: 'BLOCKED', code: 'invalid-input', message: 'the input does not match the capability', extra: { problems } }, ctx, services.source);
+    return { answer: a, status: 400, events: [] };
+  }
+  const sandbox = ctx.environment === 'sandbox';
+  const trigger = sandbox ? ctx.trigger : null;
+  const failureEvents = c.events.filter((e) => e.when === 'failure');
+  let result: HandlerResult<any> | undefined;
+  let failed = false;
+  if (trigger === 'empty') result = { kind: 'EMPTY', value: {} };
+  else if (trigger === 'blocked') result = { kind: 'BLOCKED', code: 'sandbox-blocked', message: 'blocked by the sandbox trigger "blocked"', extra: { trigger } };
+  else if (trigger === 'fail' && failureEvents.length) {
+    failed = true;
+    const pay = c.verb.toLowerCase().includes('pay');
+    result = { kind: 'BLOCKED', code: pay ? 'payment-failed' : 'execution-failed', message: `${c.name} failed (sandbox trigger "fail")`, extra: { trigger } };
+  }
+  const vin = (parsed.data as { vin?: string }).vin ?? null;
+  const emitted = await services.db.tx(async (tx) => {
+    result ??= await handler(parsed.data, { ...services, ctx, tx });
+    const types = eventsFor(c, result, failed);
+    const value = result.kind === 'OK' ? (result.value as Record<string, unknown>) : {};
+    const eventVin = (typeof value.vin === 'string' ? value.vin : vin) ?? null;
+    const data = result.kind === 'OK' ? { ...value, ...(result.eventData ?? {}) } : { ...(result.kind === 'BLOCKED' ? { code: result.code, message: result.message } : {}) };
+    const events = await writeEvents(tx, types.map((type) => ({
+      type, occurredAt: services.clock.now().toISOString(), account: ctx.account, capability: c.name, vin: eventVin, data, simulated: ctx.environment === 'sandbox',
+    })));
+    if (result.kind === 'OK' && eventVin) {
+      await tx.query(
+        `insert into vin_facts(vin, noun, capability, account_id, answer, value) values ($1,$2,$3,$4,$5,$6)
+         on conflict (vin, capability) do update set value = excluded.value, account_id = excluded.account_id, posted_at = now()`,
+        [eventVin, c.noun, c.name, ctx.account, c.answer, JSON.stringify(value)],
+      );
+    }
+    return events;
+  });
+  const answer = envelope(c, result!, ctx, services.source);
+  return { answer, status: httpStatusOf(answer as any), events: emitted };
+}
+
+/** Serve every capability of a pillar on its subject, queue group = pillar, so replicas share the load. */
+export function servePillar(pillar: Pillar, handlers: PillarHandlers, services: Services, relay?: OutboxRelay) {
+  const stops: { stop(): void }[] = [];
+  for (const c of capabilitiesOfPillar(pillar)) {
+    const handler = handlers[c.noun]?.[c.verb];
+    if (!handler) throw new Error(`pillar ${pillar} has no handler for ${c.name}`);
+    stops.push(services.bus.serve(c.subject, `pillar.${pillar}`, async (msg) => {
+      const requestId = msg.headers['x-request-id'] ?? 'unknown';
+      const log = services.log.child({ requestId, capability: c.name });
+      try {
+        const req = JSON.parse(dec.decode(msg.data)) as CapabilityRequest;
+        const { answer, status, events } = await runCapability(c, handler, req, { ...services, log });
+        if (events.length) relay?.kick();
+        log.info({ status, type: answer.type }, 'capability answered');
+        return { data: enc.encode(JSON.stringify(answer)), headers: { status: String(status) } };
+      } catch (err) {
+        const unavailable = err instanceof StoreUnavailableError;
+        const code = unavailable ? 'store-unavailable' : 'internal';
+        log.error({ err }, 'capability failed');
+        const value = { code, message: unavailable ? 'the store is unreachable; retry shortly' : `${c.name} failed unexpectedly; the failure is logged with request id ${requestId}` };
+        const answer = { type: 'BLOCKED', answers: 'Blocked@1', value, evidence: value, provenance: { simulated: false, environment: 'sandbox', source: services.source }, events: [], meter: { charged: '0.00', posted: false } };
+        return { data: enc.encode(JSON.stringify(answer)), headers: { status: String(statusOfCode(code)) } };
+      }
+    }));
+  }
+  return { stop: () => stops.forEach((s) => s.stop()) };
+}

@@ -1,0 +1,87 @@
+import { readdirSync, readFileSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+
+export interface Queryable {
+  query<T = any>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount: number }>;
+  /** Run a script of several statements (migrations). */
+  exec?(sql: string): Promise<void>;
+}
+/** The store boundary: Postgres through pg (distributed) or PGlite (embedded), same SQL. */
+export interface Db extends Queryable {
+  readonly kind: 'postgres' | 'pglite';
+  /** Run `fn` in one transaction; it commits when `fn` resolves and rolls back when it throws. */
+  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export class StoreUnavailableError extends Error {}
+
+const isConnError = (e: any) =>
+  e && (e.code === 'ECONNREFUSED' || e.code === '57P01' || e.code === '57P03' || e.code === 'ECONNRESET' || /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(String(e.message)));
+
+export function createPgDb(url: string, max = 10): Db {
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 2000, idleTimeoutMillis: 10_000 });
+  pool.on('error', () => undefined); // a dropped idle client must not crash the process; the next query reconnects
+  const wrap = async <T>(p: Promise<T>) => { try { return await p; } catch (e) { if (isConnError(e)) throw new StoreUnavailableError(String((e as Error).message)); throw e; } };
+  return {
+    kind: 'postgres',
+    query: (sql, params) => wrap(pool.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 }))),
+    async tx(fn) {
+      const client = await wrap(pool.connect());
+      try {
+        await client.query('BEGIN');
+        const out = await fn({ query: (sql, params) => client.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 })) });
+        await client.query('COMMIT');
+        return out;
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        if (isConnError(e)) throw new StoreUnavailableError(String((e as Error).message));
+        throw e;
+      } finally {
+        client.release();
+      }
+    },
+    async ping() { try { await pool.query('select 1'); return true; } catch { return false; } },
+    close: () => pool.end(),
+  };
+}
+
+export async function createPgliteDb(dir: string): Promise<Db> {
+  if (dir !== 'memory://') mkdirSync(dir, { recursive: true });
+  const lite = await PGlite.create(dir === 'memory://' ? undefined : dir);
+  return {
+    kind: 'pglite',
+    query: (sql, params) => lite.query<any>(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.affectedRows ?? r.rows.length })),
+    tx: (fn) => lite.transaction((t) => fn({
+      query: (sql, params) => t.query<any>(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.affectedRows ?? r.rows.length })),
+      exec: async (sql) => { await t.exec(sql); },
+    })),
+    async ping() { return !lite.closed; },
+    close: () => lite.close(),
+  };
+}
+
+const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
+
+/** Apply `migrations/NNN_name.sql` in order, once each; replicas racing at start take turns on an advisory lock. */
+export async function migrate(db: Db): Promise<string[]> {
+  const files = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+  const applied: string[] = [];
+  await db.tx(async (q) => {
+    await q.query('select pg_advisory_xact_lock(724001)');
+    await q.query('create table if not exists schema_migrations (version text primary key, applied_at timestamptz not null default now())');
+    const done = new Set((await q.query<{ version: string }>('select version from schema_migrations')).rows.map((r) => r.version));
+    for (const f of files) {
+      if (done.has(f)) continue;
+      const script = readFileSync(join(MIGRATIONS_DIR, f), 'utf8');
+      if (q.exec) await q.exec(script); else await q.query(script);
+      await q.query('insert into schema_migrations(version) values ($1)', [f]);
+      applied.push(f);
+    }
+  });
+  return applied;
+}

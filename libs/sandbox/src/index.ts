@@ -1,0 +1,48 @@
+import { createHash } from 'node:crypto';
+
+/** The sandbox's clock: every simulated date derives from this day, never from the wall clock. */
+export const SANDBOX_TODAY = '2026-01-15';
+/** The VIN answered about when a capability is called without one. */
+export const SANDBOX_DEFAULT_VIN = '1HGCM82633A004352';
+
+export function sandboxDate(offsetDays = 0): string {
+  const d = new Date(`${SANDBOX_TODAY}T00:00:00.000Z`);
+  d.setUTCDate(d.getUTCDate() + offsetDays);
+  return d.toISOString().slice(0, 10);
+}
+export function sandboxTimestamp(offsetDays = 0, hour = 12): string {
+  return `${sandboxDate(offsetDays)}T${String(hour).padStart(2, '0')}:00:00.000Z`;
+}
+
+/** A deterministic generator seeded from a VIN and a salt: the same inputs give the same sequence. */
+export class Seeded {
+  private state: number;
+  constructor(readonly vin: string, salt = '') {
+    this.state = createHash('sha256').update(`${vin}|${salt}`).digest().readUInt32LE(0) || 1;
+  }
+  /** A float in [0, 1) (mulberry32). */
+  next(): number {
+    let t = (this.state = (this.state + 0x6d2b79f5) >>> 0);
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+  int(min: number, max: number): number { return min + Math.floor(this.next() * (max - min + 1)); }
+  pick<T>(items: readonly T[]): T { return items[Math.floor(this.next() * items.length)]!; }
+  /** An id with a prefix, stable for this VIN and salt. */
+  id(prefix: string, len = 12): string {
+    return prefix + createHash('sha256').update(`${this.vin}|id|${prefix}`).digest('hex').slice(0, len);
+  }
+}
+
+/** A stable id for (vin, kind): the same across every noun and call. */
+export function stableId(prefix: string, vin: string, kind = prefix, len = 12): string {
+  return prefix + createHash('sha256').update(`${vin}|${kind}`).digest('hex').slice(0, len);
+}
+
+/** Cents as a two-decimal string, computed in integers so no float rounding leaks into money. */
+export function centsToDecimal(cents: number): string {
+  const sign = cents < 0 ? '-' : '';
+  const c = Math.abs(Math.round(cents));
+  return `${sign}${Math.floor(c / 100)}.${String(c % 100).padStart(2, '0')}`;
+}

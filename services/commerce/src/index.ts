@@ -1,0 +1,16 @@
+import type { PillarDefinition } from '@vcs/platform';
+import { serveKeyMinting } from './keys.ts';
+import { apiKeyHandlers } from './nouns/apiKey.ts';
+
+/** The Commerce pillar: keys, accounts and money. */
+export const commercePillar: PillarDefinition = {
+  pillar: 'commerce',
+  name: 'commerce',
+  version: '0.1.0',
+  handlers: {
+    apiKey: apiKeyHandlers,
+  },
+  async background(services) {
+    return [serveKeyMinting(services)];
+  },
+};

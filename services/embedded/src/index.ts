@@ -1,0 +1,44 @@
+import type { FastifyInstance } from 'fastify';
+import { commercePillar } from '@vcs/commerce';
+import { dataPillar } from '@vcs/data';
+import { buildApp } from '@vcs/gateway';
+import {
+  MemoryBus, createMemoryKv, createPgliteDb, migrate, startPillar, systemClock,
+  type Clock, type Infra, type Logger, type PillarDefinition, type Stoppable,
+} from '@vcs/platform';
+import { servicesPillar } from '@vcs/services-pillar';
+import { workflowsPillar } from '@vcs/workflows';
+
+export const allPillars: PillarDefinition[] = [dataPillar, servicesPillar, commercePillar, workflowsPillar];
+
+export interface EmbeddedOptions {
+  /** PGlite data directory, or `memory://`. */
+  pgliteDir: string;
+  log: Logger;
+  clock?: Clock;
+  busTimeoutMs?: number;
+  bodyLimitBytes?: number;
+  publicBaseUrl?: string;
+}
+
+/** The gateway and all four pillars in one process: in-process bus, PGlite, in-memory stand-in for Redis. */
+export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: FastifyInstance; infra: Infra; stop(): Promise<void> }> {
+  const db = await createPgliteDb(opts.pgliteDir);
+  await migrate(db);
+  const infra: Infra = { bus: new MemoryBus(), db, kv: createMemoryKv(), clock: opts.clock ?? systemClock };
+  const pillars: Stoppable[] = [];
+  for (const p of allPillars) pillars.push(await startPillar(p, infra, opts.log.child({ service: p.name })));
+  const app = await buildApp({
+    ...infra, log: opts.log.child({ service: 'gateway' }),
+    config: { busTimeoutMs: opts.busTimeoutMs ?? 3000, bodyLimitBytes: opts.bodyLimitBytes ?? 1_048_576, publicBaseUrl: opts.publicBaseUrl },
+  });
+  return {
+    app, infra,
+    async stop() {
+      await app.close();
+      for (const p of pillars) await p.stop();
+      await infra.bus.drain();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import type { FastifyRequest } from 'fastify';
+import { findKeyByPrefix, keyMatches, parseKey, type Db, type Environment } from '@vcs/platform';
+import type { BlockedCode } from '@vcs/contract';
+
+/** Who is calling: anonymous, a valid key, or a key that was presented but refused (and why). */
+export type Caller =
+  | { kind: 'anonymous'; environment: 'sandbox' }
+  | { kind: 'key'; account: string; keyId: string; prefix: string; environment: Environment; scopes: string[]; mandateBinding: string }
+  | { kind: 'refused'; code: BlockedCode; message: string; environment: 'sandbox' };
+
+/** The key from `Authorization: Bearer <key>` or `X-Api-Key: <key>`. */
+export function presentedKey(req: FastifyRequest): string | null {
+  const auth = req.headers.authorization;
+  if (typeof auth === 'string' && /^Bearer\s+/i.test(auth)) return auth.replace(/^Bearer\s+/i, '').trim();
+  const x = req.headers['x-api-key'];
+  if (typeof x === 'string' && x.length) return x.trim();
+  return null;
+}
+
+export async function identify(db: Db, req: FastifyRequest, now: Date): Promise<Caller> {
+  const key = presentedKey(req);
+  if (!key) return { kind: 'anonymous', environment: 'sandbox' };
+  const parsed = parseKey(key);
+  if (!parsed) return { kind: 'refused', code: 'key-unknown', message: 'the key is not a key this service issued; mint one with POST /keys', environment: 'sandbox' };
+  const row = await findKeyByPrefix(db, parsed.prefix);
+  if (!row || !keyMatches(key, row.secret_hash)) return { kind: 'refused', code: 'key-unknown', message: 'no such key; mint one with POST /keys', environment: 'sandbox' };
+  if (row.status === 'revoked') return { kind: 'refused', code: 'key-revoked', message: 'this key was revoked; mint a new one with POST /keys', environment: 'sandbox' };
+  if (row.status === 'superseded' && (!row.grace_until || new Date(row.grace_until) <= now)) {
+    return { kind: 'refused', code: 'key-superseded', message: 'this key was rotated and its grace period is over; use its successor', environment: 'sandbox' };
+  }
+  if (row.expires_at && new Date(row.expires_at) <= now) return { kind: 'refused', code: 'key-expired', message: 'this key has expired; mint a new one', environment: 'sandbox' };
+  return { kind: 'key', account: row.account_id, keyId: row.id, prefix: row.prefix, environment: parsed.environment, scopes: row.scopes, mandateBinding: row.mandate_binding };
+}

@@ -1,0 +1,18 @@
+import type { Bus, Clock, Db, Kv, Logger } from '@vcs/platform';
+
+export interface GatewayConfig {
+  busTimeoutMs: number;
+  bodyLimitBytes: number;
+  /** Public base URL used in links (defaults to the request's own origin). */
+  publicBaseUrl?: string;
+}
+
+/** Everything the gateway needs, injected so tests build it with `app.inject()` on real or embedded infra. */
+export interface GatewayDeps {
+  bus: Bus;
+  db: Db;
+  kv: Kv;
+  clock: Clock;
+  log: Logger;
+  config: GatewayConfig;
+}

@@ -1,0 +1,2 @@
+export { buildApp, LIMITS } from './app.ts';
+export type { GatewayDeps, GatewayConfig } from './deps.ts';

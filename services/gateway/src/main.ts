@@ -1,0 +1,19 @@
+import { connectInfra, createLogger, loadConfig, onShutdown } from '@vcs/platform';
+import { buildApp } from './app.ts';
+import { gatewayConfig } from './config.ts';
+
+// The gateway as its own process (distributed mode).
+const cfg = loadConfig(gatewayConfig);
+const log = createLogger('gateway', cfg.LOG_LEVEL);
+const infra = await connectInfra('gateway', cfg);
+const app = await buildApp({
+  ...infra, log,
+  config: { busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL },
+});
+await app.listen({ port: cfg.PORT, host: cfg.HOST });
+onShutdown(log, cfg.SHUTDOWN_TIMEOUT_MS, async () => {
+  await app.close(); // stops accepting, lets in-flight requests finish
+  await infra.bus.drain();
+  await infra.db.close();
+  await infra.kv.close();
+});

@@ -1,0 +1,60 @@
+import type { FastifyInstance } from 'fastify';
+import { capabilities, type Capability } from '@vcs/contract';
+import type { CallContext } from '@vcs/platform';
+import { identify } from '../auth.ts';
+import type { GatewayDeps } from '../deps.ts';
+import { dispatch } from '../dispatch.ts';
+import { gates } from '../gates.ts';
+import { sendBlocked } from '../reply.ts';
+
+/** Problems from a zod error, each by field, in words a caller can act on. */
+export function problemsOf(issues: { path: PropertyKey[]; message: string }[]) {
+  return issues.map((i) => ({ field: i.path.map(String).join('.') || '(body)', message: i.message }));
+}
+
+/** One route per capability of the catalog: nothing here restates a path, a gate or a shape. */
+export async function capabilityRoutes(app: FastifyInstance, deps: GatewayDeps) {
+  for (const c of capabilities) {
+    app.route({
+      method: c.method,
+      url: c.path,
+      handler: async (req, reply) => {
+        const raw = (c.method === 'GET' ? req.query : req.body) ?? {};
+        const parsed = c.request.safeParse(raw);
+        if (!parsed.success) {
+          return sendBlocked(reply, 'invalid-input', `the input to ${c.name} is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues), capability: c.name });
+        }
+        const caller = await identify(deps.db, req, deps.clock.now());
+        if (caller.kind === 'refused') {
+          // A key is never a lockout for free faces: a bad key on a gate-none capability only earns a warning.
+          if (c.gate === 'none') reply.header('warning', `199 - "${caller.code}: ${caller.message}"`);
+          else return sendBlocked(reply, caller.code, caller.message, { mint: { method: 'POST', path: '/keys' } });
+        }
+        if (c.gate !== 'none' && caller.kind === 'anonymous' && c.gate !== 'offer') {
+          return sendBlocked(reply, 'key-required', `${c.name} needs a key: send Authorization: Bearer <key> (or X-Api-Key). Mint one, free and anonymous, with POST /keys`, { mint: { method: 'POST', path: '/keys' } });
+        }
+        const trigger = req.headers['sandbox-trigger'];
+        let ctx: CallContext = {
+          requestId: req.id,
+          account: caller.kind === 'key' ? caller.account : null,
+          keyId: caller.kind === 'key' ? caller.keyId : null,
+          environment: 'sandbox', // a sandbox key selects the simulated mode even on live operations
+          trigger: typeof trigger === 'string' ? trigger : null,
+          settled: false,
+        };
+        if (c.gate === 'offer' || c.gate === 'human') {
+          const outcome = await gates[c.gate](c, parsed.data as Record<string, unknown>, caller, ctx, req, reply, deps);
+          if (outcome.sent) return reply;
+          ctx = outcome.ctx;
+        }
+        return forward(deps, c, parsed.data, ctx, reply);
+      },
+    });
+  }
+}
+
+export async function forward(deps: GatewayDeps, c: Capability, input: unknown, ctx: CallContext, reply: import('fastify').FastifyReply) {
+  const r = await dispatch(deps.bus, c.subject, c.pillar, input, ctx, deps.config.busTimeoutMs);
+  reply.code(r.status).type('application/json');
+  return reply.send(r.body instanceof Uint8Array ? Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength) : r.body);
+}

@@ -1,0 +1,14 @@
+import type { PillarDefinition } from '@vcs/platform';
+import { signingHandlers } from './nouns/signing.ts';
+import { transportHandlers } from './nouns/transport.ts';
+
+/** The Services pillar: work dispatched to people and partners. */
+export const servicesPillar: PillarDefinition = {
+  pillar: 'services',
+  name: 'services-pillar',
+  version: '0.1.0',
+  handlers: {
+    signing: signingHandlers,
+    transport: transportHandlers,
+  },
+};

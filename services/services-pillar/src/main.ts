@@ -1,0 +1,4 @@
+import { runPillarProcess } from '@vcs/platform';
+import { servicesPillar } from './index.ts';
+
+await runPillarProcess(servicesPillar);

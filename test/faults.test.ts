@@ -1,0 +1,23 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, distributedEnv, startHarness, waitFor, type Harness } from './support/harness.ts';
+
+const VIN = '1HGCM82633A004352';
+
+describe.runIf(distributedEnv())('faults (distributed)', () => {
+  let h: Harness;
+  beforeAll(async () => { h = await startHarness('distributed', { busTimeoutMs: 1500 }); });
+  afterAll(async () => { await h?.stop(); });
+
+  it('answers 503 BLOCKED for a stopped pillar within the time-out while others answer, and recovers', async () => {
+    await h.kill!('services-pillar');
+    const t0 = Date.now();
+    const down = await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`);
+    expect(Date.now() - t0).toBeLessThan(1500 + 1000);
+    expect(down.status).toBe(503);
+    expect(down.json).toMatchObject({ type: 'BLOCKED', value: { code: 'pillar-unavailable', pillar: 'services' } });
+    const other = await call(h.baseUrl, 'GET', `/mcos/status?vin=${VIN}`);
+    expect(other.status).toBe(200);
+    await h.start!('services-pillar');
+    await waitFor(async () => (await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`)).status === 200, 30_000);
+  });
+});

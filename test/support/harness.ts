@@ -1,0 +1,146 @@
+import { createServer } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import pg from 'pg';
+import { createLogger, ManualClock, type Clock } from '@vcs/platform';
+import { startEmbedded } from '@vcs/embedded';
+import { spawnService, type ServiceName } from '../../deploy/launch.ts';
+
+/** A running service under test, reached only over real HTTP. */
+export interface Harness {
+  mode: 'embedded' | 'distributed';
+  baseUrl: string;
+  stop(): Promise<void>;
+  /** Distributed only: the OS processes by service, and ways to stop and start them. */
+  procs?: Map<ServiceName, ChildProcess[]>;
+  kill?(service: ServiceName, signal?: NodeJS.Signals): Promise<void>;
+  start?(service: ServiceName): Promise<void>;
+  env?: Record<string, string>;
+}
+
+export function distributedEnv() {
+  const { NATS_URL, DATABASE_URL, REDIS_URL } = process.env;
+  if (NATS_URL && DATABASE_URL && REDIS_URL) return { NATS_URL, DATABASE_URL, REDIS_URL };
+  if (process.env.CI) throw new Error('CI must run the distributed tests: set NATS_URL, DATABASE_URL and REDIS_URL');
+  return null;
+}
+
+/** The modes a suite runs in: always embedded, and distributed wherever the servers are given. */
+export function modes(): ('embedded' | 'distributed')[] {
+  return distributedEnv() ? ['embedded', 'distributed'] : ['embedded'];
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => { const p = (s.address() as any).port; s.close(() => resolve(p)); });
+  });
+}
+
+export async function startHarness(mode: 'embedded' | 'distributed', opts: { clock?: Clock; busTimeoutMs?: number; replicas?: Partial<Record<ServiceName, number>>; env?: Record<string, string> } = {}): Promise<Harness> {
+  return mode === 'embedded' ? startEmbeddedHarness(opts) : startDistributedHarness(opts);
+}
+
+export async function startEmbeddedHarness(opts: { clock?: Clock; busTimeoutMs?: number } = {}): Promise<Harness> {
+  const svc = await startEmbedded({ pgliteDir: 'memory://', log: createLogger('test', 'silent'), clock: opts.clock, busTimeoutMs: opts.busTimeoutMs });
+  const address = await svc.app.listen({ port: 0, host: '127.0.0.1' });
+  return { mode: 'embedded', baseUrl: address, stop: () => svc.stop() };
+}
+
+/** A fresh database, Redis prefix and NATS namespace per run, so runs never see each other. */
+export async function freshStores(): Promise<Record<string, string>> {
+  const env = distributedEnv();
+  if (!env) throw new Error('distributed mode needs NATS_URL, DATABASE_URL and REDIS_URL');
+  const tag = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: env.DATABASE_URL });
+  await admin.connect();
+  await admin.query(`create database vcs_${tag}`);
+  await admin.end();
+  const url = new URL(env.DATABASE_URL);
+  url.pathname = `/vcs_${tag}`;
+  return { ...env, DATABASE_URL: url.toString(), REDIS_PREFIX: `vcs:${tag}:`, NATS_NAMESPACE: tag, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' };
+}
+
+async function waitReady(url: string, timeoutMs = 30_000) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      const r = await fetch(url);
+      if (r.status < 500) return;
+    } catch { /* not yet listening */ }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`not ready: ${url}`);
+}
+
+export async function startDistributedHarness(opts: { busTimeoutMs?: number; replicas?: Partial<Record<ServiceName, number>>; env?: Record<string, string> } = {}): Promise<Harness> {
+  const port = await freePort();
+  const env = { ...(await freshStores()), PORT: String(port), HOST: '127.0.0.1', BUS_TIMEOUT_MS: String(opts.busTimeoutMs ?? 3000), ...(opts.env ?? {}) };
+  const procs = new Map<ServiceName, ChildProcess[]>();
+  const startOne = (s: ServiceName) => {
+    const child = spawnService(s, env, 'pipe');
+    let out = '';
+    child.stderr?.on('data', (d) => { out += d; if (out.length > 20_000) out = out.slice(-10_000); });
+    child.on('exit', (code) => { if (code && code !== 0 && code !== 143 && code !== 130) process.stderr.write(`[${s}] exited ${code}\n${out}\n`); });
+    const list = procs.get(s) ?? [];
+    list.push(child);
+    procs.set(s, list);
+    return child;
+  };
+  // Migrations run once before the fleet starts (each process also checks, under an advisory lock).
+  const pillars: ServiceName[] = ['data', 'services-pillar', 'commerce', 'workflows'];
+  for (const s of pillars) for (let i = 0; i < (opts.replicas?.[s] ?? 1); i++) startOne(s);
+  startOne('gateway');
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitReady(`${baseUrl}/signings/status`);
+  // Wait until every pillar answers (not a 503) before handing the harness over.
+  await waitFor(async () => (await fetch(`${baseUrl}/mcos/status`)).status === 200);
+  await waitFor(async () => (await fetch(`${baseUrl}/keys`, { method: 'POST' })).status === 200);
+  const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
+  return {
+    mode: 'distributed', baseUrl, procs, env,
+    async kill(service, signal = 'SIGKILL') {
+      const list = procs.get(service) ?? [];
+      const c = list.shift();
+      if (!c) return;
+      c.kill(signal);
+      await exited(c);
+    },
+    async start(service) { startOne(service); },
+    async stop() {
+      const all = [...procs.values()].flat();
+      for (const c of all) c.kill('SIGTERM');
+      await Promise.race([Promise.all(all.map(exited)), new Promise((r) => setTimeout(r, 8000))]);
+      for (const c of all) if (c.exitCode === null) c.kill('SIGKILL');
+    },
+  };
+}
+
+export async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000, stepMs = 100) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try { if (await check()) return; } catch { /* retry */ }
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
+
+/** Small HTTP helpers for tests. */
+export async function call(baseUrl: string, method: string, path: string, opts: { key?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const r = await fetch(baseUrl + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+  const text = await r.text();
+  let json: any = null;
+  try { json = JSON.parse(text); } catch { /* not JSON */ }
+  return { status: r.status, headers: r.headers, json, text };
+}
+
+export async function mintKey(baseUrl: string): Promise<{ key: string; account: string }> {
+  const r = await call(baseUrl, 'POST', '/keys');
+  if (r.status !== 200) throw new Error(`mint failed: ${r.status} ${r.text}`);
+  return { key: r.json.key, account: r.json.account };
+}
+
+export { ManualClock };

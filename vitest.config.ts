@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['libs/**/*.test.ts', 'services/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: ['**/node_modules/**'],
+    testTimeout: 60_000,
+    hookTimeout: 90_000,
+    // Distributed suites spawn OS processes; a few files at a time keeps a 2-core machine responsive.
+    maxWorkers: 2,
+    fileParallelism: true,
+  },
+});
