@@ -18,7 +18,7 @@ export const inspectionValue = valueBase.extend({
     withinTolerance: z.boolean().meta({ description: 'Whether the deviation is within the tolerance', example: true }),
   })).meta({ description: 'Damage findings by frame area' }),
   photos: z.array(z.object({
-    id: z.string().meta({ example: 'pho_1a2b3c4d5e6f' }),
+    id: z.string().meta({ description: 'Photo id', example: 'pho_1a2b3c4d5e6f' }),
     view: z.string().meta({ description: 'What the photo shows', example: 'underbody-front' }),
     takenOn: isoDate,
   })).meta({ description: 'Photos taken during the inspection' }),
