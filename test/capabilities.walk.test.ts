@@ -25,7 +25,7 @@ describe.each(modes())('every catalog capability over HTTP (%s)', (mode) => {
   beforeAll(async () => {
     h = await startHarness(mode);
     key = (await mintKey(h.baseUrl)).key;
-  }, 60_000);
+  }, 90_000);
   afterAll(async () => { await h?.stop(); });
 
   it.each(ordered.map((c) => [c.name, c] as const))('%s answers its catalog shape, the same twice', async (name, c) => {

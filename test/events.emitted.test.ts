@@ -40,8 +40,8 @@ describe('events published on the bus, per capability', () => {
     }
     const wanted = capabilities.filter((c) => answered.get(c.name) === 'OK')
       .reduce((n, c) => n + expectedOf(c).always.length + (expectedOf(c).oneOf.length ? 1 : 0), 0);
-    await waitFor(async () => seen.filter((e) => e.capability && answered.get(e.capability) === 'OK').length >= wanted, 10_000);
-  }, 60_000);
+    await waitFor(async () => seen.filter((e) => e.capability && answered.get(e.capability) === 'OK').length >= wanted, 20_000);
+  }, 120_000);
   afterAll(async () => { await consumer?.stop(); await svc?.stop(); });
 
   it.each(capabilities.map((c) => [c.name, c] as const))('%s publishes its declared events and only those', (name, c) => {
