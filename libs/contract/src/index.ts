@@ -12,3 +12,6 @@ export { mco } from './nouns/mco.ts';
 export { vehicle, decodeRecord } from './nouns/vehicle.ts';
 export { transport } from './nouns/transport.ts';
 export { deal, dealOpenValue, workflowIds } from './nouns/deal.ts';
+export { poa, poaDocumentValue } from './nouns/poa.ts';
+export { frameInspection, inspectionValue } from './nouns/frameInspection.ts';
+export { totalLoss, totalLossFsmStates } from './nouns/totalLoss.ts';
