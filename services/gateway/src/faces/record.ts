@@ -78,7 +78,7 @@ export function recordFace(r: Awaited<ReturnType<typeof recordData>>): { json: u
     ],
     sections: [
       {
-        heading: 'Vehicle', id: 'vehicle',
+        heading: 'Vehicle', id: 'summary',
         facts: [['VIN', r.vin], ['Model year', String(d.year)], ['Make', d.make], ['Model', d.model], ['Manufacturer', d.encoded.manufacturer], ['Country', `${d.encoded.country} (${d.encoded.region})`], ['Plant code', d.encoded.plantCode], ['Serial', d.encoded.serial]],
         text: [`Simulated in the sandbox (the VIN cannot carry them): ${r.provenance.simulatedFields.join(', ')}.`],
       },
