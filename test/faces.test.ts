@@ -92,6 +92,11 @@ describe.each(modes())('keyless faces and discovery (%s)', (mode) => {
     expect(md.text).toContain('## signing.quote');
     expect((await call(h.baseUrl, 'GET', '/catalog.md')).text).toMatch(/^# Vehicle Capability Service/);
     expect((await call(h.baseUrl, 'GET', '/catalog/signing.status')).status).toBe(404); // sandbox: no page of its own
+    for (const n of c.json.nouns) for (const cap of n.capabilities.filter((x: any) => x.mode === 'live')) {
+      const page = await call(h.baseUrl, 'GET', cap.page, { headers: { accept: 'text/html' } });
+      expect(page.status, cap.page).toBe(200);
+      expect(page.text).toContain(`<title>${cap.name} — capability</title>`);
+    }
     expect((await call(h.baseUrl, 'GET', '/catalog/nosuch')).status).toBe(404);
   });
 
