@@ -12,3 +12,5 @@ export { mco } from './nouns/mco.ts';
 export { vehicle, decodeRecord } from './nouns/vehicle.ts';
 export { transport } from './nouns/transport.ts';
 export { deal, dealOpenValue, workflowIds } from './nouns/deal.ts';
+export * from './mandate.ts';
+export * from './money.ts';

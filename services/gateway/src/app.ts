@@ -4,6 +4,8 @@ import type { GatewayDeps } from './deps.ts';
 import { sendAnswer, sendBlocked } from './reply.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
 import { keyRoutes } from './routes/keys.ts';
+import { moneyRoutes } from './routes/money.ts';
+import { pricingRoutes } from './routes/pricing.ts';
 
 export const LIMITS = { bodyBytes: 1_048_576, jsonDepth: 32, headerBytes: 16_384, paramLength: 200 };
 
@@ -64,5 +66,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   await app.register(async (scope) => capabilityRoutes(scope, deps));
   await app.register(async (scope) => keyRoutes(scope, deps));
+  await app.register(async (scope) => pricingRoutes(scope));
+  await app.register(async (scope) => moneyRoutes(scope, deps));
   return app;
 }
