@@ -5,7 +5,7 @@ import { ask, countEvents, startMoneyHarness, type MoneyHarness } from './suppor
 
 const VIN = '1HGCM82633A004352';
 
-describe.each(modes())('money: offers and intents (%s)', (mode) => {
+describe.each(modes())('money and people (%s)', (mode) => {
   let m: MoneyHarness;
   let base: string;
   beforeAll(async () => { m = await startMoneyHarness(mode); base = m.h.baseUrl; });
@@ -150,25 +150,6 @@ describe.each(modes())('money: offers and intents (%s)', (mode) => {
     expect(payload.data).toEqual({ intentId: r.answer.value.intent.id, capability: 'mco.fee', origin: { dealId: 'deal_x', step: 'fee' }, answerType: 'OK' });
   });
 
-  it.runIf(mode === 'distributed')('settles an intent after every process restarted', async () => {
-    const { key, account } = await mintKey(base);
-    const offer = await call(base, 'POST', '/signings/quote', { key, body: { vin: VIN } });
-    const id = offer.json.value.intent.id;
-    const services = ['gateway', 'commerce', 'services-pillar', 'data', 'workflows'] as const;
-    for (const s of services) await m.h.kill!(s);
-    for (const s of services) await m.h.start!(s);
-    await waitFor(async () => (await call(base, 'POST', `/intents/${id}/settle`, { key })).status === 200, 30_000, 250);
-    expect(await countEvents(m.db, 'Signing.quoted@1', account)).toBe(1);
-    expect((await call(base, 'GET', `/intents/${id}`, { key })).json.value.status).toBe('settled');
-  });
-});
-
-describe.each(modes())('money: mandates and handoffs (%s)', (mode) => {
-  let m: MoneyHarness;
-  let base: string;
-  beforeAll(async () => { m = await startMoneyHarness(mode); base = m.h.baseUrl; });
-  afterAll(async () => { await m?.stop(); });
-
   const mandate = (over: Record<string, unknown> = {}) => ({
     id: `mnd_${Math.random().toString(36).slice(2)}`, principal: 'acct_principal',
     ceiling: { amount: '5.00', currency: 'USD' }, perAction: { amount: '2.00', currency: 'USD' },
@@ -265,5 +246,16 @@ describe.each(modes())('money: mandates and handoffs (%s)', (mode) => {
     const r = await call(base, c.method, c.path, { key, body: { vin: VIN } });
     expect(r.status).toBe(403);
     expect(r.json.value).toMatchObject({ code: 'NEEDS_HUMAN', needs: 'NEEDS_HUMAN', verb: 'notarize', credential: 'notary', handoff: { status: 'pending' } });
+  });
+  it.runIf(mode === 'distributed')('settles an intent after every process restarted', async () => {
+    const { key, account } = await mintKey(base);
+    const offer = await call(base, 'POST', '/signings/quote', { key, body: { vin: VIN } });
+    const id = offer.json.value.intent.id;
+    const services = ['gateway', 'commerce', 'services-pillar', 'data', 'workflows'] as const;
+    for (const s of services) await m.h.kill!(s);
+    for (const s of services) await m.h.start!(s);
+    await waitFor(async () => (await call(base, 'POST', `/intents/${id}/settle`, { key })).status === 200, 30_000, 250);
+    expect(await countEvents(m.db, 'Signing.quoted@1', account)).toBe(1);
+    expect((await call(base, 'GET', `/intents/${id}`, { key })).json.value.status).toBe('settled');
   });
 });
