@@ -15,7 +15,8 @@ export async function startMoneyHarness(mode: 'embedded' | 'distributed'): Promi
   }
   const h = await startHarness('distributed');
   const pool = new pg.Pool({ connectionString: h.env!.DATABASE_URL, max: 2 });
-  const bus = await NatsBus.connect(h.env!.NATS_URL!, 'money-test', h.env!.NATS_NAMESPACE);
+  let bus: Bus;
+  try { bus = await NatsBus.connect(h.env!.NATS_URL!, 'money-test', h.env!.NATS_NAMESPACE); } catch (e) { await pool.end(); await h.stop(); throw e; }
   const db: Queryable = { query: (sql, params) => pool.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 })) };
   return { h, db, bus, async stop() { await bus.drain(); await pool.end(); await h.stop(); } };
 }

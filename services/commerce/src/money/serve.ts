@@ -24,7 +24,8 @@ export function serveMoney(services: Services) {
         reply = await handle(services, JSON.parse(dec.decode(msg.data)));
       } catch (err) {
         log.error({ err }, 'money subject failed');
-        reply = err instanceof StoreUnavailableError
+        // 53300: the server has no connection slot left; like an unreachable store, a retry is the fix.
+        reply = err instanceof StoreUnavailableError || (err as { code?: string }).code === '53300'
           ? refusal(services, { environment: 'sandbox' }, 'store-unavailable', 'the store is unreachable; retry shortly')
           : refusal(services, { environment: 'sandbox' }, 'internal', `commerce failed on ${subject}; it is logged`);
       }
