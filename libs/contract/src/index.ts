@@ -15,3 +15,5 @@ export { deal, dealOpenValue, workflowIds } from './nouns/deal.ts';
 export { poa, poaDocumentValue } from './nouns/poa.ts';
 export { frameInspection, inspectionValue } from './nouns/frameInspection.ts';
 export { totalLoss, totalLossFsmStates } from './nouns/totalLoss.ts';
+export * from './mandate.ts';
+export * from './money.ts';

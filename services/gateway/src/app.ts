@@ -10,6 +10,8 @@ import { documentRoutes } from './routes/discovery/documents.ts';
 import { suiteRoutes } from './routes/discovery/suite.ts';
 import { doorRoutes } from './routes/doors.ts';
 import { recordRoutes } from './routes/record.ts';
+import { moneyRoutes } from './routes/money.ts';
+import { pricingRoutes } from './routes/pricing.ts';
 
 export const LIMITS = { bodyBytes: 1_048_576, jsonDepth: 32, headerBytes: 16_384, paramLength: 200 };
 
@@ -70,6 +72,8 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   await app.register(async (scope) => capabilityRoutes(scope, deps));
   await app.register(async (scope) => keyRoutes(scope, deps));
+  await app.register(async (scope) => pricingRoutes(scope));
+  await app.register(async (scope) => moneyRoutes(scope, deps));
   // Keyless faces and discovery. Keep doors and the record last: they skip any path already taken.
   await app.register(async (scope) => decodeRoutes(scope, deps));
   await app.register(async (scope) => catalogRoutes(scope, deps));
