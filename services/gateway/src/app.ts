@@ -4,6 +4,11 @@ import type { GatewayDeps } from './deps.ts';
 import { sendAnswer, sendBlocked } from './reply.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
 import { keyRoutes } from './routes/keys.ts';
+import { keysMeRoute } from './routes/keysMe.ts';
+import { registerIdempotency } from './idempotency.ts';
+import { registerKeyChangeNotices } from './keyCache.ts';
+import { Meter, registerMeter } from './meter.ts';
+import { registerRateLimits } from './rateLimit.ts';
 
 export const LIMITS = { bodyBytes: 1_048_576, jsonDepth: 32, headerBytes: 16_384, paramLength: 200 };
 
@@ -62,7 +67,15 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     return sendAnswer(reply, blocked('internal', `the gateway failed on this request; it is logged under request id ${req.id}`));
   });
 
+  // Order matters: limit first (cheap refusal), then idempotency (needs the parsed body), meter last.
+  registerRateLimits(app, deps);
+  registerIdempotency(app, deps);
+  const meter = new Meter(deps.kv, deps.log);
+  registerMeter(app, deps, meter);
+  registerKeyChangeNotices(app, deps);
+
   await app.register(async (scope) => capabilityRoutes(scope, deps));
   await app.register(async (scope) => keyRoutes(scope, deps));
+  await app.register(async (scope) => keysMeRoute(scope, deps, meter));
   return app;
 }
