@@ -39,6 +39,15 @@ describe.each(modes())('rate limits and idempotency across gateways (%s)', (mode
     expect((await call(a, 'GET', path, { key: other.key })).status).toBe(200);
   });
 
+  it('refuses a revoked key at once on the other gateway, though it had the key cached', async () => {
+    const { key } = await mintKey(a);
+    const path = `/api-keys/scope`;
+    expect((await call(b, 'POST', path, { key, body: {} })).status).toBe(200); // b now caches the row
+    expect((await call(a, 'POST', '/api-keys/revoke', { key, body: {} })).status).toBe(200);
+    const r = await call(b, 'POST', path, { key, body: {} });
+    expect([r.status, r.json.value.code]).toEqual([401, 'key-revoked']);
+  });
+
   it('replays the first answer for the same Idempotency-Key and body, on any gateway; refuses a different body with 422', async () => {
     const { key } = await mintKey(b);
     const idem = { 'idempotency-key': 'idem-mint-1' };

@@ -122,10 +122,16 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
   for (const s of pillars) for (let i = 0; i < (opts.replicas?.[s] ?? 1); i++) startOne(s);
   startOne('gateway');
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitReady(`${baseUrl}/signings/status`);
-  // Wait until every pillar answers (not a 503) before handing the harness over.
-  await waitFor(async () => (await fetch(`${baseUrl}/mcos/status`)).status === 200);
-  await waitFor(async () => (await fetch(`${baseUrl}/keys`, { method: 'POST' })).status === 200);
+  try {
+    await waitReady(`${baseUrl}/signings/status`);
+    // Wait until every pillar answers (not a 503) before handing the harness over.
+    await waitFor(async () => (await fetch(`${baseUrl}/mcos/status`)).status === 200);
+    await waitFor(async () => (await fetch(`${baseUrl}/keys`, { method: 'POST' })).status === 200);
+  } catch (e) {
+    // Never leave a half-started fleet behind (it would hold database connections for the next runs).
+    for (const c of [...procs.values()].flat()) c.kill('SIGKILL');
+    throw e;
+  }
   const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
   return {
     mode: 'distributed', baseUrl, procs, env,
