@@ -15,7 +15,7 @@ describe.each(modes())('rate limits and idempotency across gateways (%s)', (mode
     h = await startHarness(mode, { rateLimits: LIMITS });
     a = h.baseUrl;
     b = mode === 'distributed' ? await h.startGateway!() : h.baseUrl;
-  }, 60_000);
+  });
   afterAll(async () => { await h?.stop(); });
 
   it('limits each key, whichever gateway it calls, with RateLimit headers and a 429 BLOCKED answer', async () => {

@@ -9,7 +9,7 @@ describe.each(modes())('keys and accounts (%s)', (mode) => {
   let h: Harness;
   const clock = new ManualClock(new Date('2026-01-15T12:00:00.000Z'));
   // Embedded: a clock the test moves. Distributed: a one-second grace the test waits out.
-  beforeAll(async () => { h = await startHarness(mode, { clock, env: { KEY_ROTATION_GRACE_SECONDS: '1' } }); }, 60_000);
+  beforeAll(async () => { h = await startHarness(mode, { clock, env: { KEY_ROTATION_GRACE_SECONDS: '1' } }); });
   afterAll(async () => { await h?.stop(); });
 
   const expireGrace = async () => {
