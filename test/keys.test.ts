@@ -154,6 +154,11 @@ describe.each(modes())('keys and accounts (%s)', (mode) => {
     const bad = await post('/api-keys/scope', key, { scopes: ['admin'] });
     expect([bad.status, bad.json.value.code]).toEqual([400, 'invalid-input']);
     expect((await call(h.baseUrl, 'GET', '/keys/me', { key })).json).toMatchObject({ scopes: ['read'], mandateBinding: 'mandate_abc' });
+    // A read-only key still reads, but may not act (deal.open declares an event, so it acts).
+    await waitFor(async () => (await post('/deals/open', key, { workflow: 'buy', vin: VIN })).status === 403, 7000);
+    const act = await post('/deals/open', key, { workflow: 'buy', vin: VIN });
+    expect(act.json.value).toMatchObject({ code: 'forbidden', needed: 'act', capability: 'deal.open' });
+    expect((await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`, { key })).status).toBe(200);
   });
 
   it('never lets one account see, rotate, scope or revoke another account\'s key', async () => {

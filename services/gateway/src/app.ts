@@ -9,6 +9,7 @@ import { registerIdempotency } from './idempotency.ts';
 import { registerKeyChangeNotices } from './keyCache.ts';
 import { Meter, registerMeter } from './meter.ts';
 import { registerRateLimits } from './rateLimit.ts';
+import { registerScopeCheck } from './scopes.ts';
 
 export const LIMITS = { bodyBytes: 1_048_576, jsonDepth: 32, headerBytes: 16_384, paramLength: 200 };
 
@@ -69,6 +70,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   // Order matters: limit first (cheap refusal), then idempotency (needs the parsed body), meter last.
   registerRateLimits(app, deps);
+  registerScopeCheck(app, deps);
   registerIdempotency(app, deps);
   const meter = new Meter(deps.kv, deps.log);
   registerMeter(app, deps, meter);
