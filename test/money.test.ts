@@ -193,7 +193,7 @@ describe.each(modes())('money and people (%s)', (mode) => {
   it.runIf(!!capabilityByName('poa.generate'))('requires a mandate for poa.generate when delegated', async () => {
     const { key } = await mintKey(base);
     const c = capabilityByName('poa.generate')!;
-    const r = await call(base, c.method, c.path, { key, body: { vin: VIN }, headers: { 'delegated-for': 'acct_principal' } });
+    const r = await call(base, c.method, c.path, { key, body: { vin: VIN, state: 'CA' }, headers: { 'delegated-for': 'acct_principal' } });
     expect(r.status).toBe(403);
     expect(r.json.value.code).toBe('mandate-required');
   });
@@ -243,7 +243,7 @@ describe.each(modes())('money and people (%s)', (mode) => {
   it.runIf(!!capabilityByName('poa.notarize'))('answers poa.notarize 403 NEEDS_HUMAN over HTTP', async () => {
     const { key } = await mintKey(base);
     const c = capabilityByName('poa.notarize')!;
-    const r = await call(base, c.method, c.path, { key, body: { vin: VIN } });
+    const r = await call(base, c.method, c.path, { key, body: { documentId: 'doc_any' } });
     expect(r.status).toBe(403);
     expect(r.json.value).toMatchObject({ code: 'NEEDS_HUMAN', needs: 'NEEDS_HUMAN', verb: 'notarize', credential: 'notary', handoff: { status: 'pending' } });
   });

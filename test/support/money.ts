@@ -1,16 +1,16 @@
 import pg from 'pg';
 import { startEmbedded } from '@vcs/embedded';
 import { createLogger, dec, enc, NatsBus, type Bus, type Queryable } from '@vcs/platform';
-import { startHarness, type Harness } from './harness.ts';
+import { startHarness, TEST_RATE_LIMITS, type Harness } from './harness.ts';
 
 /** A harness plus a direct look at the store and the bus, to count events and call internal subjects. */
 export interface MoneyHarness { h: Harness; db: Queryable; bus: Bus; stop(): Promise<void> }
 
 export async function startMoneyHarness(mode: 'embedded' | 'distributed'): Promise<MoneyHarness> {
   if (mode === 'embedded') {
-    const svc = await startEmbedded({ pgliteDir: 'memory://', log: createLogger('test', 'silent') });
+    const svc = await startEmbedded({ pgliteDir: 'memory://', log: createLogger('test', 'silent'), rateLimits: TEST_RATE_LIMITS });
     const baseUrl = await svc.app.listen({ port: 0, host: '127.0.0.1' });
-    const h: Harness = { mode, baseUrl, stop: () => svc.stop() };
+    const h: Harness = { mode, baseUrl, stop: () => svc.stop(), sql: async (text, params = []) => (await svc.infra.db.query(text, params)).rows };
     return { h, db: svc.infra.db, bus: svc.infra.bus, stop: () => svc.stop() };
   }
   const h = await startHarness('distributed');
