@@ -19,6 +19,6 @@ describe('Answer<T> must be narrowed', () => {
   it('types the OK arm only after narrowing', () => {
     expectTypeOf(readAfterNarrowing).returns.toEqualTypeOf<string | null>();
     expectTypeOf(readWithoutNarrowing).toBeFunction();
-    expectTypeOf(a.value).not.toEqualTypeOf<SigningStatusValue>();
+    expectTypeOf<Answer<SigningStatusValue>['value']>().not.toEqualTypeOf<SigningStatusValue>();
   });
 });

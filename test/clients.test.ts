@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createClient, deal, signing, TransportError } from '@vcs/sdk';
 import { call, mintKey, modes, startHarness, type Harness } from './support/harness.ts';
 
 const VIN = '1HGCM82633A004352';
@@ -14,7 +15,7 @@ async function connect(baseUrl: string, key?: string) {
 const textOf = (r: any) => r.content[0].text as string;
 const jsonOf = (r: any) => JSON.parse(textOf(r));
 
-describe.each(modes())('MCP at POST /mcp (%s)', (mode) => {
+describe.each(modes())('SDK and MCP at POST /mcp (%s)', (mode) => {
   let h: Harness;
   let client: Client;
   let key: string;
@@ -100,5 +101,21 @@ describe.each(modes())('MCP at POST /mcp (%s)', (mode) => {
     expect(o.json.value.message).toMatch(/Origin/);
     const g = await call(h.baseUrl, 'GET', '/mcp');
     expect(g.status).toBe(405);
+  });
+
+  it('calls a noun verb with one params object and narrows the Answer', async () => {
+    const client = createClient({ baseUrl: h.baseUrl });
+    const a = await signing.status({ vin: VIN }, { client });
+    expect(a.type).toBe('OK');
+    if (a.type === 'OK') expect(a.value.ceremony.id).toBeTruthy();
+    const e = await signing.status({ vin: VIN }, { client, headers: { 'Sandbox-Trigger': 'empty' } });
+    expect(e.type).toBe('EMPTY');
+  });
+
+  it('sends the key and reports a transport failure by throwing', async () => {
+    const { key } = await mintKey(h.baseUrl);
+    const d = await deal.open({ workflow: 'buy', vin: VIN }, { client: createClient({ baseUrl: h.baseUrl, key }) });
+    expect(d.type).toBe('OK');
+    await expect(signing.status({}, { client: createClient({ baseUrl: 'http://127.0.0.1:1' }) })).rejects.toBeInstanceOf(TransportError);
   });
 });
