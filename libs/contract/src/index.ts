@@ -12,3 +12,4 @@ export { mco } from './nouns/mco.ts';
 export { vehicle, decodeRecord } from './nouns/vehicle.ts';
 export { transport } from './nouns/transport.ts';
 export { deal, dealOpenValue, workflowIds } from './nouns/deal.ts';
+export { webhook } from './nouns/webhook.ts';

@@ -1,6 +1,8 @@
 import type { PillarDefinition } from '@vcs/platform';
 import { signingHandlers } from './nouns/signing.ts';
 import { transportHandlers } from './nouns/transport.ts';
+import { webhookHandlers } from './nouns/webhook.ts';
+import { startWebhookWorker } from './webhooks/worker.ts';
 
 /** The Services pillar: work dispatched to people and partners. */
 export const servicesPillar: PillarDefinition = {
@@ -10,5 +12,8 @@ export const servicesPillar: PillarDefinition = {
   handlers: {
     signing: signingHandlers,
     transport: transportHandlers,
+    webhook: webhookHandlers,
   },
+  /** The webhook delivery worker: fan-out of the event stream and the sender loop. */
+  background: (services) => startWebhookWorker(services),
 };
