@@ -46,7 +46,7 @@ export class DeliverySender {
     if (room <= 0) return;
     const busy = [...this.inFlight].filter(([, n]) => n >= this.cfg.perEndpointConcurrency).map(([id]) => id);
     const now = this.services.clock.now();
-    const lease = new Date(now.getTime() + this.cfg.timeoutMs + 5_000).toISOString();
+    const lease = new Date(now.getTime() + this.cfg.timeoutMs + 1_000).toISOString();
     const rows = await this.services.db.tx(async (q) => (await q.query<Claimed>(
       `with due as (
          select d.id from webhook_deliveries d
@@ -59,10 +59,11 @@ export class DeliverySender {
                  e.url, e.secret, e.previous_secret, e.previous_until, e.status as endpoint_status, e.failing_since`,
       [now.toISOString(), room, busy, lease],
     )).rows);
-    // Several rows of one endpoint beyond its share wait for the next poll (their lease simply expires).
+    // Rows of an endpoint beyond its share are handed back at once for the next poll.
+    const over: string[] = [];
     for (const row of rows) {
       const n = this.inFlight.get(row.endpoint_id) ?? 0;
-      if (n >= this.cfg.perEndpointConcurrency) continue;
+      if (n >= this.cfg.perEndpointConcurrency) { over.push(row.id); continue; }
       this.inFlight.set(row.endpoint_id, n + 1);
       this.total++;
       const p = this.send(row).catch((err) => this.services.log.warn({ err, delivery: row.id }, 'webhook send failed')).finally(() => {
@@ -74,7 +75,8 @@ export class DeliverySender {
       });
       this.running.add(p);
     }
-    if (rows.length === room) this.again = true;
+    if (over.length) await this.services.db.query('update webhook_deliveries set locked_until = null where id = any($1::text[])', [over]);
+    if (rows.length === room && over.length < rows.length) this.again = true;
   }
 
   private async send(row: Claimed) {
