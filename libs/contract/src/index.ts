@@ -13,3 +13,4 @@ export { vehicle, decodeRecord } from './nouns/vehicle.ts';
 export { transport } from './nouns/transport.ts';
 export { deal, dealOpenValue, workflowIds } from './nouns/deal.ts';
 export { webhook } from './nouns/webhook.ts';
+export * from './connections.ts';

@@ -3,6 +3,7 @@ import { signingHandlers } from './nouns/signing.ts';
 import { transportHandlers } from './nouns/transport.ts';
 import { webhookHandlers } from './nouns/webhook.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
+import { startActivation } from './activation/queue.ts';
 
 /** The Services pillar: work dispatched to people and partners. */
 export const servicesPillar: PillarDefinition = {
@@ -14,6 +15,6 @@ export const servicesPillar: PillarDefinition = {
     transport: transportHandlers,
     webhook: webhookHandlers,
   },
-  /** The webhook delivery worker: fan-out of the event stream and the sender loop. */
-  background: (services) => startWebhookWorker(services),
+  /** The webhook delivery worker (fan-out + sender) and the activation queue (submissions + demand ranking). */
+  background: async (services) => [...(await startWebhookWorker(services)), ...(await startActivation(services))],
 };
