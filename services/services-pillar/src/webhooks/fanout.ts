@@ -31,16 +31,16 @@ export async function fanOut(services: Services, evt: EventEnvelope): Promise<nu
   const about = (evt.data as { endpointId?: string }).endpointId;
   if (evt.type.startsWith('Webhook.failed@') && about) targets.delete(about);
   if (!targets.size) return 0;
-  const now = services.clock.now().toISOString();
-  let created = 0;
-  for (const endpointId of targets) {
-    const r = await services.db.query(
-      `insert into webhook_deliveries(id, account_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
-       select $1, $2, $3, $4, $5, $6, $7 where exists (select 1 from webhook_endpoints where id = $3 and account_id = $2)
-       on conflict (endpoint_id, event_id) do nothing`,
-      [newId('delivery'), evt.account, endpointId, evt.id, evt.type, JSON.stringify(evt), now],
-    );
-    created += r.rowCount;
-  }
+  // One statement for every target: a wide fan-out costs one round trip, not one per endpoint.
+  const ids = [...targets];
+  const r = await services.db.query(
+    `insert into webhook_deliveries(id, account_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
+     select t.id, $2, t.endpoint_id, $3, $4, $5, $6
+       from unnest($1::text[], $7::text[]) as t(id, endpoint_id)
+      where exists (select 1 from webhook_endpoints e where e.id = t.endpoint_id and e.account_id = $2)
+     on conflict (endpoint_id, event_id) do nothing`,
+    [ids.map(() => newId('delivery')), evt.account, evt.id, evt.type, JSON.stringify(evt), services.clock.now().toISOString(), ids],
+  );
+  const created = r.rowCount;
   return created;
 }
