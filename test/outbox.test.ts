@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { createLogger, createPgliteDb, enc, migrate, MemoryBus, OutboxRelay, writeEvents, type EventDelivery } from '@vcs/platform';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger, createPgliteDb, type Db, enc, migrate, MemoryBus, OutboxRelay, writeEvents, type EventDelivery } from '@vcs/platform';
 
 /** A bus whose publishes fail while `down`, as NATS being unreachable. */
 class FlakyBus extends MemoryBus {
@@ -11,9 +11,11 @@ class FlakyBus extends MemoryBus {
 }
 
 describe('outbox relay', () => {
+  let db: Db;
+  beforeAll(async () => { db = await createPgliteDb('memory://'); await migrate(db); });
+  afterAll(async () => { await db?.close(); });
+
   it('keeps events written while the bus is down and delivers each once when it is back', async () => {
-    const db = await createPgliteDb('memory://');
-    await migrate(db);
     const bus = new FlakyBus();
     const seen: string[] = [];
     await bus.consumeEvents({ durable: 't', filter: 'evt.>' }, async (d: EventDelivery) => { seen.push(JSON.parse(new TextDecoder().decode(d.data)).id); d.ack(); });
@@ -24,13 +26,12 @@ describe('outbox relay', () => {
     expect(seen).toEqual([]);
     expect(await relay.pending()).toBe(3);
     bus.down = false;
-    for (let i = 0; i < 50 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 500 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
     expect(seen).toEqual(written.map((e) => e.id));
     // A republish of the same rows (a crash after publish, before marking) is dropped by the msg id.
     for (const e of written) await bus.publishEvent('evt.Signing.quoted.v1', enc.encode(JSON.stringify(e)), e.id);
     await new Promise((r) => setTimeout(r, 50));
     expect(seen).toHaveLength(3);
     await relay.stop();
-    await db.close();
   });
 });
