@@ -86,6 +86,20 @@ describe.each(modes())('webhook delivery (%s)', (mode) => {
     } finally { await rx.close(); }
   });
 
+  it('honours Retry-After on 429 and records every attempt', async () => {
+    const rx = await startReceiver((n) => (n === 0 ? { status: 429, headers: { 'retry-after': '1' } } : 204));
+    try {
+      const { key, endpointId } = await wire(h, rx.url, ['Signing.quoted']);
+      await call(h.baseUrl, 'POST', '/signings/quote', { key, body: { vin: VIN } });
+      await waitFor(async () => rx.received.length >= 2);
+      expect(rx.received[1]!.at - rx.received[0]!.at).toBeGreaterThanOrEqual(900);
+      expect(rx.received[1]!.id).toBe(rx.received[0]!.id);
+      await waitFor(async () => (await call(h.baseUrl, 'GET', `/webhooks/delivery-log?endpointId=${endpointId}`, { key })).json.value.log.deliveries[0]?.status === 'delivered');
+      const log = await call(h.baseUrl, 'GET', `/webhooks/delivery-log?endpointId=${endpointId}`, { key });
+      expect(log.json.value.log.deliveries[0].attempts.map((a: any) => a.statusCode)).toEqual([429, 204]);
+    } finally { await rx.close(); }
+  });
+
   it('disables an endpoint that answers 410 and says so with Webhook.failed@1', async () => {
     const gone = await startReceiver(() => 410);
     const watcher = await startReceiver();
