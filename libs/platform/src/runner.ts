@@ -67,7 +67,8 @@ export async function runCapability(
       await tx.query(
         `insert into vin_facts(vin, noun, capability, account_id, answer, value) values ($1,$2,$3,$4,$5,$6)
          on conflict (vin, capability) do update set value = excluded.value, account_id = excluded.account_id, posted_at = now()`,
-        [eventVin, c.noun, c.name, ctx.account, c.answer, JSON.stringify(value)],
+        // a secret shown once (secretOnce) is never kept in the facts
+        [eventVin, c.noun, c.name, ctx.account, c.answer, JSON.stringify(value, (k, v) => (k === 'secretOnce' ? undefined : v))],
       );
     }
     return events;

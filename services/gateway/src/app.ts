@@ -19,6 +19,7 @@ import { Meter, registerMeter } from './meter.ts';
 import { registerRateLimits } from './rateLimit.ts';
 import { registerScopeCheck } from './scopes.ts';
 import { mcpRoutes } from './routes/mcp.ts';
+import { connectionRoutes } from './routes/connections.ts';
 
 export const LIMITS = { bodyBytes: 1_048_576, jsonDepth: 32, headerBytes: 16_384, paramLength: 200 };
 
@@ -87,6 +88,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   await app.register(async (scope) => capabilityRoutes(scope, deps));
   await app.register(async (scope) => keyRoutes(scope, deps));
+  await app.register(async (scope) => connectionRoutes(scope, deps));
   await app.register(async (scope) => mcpRoutes(scope, deps));
   await app.register(async (scope) => keysMeRoute(scope, deps, meter));
   await app.register(async (scope) => pricingRoutes(scope));
