@@ -19,8 +19,8 @@ describe.each(modes())('going live: connections and the activation queue (%s)', 
     const sb = await call(h.baseUrl, 'POST', '/connections', { key: b.key, body: { kind: 'consumer-account', system: 'carfax', credential: 'super-secret-b', nouns: ['mco'] } });
     expect(sb.json.value).toMatchObject({ status: 'queued', id: expect.stringMatching(/^conn_/) });
     // Two accounts call signing: the dealertrack connection (signing) rises above carfax (mco).
-    await call(h.baseUrl, 'POST', '/signings/quote', { key: a.key, body: {} });
-    await call(h.baseUrl, 'POST', '/signings/quote', { key: b.key, body: {} });
+    await call(h.baseUrl, 'POST', '/signings/quote', { key: a.key, body: {}, headers: { 'accept-price': '100.00 USD' } });
+    await call(h.baseUrl, 'POST', '/signings/quote', { key: b.key, body: {}, headers: { 'accept-price': '100.00 USD' } });
     await waitFor(async () => {
       const q = await call(h.baseUrl, 'GET', '/activation-queue', { key: b.key });
       const mine = q.json.value.entries.find((e: any) => e.id === sa.json.value.id);

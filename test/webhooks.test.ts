@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { call, mintKey, modes, startHarness, waitFor, type Harness } from './support/harness.ts';
+import { call as rawCall, mintKey, modes, startHarness, waitFor, type Harness } from './support/harness.ts';
+
+// register, subscribe, emit… are offer-gated and take effect when settled: Accept-Price settles each in one round trip.
+const call: typeof rawCall = (base, method, path, opts = {}) =>
+  rawCall(base, method, path, method === 'POST' ? { ...opts, headers: { 'accept-price': '1000.00 USD', ...(opts.headers ?? {}) } } : opts);
 import { startReceiver } from './support/receiver.ts';
 
 // Local receivers live on 127.0.0.1, and retries are compressed; both processes of both modes read these.
@@ -125,8 +129,8 @@ describe.each(modes())('webhook delivery (%s)', (mode) => {
     const { key } = await mintKey(h.baseUrl);
     expect((await call(h.baseUrl, 'GET', '/webhooks/delivery-log', { key })).json.value.log.status).toBe('no-deliveries-recorded');
     expect((await call(h.baseUrl, 'GET', '/webhooks/retry-state')).json.value.retryState.status).toBe('no-delivery-recorded');
-    expect((await call(h.baseUrl, 'POST', '/webhooks/unsubscribe', { body: {} })).json.value.subscription.status).toBe('no-subscription-recorded');
-    const reg = await call(h.baseUrl, 'POST', '/webhooks/register', { body: {} });
+    expect((await call(h.baseUrl, 'POST', '/webhooks/unsubscribe', { key, body: {} })).json.value.subscription.status).toBe('no-subscription-recorded');
+    const reg = await call(h.baseUrl, 'POST', '/webhooks/register', { key, body: {} });
     expect(reg.json.value.registration).toEqual({ status: 'registered', id: expect.stringMatching(/^ep_/) });
   });
 
