@@ -52,6 +52,8 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: LIMITS.paramLength, ignoreTrailingSlash: true },
     http: { maxHeaderSize: LIMITS.headerBytes },
     clientErrorHandler,
+    // A URL fastify cannot decode (e.g. `%ff`) fails before routing: answer it typed too.
+    frameworkErrors: (err, _req, reply) => { void sendBlocked(reply, 'invalid-input', `the URL could not be decoded (${err.code}); percent-encode it as UTF-8`); },
     // Fastify's own 503-on-closing answer is untyped; requests that arrive while closing are served instead
     // (the bus is drained only after the server has closed), so an accepted request is never dropped.
     return503OnClosing: false,
