@@ -61,7 +61,10 @@ export async function freshStores(): Promise<Record<string, string>> {
   return { ...env, DATABASE_URL: url.toString(), REDIS_PREFIX: `vcs:${tag}:`, NATS_NAMESPACE: tag, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' };
 }
 
-async function waitReady(url: string, timeoutMs = 30_000) {
+// Generous on purpose: on a loaded CI machine seven tsx processes take a while to start.
+const READY_MS = Number(process.env.HARNESS_READY_MS ?? 60_000);
+
+async function waitReady(url: string, timeoutMs = READY_MS) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     try {
@@ -92,10 +95,16 @@ export async function startDistributedHarness(opts: { busTimeoutMs?: number; rep
   for (const s of pillars) for (let i = 0; i < (opts.replicas?.[s] ?? 1); i++) startOne(s);
   startOne('gateway');
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitReady(`${baseUrl}/signings/status`);
-  // Wait until every pillar answers (not a 503) before handing the harness over.
-  await waitFor(async () => (await fetch(`${baseUrl}/mcos/status`)).status === 200);
-  await waitFor(async () => (await fetch(`${baseUrl}/keys`, { method: 'POST' })).status === 200);
+  try {
+    await waitReady(`${baseUrl}/signings/status`);
+    // Wait until every pillar answers (not a 503) before handing the harness over.
+    await waitFor(async () => (await fetch(`${baseUrl}/mcos/status`)).status === 200, READY_MS);
+    await waitFor(async () => (await fetch(`${baseUrl}/keys`, { method: 'POST' })).status === 200, READY_MS);
+  } catch (err) {
+    // A harness that never started is never stopped by its test: do not leave its processes behind.
+    for (const c of [...procs.values()].flat()) c.kill('SIGKILL');
+    throw err;
+  }
   const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
   return {
     mode: 'distributed', baseUrl, procs, env,

@@ -6,7 +6,7 @@ import type { Db } from './store/db.ts';
  * The gateway adds its request counters; pillars expose it on HEALTH_PORT. Served at GET /metrics.
  */
 export const metricsRegistry = new Registry();
-collectDefaultMetrics({ register: metricsRegistry, prefix: 'vcs_process_' });
+collectDefaultMetrics({ register: metricsRegistry, prefix: 'vcs_' });
 
 const outboxSources = new Set<Db>();
 
