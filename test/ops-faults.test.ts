@@ -107,8 +107,10 @@ describe.runIf(distributedEnv()).sequential('ops faults (distributed)', () => {
       const answered = all.filter((o) => o.status !== 0);
       expect(answered.length).toBeGreaterThan(10);
       expect(answered.filter((o) => o.status !== 200)).toEqual([]);
-      // After the listener closed, new connections are refused: never accepted, so never dropped.
-      expect(all.filter((o) => o.status === 0 && o.error !== 'ECONNREFUSED')).toEqual([]);
+      // After the listener closed, new connections are refused, and any still in the kernel's accept queue at that
+      // instant are reset (ECONNRESET, nothing read): never accepted by the process, so never dropped by it.
+      // An accepted request closed without an answer would show as "no HTTP answer" and fail here.
+      expect(all.filter((o) => o.status === 0 && o.error !== 'ECONNREFUSED' && o.error !== 'ECONNRESET')).toEqual([]);
     }, 30_000);
   });
 

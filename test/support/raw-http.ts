@@ -22,13 +22,15 @@ export function rawRequest(baseUrl: string, method: string, target: string | Buf
     let connected = false;
     socket.once('connect', () => { connected = true; });
     socket.on('data', (d) => chunks.push(d));
-    socket.on('error', () => undefined); // the server may close while we still write an oversize body; read what came back
+    let socketError: string | undefined;
+    socket.on('error', (e: NodeJS.ErrnoException) => { socketError = e.code; }); // the server may close while we still write an oversize body; read what came back
     socket.on('close', () => {
       clearTimeout(timer);
       const text = Buffer.concat(chunks).toString('utf8');
       const head = text.slice(0, text.indexOf('\r\n\r\n'));
       const m = /^HTTP\/1\.1 (\d{3})/.exec(head);
       if (!m && !connected) return reject(Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' }));
+      if (!m && !text && socketError === 'ECONNRESET') return reject(Object.assign(new Error('connection reset before any answer'), { code: 'ECONNRESET' }));
       if (!m) return reject(new Error(`no HTTP answer (got ${JSON.stringify(text.slice(0, 120))}) to ${method} ${String(target).slice(0, 80)}`));
       const hs: Record<string, string> = {};
       for (const l of head.split('\r\n').slice(1)) { const i = l.indexOf(':'); hs[l.slice(0, i).toLowerCase()] = l.slice(i + 1).trim(); }
