@@ -13,6 +13,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { spawnService, type ServiceName } from '../../deploy/launch.ts';
 import { freePort } from '../support/harness.ts';
+import { privatePostgres, type PrivateServer } from '../support/private-infra.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -31,9 +32,9 @@ function rssMb(pid: number): number {
 const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor((s.length - 1) / 2)]! : NaN; };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitUp(url: string, ok = (s: number) => s < 500, timeoutMs = 90_000) {
+async function waitUp(url: string, ok = (s: number) => s < 500, timeoutMs = 90_000, init?: RequestInit) {
   const until = Date.now() + timeoutMs;
-  while (Date.now() < until) { try { if (ok((await fetch(url)).status)) return; } catch { /* starting */ } await sleep(200); }
+  while (Date.now() < until) { try { if (ok((await fetch(url, init)).status)) return; } catch { /* starting */ } await sleep(200); }
   throw new Error(`not up: ${url}`);
 }
 
@@ -61,9 +62,9 @@ async function stopAll(children: ChildProcess[]) {
 
 async function startEmbedded(): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'services/embedded/src/main.ts')], {
-    cwd: root, stdio: 'ignore', env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', PGLITE_DIR: 'memory://', LOG_LEVEL: 'silent', NATS_URL: '', DATABASE_URL: '', REDIS_URL: '' },
-  });
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', PGLITE_DIR: 'memory://', LOG_LEVEL: 'silent' };
+  for (const k of ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']) delete env[k]; // embedded: none of the servers
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'services/embedded/src/main.ts')], { cwd: root, stdio: 'ignore', env });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUp(`${baseUrl}/signings/status?vin=${VIN}`, (s) => s === 200);
   return { label: 'embedded', baseUrl, pids: [child.pid!], gatewayPid: child.pid!, stop: () => stopAll([child]) };
@@ -73,19 +74,34 @@ async function startDistributed(): Promise<Server | null> {
   const { NATS_URL, DATABASE_URL, REDIS_URL } = process.env;
   if (!NATS_URL || !DATABASE_URL || !REDIS_URL) return null;
   const tag = `bench${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: DATABASE_URL });
-  await admin.connect(); await admin.query(`create database vcs_${tag}`); await admin.end();
-  const db = new URL(DATABASE_URL); db.pathname = `/vcs_${tag}`;
+  let privatePg: PrivateServer | undefined;
+  let dbUrl: string;
+  try {
+    const admin = new pg.Client({ connectionString: DATABASE_URL });
+    await admin.connect(); await admin.query(`create database vcs_${tag}`); await admin.end();
+    const db = new URL(DATABASE_URL); db.pathname = `/vcs_${tag}`; dbUrl = db.toString();
+  } catch (err) {
+    // The shared Postgres may be full (other suites running): bench on a private one instead, and say so.
+    console.log(`note: DATABASE_URL refused (${(err as Error).message}); using a private Postgres`);
+    privatePg = await privatePostgres();
+    dbUrl = privatePg.url;
+  }
   const port = await freePort();
-  const env = { DATABASE_URL: db.toString(), REDIS_PREFIX: `vcs:${tag}:`, NATS_NAMESPACE: tag, LOG_LEVEL: 'silent', PORT: String(port), HOST: '127.0.0.1' };
+  const env = { DATABASE_URL: dbUrl, REDIS_PREFIX: `vcs:${tag}:`, NATS_NAMESPACE: tag, LOG_LEVEL: 'silent', PORT: String(port), HOST: '127.0.0.1' };
   const children: ChildProcess[] = [];
   for (const s of ['data', 'services-pillar', 'commerce', 'workflows'] as ServiceName[]) children.push(spawnService(s, env, 'pipe'));
   const gateway = spawnService('gateway', env, 'pipe');
   children.push(gateway);
   const baseUrl = `http://127.0.0.1:${port}`;
   for (const p of [`/signings/status?vin=${VIN}`, `/mcos/status?vin=${VIN}`]) await waitUp(baseUrl + p, (s) => s === 200);
-  await waitUp(`${baseUrl}/deals/open`, (s) => s !== 503 && s !== 404);
-  return { label: 'distributed', baseUrl, pids: children.map((c) => c.pid!), gatewayPid: gateway.pid!, stop: () => stopAll(children) };
+  try {
+    await waitUp(`${baseUrl}/keys`, (s) => s === 200, 90_000, { method: 'POST' });
+    await waitUp(`${baseUrl}/deals/open`, (s) => s !== 503, 90_000, { method: 'POST' });
+  } catch (err) { await stopAll(children); await privatePg?.destroy(); throw err; }
+  return {
+    label: 'distributed', baseUrl, pids: children.map((c) => c.pid!), gatewayPid: gateway.pid!,
+    async stop() { await stopAll(children); await privatePg?.destroy(); },
+  };
 }
 
 async function startCeiling(bytes: Buffer): Promise<Server> {
@@ -123,7 +139,7 @@ async function main() {
       const targets = await targetsFor(s);
       ceilingBytes ??= Buffer.from(await (await fetch(s.baseUrl + targets[0]!.path)).arrayBuffer());
       for (const t of targets) await measure(s, t, 10); // warm-up (JIT, pools, caches)
-      for (let i = 0; i < REPEATS; i++) for (const t of targets) for (const c of [1, 50]) rows.push(await measure(s, t, c));
+      for (let i = 0; i < REPEATS; i++) for (const t of targets) for (const c of [1, 50]) { const r = await measure(s, t, c); rows.push(r); console.log(JSON.stringify(r)); }
       await s.stop();
     }
     const ceil = await startCeiling(ceilingBytes!);
