@@ -3,7 +3,7 @@ import { dec, enc } from './bus/types.ts';
 import type { OutboxRelay } from './events/outbox.ts';
 import { writeEvents } from './events/outbox.ts';
 import type { CallContext, HandlerResult, Handler, Services } from './handler.ts';
-import { StoreUnavailableError } from './store/db.ts';
+import { StoreUnavailableError, type Queryable } from './store/db.ts';
 
 /** What the gateway sends on `cap.<pillar>.<noun>.<verb>`. */
 export interface CapabilityRequest { input: Record<string, unknown>; ctx: CallContext }
@@ -54,6 +54,14 @@ export async function runCapability(
     result = { kind: 'BLOCKED', code: pay ? 'payment-failed' : 'execution-failed', message: `${c.name} failed (sandbox trigger "fail")`, extra: { trigger } };
   }
   const vin = (parsed.data as { vin?: string }).vin ?? null;
+  // A capability that emits no events changes nothing: it runs without a transaction, and its fact is
+  // posted only when this process has not already posted the same one (the hot path of free reads).
+  if (!c.events.length) {
+    result ??= await handler(parsed.data, { ...services, ctx, tx: services.db });
+    if (result.kind === 'OK') await postFactOnce(services, c, ctx, result.value as Record<string, unknown>, vin);
+    const answer = envelope(c, result, ctx, services.source);
+    return { answer, status: httpStatusOf(answer as any), events: [] };
+  }
   const emitted = await services.db.tx(async (tx) => {
     result ??= await handler(parsed.data, { ...services, ctx, tx });
     const types = eventsFor(c, result, failed);
@@ -63,18 +71,37 @@ export async function runCapability(
     const events = await writeEvents(tx, types.map((type) => ({
       type, occurredAt: services.clock.now().toISOString(), account: ctx.account, capability: c.name, vin: eventVin, data, simulated: ctx.environment === 'sandbox',
     })));
-    if (result.kind === 'OK' && eventVin) {
-      await tx.query(
-        `insert into vin_facts(vin, noun, capability, account_id, answer, value) values ($1,$2,$3,$4,$5,$6)
-         on conflict (vin, capability) do update set value = excluded.value, account_id = excluded.account_id, posted_at = now()`,
-        // a secret shown once (secretOnce) is never kept in the facts
-        [eventVin, c.noun, c.name, ctx.account, c.answer, JSON.stringify(value, (k, v) => (k === 'secretOnce' ? undefined : v))],
-      );
-    }
+    if (result.kind === 'OK' && eventVin) await postFact(tx, c, ctx, factJson(value), eventVin);
     return events;
   });
   const answer = envelope(c, result!, ctx, services.source);
   return { answer, status: httpStatusOf(answer as any), events: emitted };
+}
+
+// a secret shown once (secretOnce) is never kept in the facts
+const factJson = (value: Record<string, unknown>) => JSON.stringify(value, (k, v) => (k === 'secretOnce' ? undefined : v));
+
+function postFact(q: Queryable, c: Capability, ctx: CallContext, json: string, vin: string) {
+  return q.query(
+    `insert into vin_facts(vin, noun, capability, account_id, answer, value) values ($1,$2,$3,$4,$5,$6)
+     on conflict (vin, capability) do update set value = excluded.value, account_id = excluded.account_id, posted_at = now()`,
+    [vin, c.noun, c.name, ctx.account, c.answer, json],
+  );
+}
+
+/** Facts posted to each store by this process, by (vin, capability) → value; bounded, so memory stays flat. */
+const postedFactsByStore = new WeakMap<object, Map<string, string>>();
+async function postFactOnce(services: Services, c: Capability, ctx: CallContext, value: Record<string, unknown>, inputVin: string | null) {
+  const vin = typeof value.vin === 'string' ? value.vin : inputVin;
+  if (!vin) return;
+  const json = factJson(value);
+  const memo = `${vin}|${c.name}`;
+  let postedFacts = postedFactsByStore.get(services.db);
+  if (!postedFacts) postedFactsByStore.set(services.db, (postedFacts = new Map()));
+  if (postedFacts.get(memo) === json) return;
+  await postFact(services.db, c, ctx, json, vin);
+  if (postedFacts.size >= 10_000) postedFacts.delete(postedFacts.keys().next().value!);
+  postedFacts.set(memo, json);
 }
 
 /** Serve every capability of a pillar on its subject, queue group = pillar, so replicas share the load. */
