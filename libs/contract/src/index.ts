@@ -11,4 +11,7 @@ export { signing } from './nouns/signing.ts';
 export { mco } from './nouns/mco.ts';
 export { vehicle, decodeRecord } from './nouns/vehicle.ts';
 export { transport } from './nouns/transport.ts';
-export { deal, dealOpenValue, workflowIds } from './nouns/deal.ts';
+export {
+  deal, dealOpenValue, workflowIds, buyDealRequest, usZip, dealStates, stepStatuses, dealLifecycleEvents, dealStep, dealValue, dealEventRecord,
+  type DealValue, type DealStep,
+} from './nouns/deal.ts';

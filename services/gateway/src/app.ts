@@ -3,6 +3,7 @@ import { blocked, newId } from '@vcs/contract';
 import type { GatewayDeps } from './deps.ts';
 import { sendAnswer, sendBlocked } from './reply.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
+import { dealRoutes } from './routes/deals.ts';
 import { keyRoutes } from './routes/keys.ts';
 
 export const LIMITS = { bodyBytes: 1_048_576, jsonDepth: 32, headerBytes: 16_384, paramLength: 200 };
@@ -64,5 +65,6 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   await app.register(async (scope) => capabilityRoutes(scope, deps));
   await app.register(async (scope) => keyRoutes(scope, deps));
+  await app.register(async (scope) => dealRoutes(scope, deps));
   return app;
 }
