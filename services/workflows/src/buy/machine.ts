@@ -68,8 +68,8 @@ export class DealMachine {
       const after = await this.record(dealId, c.step.position, c.step.attempts, r);
       if (r.outcome === 'pending') return { status: r.status, answer: r.answer };
       if (r.outcome === 'failed') {
-        const value = after ? await this.view(this.s.db, after) : undefined;
-        return { status: r.status, answer: refusal(r.code as BlockedCode, `step ${c.step.position} (${c.step.step}) failed: ${r.message}. The deal is STEP_FAILED; fix the cause and advance again to retry the step.`, { dealId, step: c.step.position, deal: value }) };
+        const deal = after ? { state: after.state, currentStep: after.current_step, version: after.version } : undefined;
+        return { status: r.status, answer: refusal(r.code as BlockedCode, `step ${c.step.position} (${c.step.step}) failed: ${r.message}. The deal is STEP_FAILED; fix the cause and advance again to retry the step.`, { dealId, step: c.step.position, deal, read: { method: 'GET', path: `/buy/deals/${dealId}` } }) };
       }
     }
   }

@@ -1,5 +1,6 @@
 import { newId, type DealStep, type DealValue } from '@vcs/contract';
 import { writeEvents, type Queryable } from '@vcs/platform';
+import { buyChecklist, kindOf } from './checklist.ts';
 
 /** A deal as stored: the row of `deals` (001 + 005). */
 export interface DealRow {
@@ -93,7 +94,14 @@ export function toValue(d: DealRow, events: DealValue['events']): DealValue {
   const current = d.current_step ? d.checklist[d.current_step - 1] : undefined;
   return {
     dealId: d.id, workflow: d.workflow, vin: d.vin, buyer: d.buyer, state: d.state, currentStep: d.current_step,
-    checklist: d.checklist, pending: current?.pending ?? null, events, version: d.version,
+    // How a step arrives is read from the catalog now, so a deal opened before a catalog change shows the truth.
+    checklist: d.checklist.map((s) => {
+      const def = buyChecklist[s.position - 1];
+      if (!def) return s;
+      const k = kindOf(def);
+      return { ...s, kind: k.kind, verb: k.verb };
+    }),
+    pending: current?.pending ?? null, events, version: d.version,
     openedAt: iso(d.created_at), updatedAt: iso(d.updated_at),
   };
 }
