@@ -12,6 +12,6 @@ export { mco } from './nouns/mco.ts';
 export { vehicle, decodeRecord } from './nouns/vehicle.ts';
 export { transport } from './nouns/transport.ts';
 export {
-  deal, dealOpenValue, workflowIds, buyDealRequest, usZip, dealStates, stepStatuses, dealLifecycleEvents, dealStep, dealValue, dealEventRecord,
+  deal, dealOpenValue, dealSubjects, workflowIds, buyDealRequest, usZip, dealStates, stepStatuses, dealLifecycleEvents, dealStep, dealValue, dealEventRecord,
   type DealValue, type DealStep,
 } from './nouns/deal.ts';

@@ -20,4 +20,3 @@ export const workflowsPillar: PillarDefinition = {
     return [{ stop: () => served.stop() }, consumer];
   },
 };
-export { dealSubjects } from './buy/serve.ts';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { buyDealRequest } from '@vcs/contract';
+import { buyDealRequest, dealSubjects } from '@vcs/contract';
 import type { CallContext } from '@vcs/platform';
 import { identify } from '../auth.ts';
 import type { GatewayDeps } from '../deps.ts';
@@ -7,8 +7,8 @@ import { dispatch } from '../dispatch.ts';
 import { sendBlocked } from '../reply.ts';
 import { problemsOf } from './capabilities.ts';
 
-// The workflows pillar's deal subjects (services/workflows/src/buy/serve.ts answers them).
-const SUBJECT = { open: 'sys.workflows.deals.open', get: 'sys.workflows.deals.get', advance: 'sys.workflows.deals.advance' } as const;
+// The workflows pillar answers these (services/workflows/src/buy/serve.ts).
+const SUBJECT = dealSubjects;
 
 /** The buy workflow's face: open a deal, read it, advance it. Every route needs a key; the pillar owns the logic. */
 export async function dealRoutes(app: FastifyInstance, deps: GatewayDeps) {

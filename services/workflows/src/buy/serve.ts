@@ -1,15 +1,9 @@
-import { buyDealRequest, statusOfCode } from '@vcs/contract';
+import { buyDealRequest, dealSubjects, statusOfCode } from '@vcs/contract';
 import { dec, enc, StoreUnavailableError, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { newChecklist } from './checklist.ts';
 import { refusal, type DealMachine, type Reply } from './machine.ts';
 import { appendEvent, insertDeal, type DealRow } from './store.ts';
 
-/** The workflows pillar's internal subjects; the gateway's /buy/deals routes call them. */
-export const dealSubjects = {
-  open: 'sys.workflows.deals.open',
-  get: 'sys.workflows.deals.get',
-  advance: 'sys.workflows.deals.advance',
-} as const;
 
 /** Create a deal and its Deal.opened record (published unless the capability runner publishes it). */
 export async function openDeal(q: Queryable, s: Services, ctx: CallContext & { account: string }, vin: string, buyer: DealRow['buyer'], publish: boolean) {
