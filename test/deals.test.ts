@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { answerSchema, dealValue } from '@vcs/contract';
 import { call, mintKey, modes, startHarness, waitFor, type Harness } from './support/harness.ts';
 
@@ -9,7 +9,9 @@ const dealAnswer = answerSchema(dealValue);
 describe.each(modes())('buy deals (%s)', (mode) => {
   let h: Harness;
   let key: string;
-  beforeAll(async () => { h = await startHarness(mode); key = (await mintKey(h.baseUrl)).key; });
+  beforeAll(async () => { h = await startHarness(mode); });
+  // A fresh account per test: a capability's own events are attributed per account and VIN.
+  beforeEach(async () => { key = (await mintKey(h.baseUrl)).key; });
   afterAll(async () => { await h?.stop(); });
 
   const open = async (k = key) => call(h.baseUrl, 'POST', '/buy/deals', { key: k, body: { vin: VIN, buyer: BUYER } });

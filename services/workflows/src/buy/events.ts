@@ -40,20 +40,27 @@ export async function onEvent(s: Services, machine: DealMachine, e: EventEnvelop
   const decl = capabilityByName(e.capability)?.events.find((d) => d.type === e.type);
   if (!decl || (decl.when !== 'success' && decl.when !== 'failure')) return 'ack';
   const verdict: Verdict = decl.when === 'success' ? { type: 'OK' } : { type: 'BLOCKED', code: 'execution-failed', message: `${e.capability} emitted ${e.type}` };
-  let result: Handled = 'ack';
+  // Only an event that happened after the step was started can complete it; a running step never
+  // waits on its own events (the runner records it), so only `awaiting` steps are matched here.
+  const waits = (step: StepOf) => step.capability === e.capability && step.status === 'awaiting'
+    && !!step.startedAt && Date.parse(e.occurredAt) >= Date.parse(step.startedAt);
+  const candidates: string[] = [];
   for (const dealId of await openDealsFor(s.db, e.account, e.vin)) {
-    // Only an event that happened after the step was started can complete it; a running step never
-    // waits on its own events (the runner records it), so only `awaiting` steps are matched here.
-    const r = await settle(s, machine, dealId, (step) => step.capability === e.capability && step.status === 'awaiting'
-      && !!step.startedAt && Date.parse(e.occurredAt) >= Date.parse(step.startedAt), verdict, e, false);
-    if (r === 'retry') result = 'retry';
+    const d = await loadDeal(s.db, dealId);
+    const step = d?.current_step ? d.checklist[d.current_step - 1] : undefined;
+    if (step && waits(step)) candidates.push(dealId);
   }
-  return result;
+  // The event names no deal: it is attributed only when exactly one deal of the account waits on it for
+  // this VIN; otherwise the origin-carrying Intent/Handoff events decide.
+  if (candidates.length !== 1) return 'ack';
+  return settle(s, machine, candidates[0]!, waits, verdict, e, false);
 }
+
+type StepOf = NonNullable<Awaited<ReturnType<typeof loadDeal>>>['checklist'][number];
 
 /** Close the deal's current step if `matches`; then run the free steps that follow. */
 async function settle(
-  s: Services, machine: DealMachine, dealId: string, matches: (step: NonNullable<Awaited<ReturnType<typeof loadDeal>>>['checklist'][number]) => boolean,
+  s: Services, machine: DealMachine, dealId: string, matches: (step: StepOf) => boolean,
   verdict: Verdict, e: EventEnvelope, retryWhileRunning = true,
 ): Promise<Handled> {
   const moved = await s.db.tx(async (q) => {
