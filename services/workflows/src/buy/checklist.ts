@@ -1,5 +1,5 @@
 import { capabilityByName, type DealStep, type HumanVerb } from '@vcs/contract';
-import { Seeded } from '@vcs/sandbox';
+import { Seeded, stableId } from '@vcs/sandbox';
 import { stateOfZip } from './zip.ts';
 
 /** What a step's input is built from: the deal, and facts earlier steps posted for the VIN. */
@@ -65,11 +65,11 @@ export const buyChecklist: StepDef[] = [
     why: 'The certificate is assigned last: a dealer never hands over title before it is paid. Its completion settles the deal.' },
 ];
 
-/** A document id from whatever shape poa.generate posted; a stable sandbox id when none is on file. */
+/** The document id poa.generate posted for the VIN; the sandbox's stable id when none is on file. */
 function documentIdOf(v: Record<string, unknown> | null, vin: string): string {
   const doc = v?.document as Record<string, unknown> | undefined;
-  const found = v?.documentId ?? doc?.id ?? doc?.documentId;
-  return typeof found === 'string' ? found : `doc_${new Seeded(vin, 'poa').id('').slice(0, 12)}`;
+  const found = v?.id ?? v?.documentId ?? doc?.id ?? doc?.documentId;
+  return typeof found === 'string' ? found : stableId('doc_', vin);
 }
 
 /** How a step arrives, from the catalog's gate of its capability (never restated here). */
