@@ -92,11 +92,17 @@ export async function startDistributedHarness(opts: { busTimeoutMs?: number; rep
   for (const s of pillars) for (let i = 0; i < (opts.replicas?.[s] ?? 1); i++) startOne(s);
   startOne('gateway');
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitReady(`${baseUrl}/signings/status`);
-  // Wait until every pillar answers (not a 503) before handing the harness over.
-  await waitFor(async () => (await fetch(`${baseUrl}/mcos/status`)).status === 200);
-  await waitFor(async () => (await fetch(`${baseUrl}/keys`, { method: 'POST' })).status === 200);
   const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
+  try {
+    await waitReady(`${baseUrl}/signings/status`, 60_000);
+    // Wait until every pillar answers (not a 503) before handing the harness over.
+    await waitFor(async () => (await fetch(`${baseUrl}/mcos/status`)).status === 200, 60_000);
+    await waitFor(async () => (await fetch(`${baseUrl}/keys`, { method: 'POST' })).status === 200, 60_000);
+  } catch (err) {
+    // A fleet that never became ready must not outlive the test run.
+    for (const c of [...procs.values()].flat()) c.kill('SIGKILL');
+    throw err;
+  }
   return {
     mode: 'distributed', baseUrl, procs, env,
     async kill(service, signal = 'SIGKILL') {

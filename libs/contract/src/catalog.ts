@@ -3,14 +3,17 @@ import { z } from 'zod';
 import type { Capability, Noun, Pillar } from './capability.ts';
 import { apiKey } from './nouns/apiKey.ts';
 import { deal } from './nouns/deal.ts';
+import { frameInspection } from './nouns/frameInspection.ts';
 import { mco } from './nouns/mco.ts';
 import { namedNouns } from './nouns/named.ts';
+import { poa } from './nouns/poa.ts';
 import { signing } from './nouns/signing.ts';
+import { totalLoss } from './nouns/totalLoss.ts';
 import { transport } from './nouns/transport.ts';
 import { vehicle } from './nouns/vehicle.ts';
 
 /** Every published noun, in catalog order. Adding a noun here is all it takes to route, validate and document it. */
-export const nouns = [apiKey, signing, mco, vehicle, transport, deal] as const satisfies readonly Noun<any>[];
+export const nouns = [apiKey, signing, mco, poa, frameInspection, totalLoss, vehicle, transport, deal] as const satisfies readonly Noun<any>[];
 export { namedNouns };
 
 export const capabilities: Capability[] = nouns.flatMap((n) => Object.values(n.capabilities) as Capability[]);

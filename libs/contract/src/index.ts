@@ -15,3 +15,6 @@ export {
   deal, dealOpenValue, dealSubjects, workflowIds, buyDealRequest, usZip, dealStates, stepStatuses, dealLifecycleEvents, dealStep, dealValue, dealEventRecord,
   type DealValue, type DealStep,
 } from './nouns/deal.ts';
+export { poa, poaDocumentValue } from './nouns/poa.ts';
+export { frameInspection, inspectionValue } from './nouns/frameInspection.ts';
+export { totalLoss, totalLossFsmStates } from './nouns/totalLoss.ts';

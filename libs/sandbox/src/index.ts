@@ -46,3 +46,6 @@ export function centsToDecimal(cents: number): string {
   const c = Math.abs(Math.round(cents));
   return `${sign}${Math.floor(c / 100)}.${String(c % 100).padStart(2, '0')}`;
 }
+
+export * from './stateThresholds.ts';
+export * from './vehicleFacts.ts';

@@ -1,5 +1,8 @@
 import type { PillarDefinition } from '@vcs/platform';
+import { frameInspectionHandlers } from './nouns/frameInspection.ts';
+import { poaHandlers } from './nouns/poa.ts';
 import { signingHandlers } from './nouns/signing.ts';
+import { totalLossHandlers } from './nouns/totalLoss.ts';
 import { transportHandlers } from './nouns/transport.ts';
 
 /** The Services pillar: work dispatched to people and partners. */
@@ -10,5 +13,8 @@ export const servicesPillar: PillarDefinition = {
   handlers: {
     signing: signingHandlers,
     transport: transportHandlers,
+    poa: poaHandlers,
+    frameInspection: frameInspectionHandlers,
+    totalLoss: totalLossHandlers,
   },
 };
