@@ -172,4 +172,18 @@ describe.each(modes())('buy deals (%s)', (mode) => {
     await waitFor(async () => (await get(id)).json.value.currentStep === payAt + 1, 15_000);
     expect((await get(id)).json.value.checklist[payAt - 1]).toMatchObject({ status: 'done', attempts: 2 });
   });
+
+  it('a declined offer fails its step, and the next advance makes a fresh offer', async () => {
+    const id = (await open()).json.value.dealId;
+    const first = await advance(id);
+    expect(first.status, first.text).toBe(402);
+    const declined = await call(h.baseUrl, 'POST', first.json.value.settle.path, { key, headers: { 'sandbox-trigger': 'offer-declined' } });
+    expect(declined.json.value.code).toBe('offer-declined');
+    const again = await advance(id);
+    expect(again.status).toBe(402);
+    expect(again.json.value.intent.id).not.toBe(first.json.value.intent.id);
+    const deal = (await get(id)).json.value;
+    expect(deal.checklist[1]).toMatchObject({ status: 'awaiting', attempts: 2 });
+    expect(deal.events.map((e: any) => e.type)).toContain('Deal.stepFailed@1');
+  });
 });

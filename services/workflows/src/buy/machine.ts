@@ -5,6 +5,7 @@ import { appendEvent, factOf, loadDeal, loadEvents, saveDeal, toValue, type Deal
 
 export const INTENT_CREATE = 'sys.commerce.intents.create';
 export const HANDOFF_CREATE = 'sys.commerce.handoffs.create';
+export const INTENT_GET = 'sys.commerce.intents.get';
 /** A step claimed `running` longer than this is taken to have died with its process and may be claimed again. */
 export const RUNNING_LEASE_MS = 30_000;
 const STEP_TIMEOUT_MS = 5_000;
@@ -60,7 +61,14 @@ export class DealMachine {
       const c = await this.claim(dealId, ctx.account, false);
       if (c.kind === 'not-found') return notFound(dealId);
       if (c.kind === 'settled' || c.kind === 'stop') return { status: 200, answer: this.dealAnswer(await this.view(this.s.db, c.deal), c.deal.environment) };
-      if (c.kind === 'pending') return { status: c.step.pending!.kind === 'offer' ? 402 : 403, answer: c.step.pending!.answer };
+      if (c.kind === 'pending') {
+        // A declined or expired offer emits no event: notice it here, fail the step and open a fresh offer.
+        if (c.step.pending!.kind === 'offer' && await this.offerIsDead(c.step.pending!.id, ctx)) {
+          await this.failPending(dealId, c.step.position, c.step.pending!.id);
+          continue;
+        }
+        return { status: c.step.pending!.kind === 'offer' ? 402 : 403, answer: c.step.pending!.answer };
+      }
       if (c.kind === 'busy') {
         return { status: 409, answer: refusal('deal-step-conflict', `step ${c.step.position} (${c.step.step}) of deal ${dealId} is running now; read the deal with GET /buy/deals/${dealId} and advance again once it has moved`, { dealId, step: c.step.position }) };
       }
@@ -72,6 +80,25 @@ export class DealMachine {
         return { status: r.status, answer: refusal(r.code as BlockedCode, `step ${c.step.position} (${c.step.step}) failed: ${r.message}. The deal is STEP_FAILED; fix the cause and advance again to retry the step.`, { dealId, step: c.step.position, deal, read: { method: 'GET', path: `/buy/deals/${dealId}` } }) };
       }
     }
+  }
+
+  private async offerIsDead(intentId: string, ctx: CallContext): Promise<boolean> {
+    try {
+      const r = await this.request(INTENT_GET, { intentId, ctx });
+      const status = (r.answer.value as { status?: string } | undefined)?.status;
+      return status === 'failed' || status === 'expired';
+    } catch {
+      return false; // commerce unreachable: keep the offer as it is
+    }
+  }
+
+  private async failPending(dealId: string, position: number, pendingId: string) {
+    await this.s.db.tx(async (q) => {
+      const d = await loadDeal(q, dealId, { lock: true });
+      const step = d?.checklist[position - 1];
+      if (!d || !step || d.current_step !== position || step.status !== 'awaiting' || step.pending?.id !== pendingId) return;
+      await this.finish(q, d, step, { type: 'BLOCKED', code: 'offer-declined', message: `offer ${pendingId} was declined or expired` }, this.now());
+    });
   }
 
   /** Auto-advance after a completion event: run free steps, stop before any offer or handoff. */
