@@ -5,6 +5,12 @@ import { sendAnswer, sendBlocked } from './reply.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
 import { dealRoutes } from './routes/deals.ts';
 import { keyRoutes } from './routes/keys.ts';
+import { decodeRoutes } from './routes/decode.ts';
+import { catalogRoutes } from './routes/discovery/catalog.ts';
+import { documentRoutes } from './routes/discovery/documents.ts';
+import { suiteRoutes } from './routes/discovery/suite.ts';
+import { doorRoutes } from './routes/doors.ts';
+import { recordRoutes } from './routes/record.ts';
 
 export const LIMITS = { bodyBytes: 1_048_576, jsonDepth: 32, headerBytes: 16_384, paramLength: 200 };
 
@@ -66,5 +72,12 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await app.register(async (scope) => capabilityRoutes(scope, deps));
   await app.register(async (scope) => keyRoutes(scope, deps));
   await app.register(async (scope) => dealRoutes(scope, deps));
+  // Keyless faces and discovery. Keep doors and the record last: they skip any path already taken.
+  await app.register(async (scope) => decodeRoutes(scope, deps));
+  await app.register(async (scope) => catalogRoutes(scope, deps));
+  await app.register(async (scope) => suiteRoutes(scope, deps));
+  await app.register(async (scope) => documentRoutes(scope, deps));
+  await app.register(async (scope) => doorRoutes(scope, deps));
+  await app.register(async (scope) => recordRoutes(scope, deps));
   return app;
 }

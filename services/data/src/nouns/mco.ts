@@ -1,6 +1,6 @@
 import type { mco } from '@vcs/contract';
 import { ok, type NounHandlers } from '@vcs/platform';
-import { SANDBOX_DEFAULT_VIN, Seeded, sandboxDate, stableId } from '@vcs/sandbox';
+import { SANDBOX_DEFAULT_VIN, Seeded, sandboxDate, stableId, vehicleFacts } from '@vcs/sandbox';
 
 // One Title per VIN: the same titleId, state and brands on every mco answer.
 function titleOf(vin: string) {
@@ -8,7 +8,7 @@ function titleOf(vin: string) {
   return {
     vin, noun: 'mco', asOf: sandboxDate(),
     titleId: stableId('ttl_', vin),
-    state: s.pick(['CA', 'TX', 'FL', 'NY', 'WA', 'IL']),
+    state: vehicleFacts(vin).jurisdiction, // the same jurisdiction totalLoss uses
     brands: s.next() < 0.25 ? ['salvage'] : [],
     docType: 'MCO',
     status: 'Ordered',

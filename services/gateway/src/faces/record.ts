@@ -1,0 +1,89 @@
+import { nouns, type Capability, type Noun } from '@vcs/contract';
+import type { Db } from '@vcs/platform';
+import { decodeProvenance, decodeVin } from '@vcs/vin';
+import type { Doc, Section } from './doc.ts';
+import { dealsFor, factsFor, type DealRow, type Fact } from './facts.ts';
+
+export const dealLink = (id: string) => `/buy/deals/${id}`;
+export const lensLink = (n: Noun<any>, vin: string) => `/${n.door}/${vin}`;
+const pretty = (v: unknown) => JSON.stringify(v, null, 2);
+
+/** The decode of a VIN that is known to be valid. */
+export function decodeOf(vin: string) {
+  const r = decodeVin(vin);
+  if (!r.ok) throw new Error(`decodeOf called with an invalid VIN: ${r.problem.message}`);
+  return { decode: r.decode, provenance: decodeProvenance(r) };
+}
+
+/** One noun's lens on a VIN: its facts, plus the decode for the vehicle noun and deals for the deal noun. */
+export function lensData(n: Noun<any>, vin: string, facts: Fact[], deals: DealRow[]) {
+  return {
+    noun: n.noun, door: n.door, vin, lens: lensLink(n, vin),
+    facts: facts.filter((f) => f.noun === n.noun),
+    ...(n.noun === 'vehicle' ? { decode: decodeOf(vin).decode } : {}),
+    ...(n.noun === 'deal' ? { deals: deals.map((d) => ({ ...d, link: dealLink(d.id) })) } : {}),
+    links: { landing: `/${n.door}`, catalog: `/catalog/${n.noun}`, record: `/${vin}` },
+  };
+}
+export type Lens = ReturnType<typeof lensData>;
+
+export function lensSections(l: Lens): Section[] {
+  const out: Section[] = [];
+  if (l.decode) out.push({ heading: 'Decode', facts: [['Year', String(l.decode.year)], ['Make', l.decode.make], ['Model', l.decode.model], ['Body', l.decode.body.style], ['MSRP (simulated)', `${l.decode.msrp} USD`], ['Retail value (simulated)', `${l.decode.retailValue} USD`], ['Odometer (simulated)', `${l.decode.odometer.value} ${l.decode.odometer.unit}`]] });
+  if (l.deals) {
+    out.push({ heading: 'Deals', text: l.deals.length ? [] : ['No deal is open for this VIN.'], links: l.deals.map((d) => ({ label: d.id, href: d.link, note: `${d.workflow} deal, ${d.state}, opened ${d.createdAt}` })) });
+  }
+  if (!l.facts.length && !l.decode && !l.deals?.length) out.push({ heading: 'Facts', text: [`Nothing on file from ${l.noun} for this VIN yet.`] });
+  for (const f of l.facts) {
+    const c: Capability | undefined = (Object.values(nouns.find((n) => n.noun === l.noun)!.capabilities) as Capability[]).find((x) => x.name === f.capability);
+    out.push({
+      heading: `${f.capability} (${f.answer})`, text: [`Posted ${f.postedAt}.`],
+      links: c ? [{ label: `${c.method} ${c.path}`, href: `/catalog/${l.noun}#${c.verb}`, note: c.summary }] : [],
+      code: pretty(f.value),
+    });
+  }
+  return out;
+}
+
+/** Everything posted for a VIN. */
+export async function recordData(db: Db, vin: string) {
+  const [facts, deals] = await Promise.all([factsFor(db, vin), dealsFor(db, vin)]);
+  const { decode, provenance } = decodeOf(vin);
+  const lenses = nouns.map((n) => lensData(n as Noun<any>, vin, facts, deals));
+  return {
+    type: 'OK' as const, vin, decode, provenance,
+    nouns: Object.fromEntries(lenses.map((l) => [l.noun, { facts: l.facts, lens: l.lens, ...(l.deals ? { deals: l.deals } : {}) }])),
+    deals: deals.map((d) => ({ ...d, link: dealLink(d.id) })),
+    links: {
+      self: `/${vin}`, decode: `/decode/${vin}`,
+      deal: deals.length ? dealLink(deals[deals.length - 1]!.id) : null,
+      listing: `/decode/${vin}`,
+      nouns: Object.fromEntries(lenses.map((l) => [l.noun, l.lens])),
+      catalog: '/catalog',
+    },
+    _lenses: lenses,
+  };
+}
+
+export function recordFace(r: Awaited<ReturnType<typeof recordData>>): { json: unknown; doc: Doc } {
+  const { _lenses, ...json } = r;
+  const d = r.decode;
+  const doc: Doc = {
+    title: `${d.year} ${d.make} ${d.model === 'Unknown' ? '' : d.model + ' '}— VIN ${r.vin}`.replace(/\s+—/, ' —'),
+    summary: `Every fact posted for VIN ${r.vin}: its decode, each noun's facts on file and its deals.`,
+    links: [
+      { label: 'Decode (the listing data)', href: r.links.decode },
+      ...(r.links.deal ? [{ label: 'Latest deal', href: r.links.deal }] : []),
+      { label: 'Catalog', href: '/catalog' },
+    ],
+    sections: [
+      {
+        heading: 'Vehicle', id: 'summary',
+        facts: [['VIN', r.vin], ['Model year', String(d.year)], ['Make', d.make], ['Model', d.model], ['Manufacturer', d.encoded.manufacturer], ['Country', `${d.encoded.country} (${d.encoded.region})`], ['Plant code', d.encoded.plantCode], ['Serial', d.encoded.serial]],
+        text: [`Simulated in the sandbox (the VIN cannot carry them): ${r.provenance.simulatedFields.join(', ')}.`],
+      },
+      ..._lenses.map((l) => ({ heading: l.noun, id: l.noun, links: [{ label: `${l.noun} lens for this VIN`, href: l.lens }, { label: `${l.noun} in the catalog`, href: l.links.catalog }], sections: lensSections(l) })),
+    ],
+  };
+  return { json, doc };
+}

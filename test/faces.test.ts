@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validate, compileErrors } from '@readme/openapi-parser';
+import { capabilities, nouns, namedNouns } from '@vcs/contract';
+import { call, mintKey, modes, startHarness, type Harness } from './support/harness.ts';
+
+const VIN = '1HGCM82633A004352';
+
+describe.each(modes())('keyless faces and discovery (%s)', (mode) => {
+  let h: Harness;
+  beforeAll(async () => { h = await startHarness(mode); });
+  afterAll(async () => { await h?.stop(); });
+
+  it('decodes a VIN offline: real year/make/model, simulated values said so; lower case accepted', async () => {
+    const r = await call(h.baseUrl, 'GET', `/decode/${VIN.toLowerCase()}`);
+    expect(r.status).toBe(200);
+    expect(r.json.type).toBe('OK');
+    expect(r.json.decode).toMatchObject({ vin: VIN, year: 2003, make: 'Honda', model: 'Accord', priceCurrency: 'USD', retailValue: expect.stringMatching(/^\d+\.\d{2}$/), msrp: expect.stringMatching(/^\d+\.\d{2}$/) });
+    expect(r.json.decode.odometer).toMatchObject({ simulated: true, unit: 'mi' });
+    expect(r.json.provenance).toMatchObject({ environment: 'sandbox', simulated: true, simulatedFields: expect.arrayContaining(['msrp', 'odometer']) });
+    const kona = await call(h.baseUrl, 'GET', '/decode/KM8K2CAB4PU001140');
+    expect(kona.json.decode).toMatchObject({ year: 2023, make: 'Hyundai', model: 'Kona' });
+  });
+
+  it('names the VIN rule a bad VIN breaks (400 invalid-vin)', async () => {
+    const cd = await call(h.baseUrl, 'GET', '/decode/1HGCM82643A004352');
+    expect(cd.status).toBe(400);
+    expect(cd.json.value).toMatchObject({ code: 'invalid-vin', rule: 'check-digit', expected: '3' });
+    expect((await call(h.baseUrl, 'GET', '/decode/1HGCM8263')).json.value.rule).toBe('length');
+    expect((await call(h.baseUrl, 'GET', '/decode/1HGCM82633A0O4352')).json.value.rule).toBe('forbidden-character');
+  });
+
+  it('keyed vehicle.decode answers the same decode', async () => {
+    const { key } = await mintKey(h.baseUrl);
+    const keyed = await call(h.baseUrl, 'GET', `/vehicles/decode?vin=${VIN}`, { key });
+    const keyless = await call(h.baseUrl, 'GET', `/decode/${VIN}`);
+    expect(keyed.status).toBe(200);
+    expect(keyed.json.value.decode).toEqual(keyless.json.decode);
+  });
+
+  it('the record holds posted facts and deals, with links, in JSON, Markdown and HTML', async () => {
+    const { key } = await mintKey(h.baseUrl);
+    await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`);
+    const deal = await call(h.baseUrl, 'POST', '/deals/open', { key, body: { workflow: 'buy', vin: VIN } });
+    const r = await call(h.baseUrl, 'GET', `/${VIN}`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/application\/json/);
+    expect(r.json.nouns.signing.facts.map((f: any) => f.capability)).toContain('signing.status');
+    expect(r.json.deals.map((d: any) => d.id)).toContain(deal.json.value.dealId);
+    expect(r.json.links).toMatchObject({ deal: expect.stringMatching(/^\/buy\/deals\/deal_/), listing: `/decode/${VIN}`, nouns: expect.objectContaining({ signing: `/signings/${VIN}` }) });
+    expect(JSON.stringify(r.json)).not.toMatch(/acct_/);
+    const md = await call(h.baseUrl, 'GET', `/${VIN}`, { headers: { accept: 'text/markdown' } });
+    expect(md.headers.get('content-type')).toMatch(/text\/markdown/);
+    expect(md.text).toMatch(/^# 2003 Honda Accord/);
+    expect(md.text).toContain('## signing');
+    const html = await call(h.baseUrl, 'GET', `/${VIN}`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(html.headers.get('content-type')).toMatch(/text\/html/);
+    expect(html.text).toContain('<title>2003 Honda Accord — VIN 1HGCM82633A004352</title>');
+    expect(html.text).not.toMatch(/<script/i);
+  });
+
+  it('the root route does not shadow static routes and answers non-VINs with a typed 404', async () => {
+    expect((await call(h.baseUrl, 'GET', '/catalog')).status).toBe(200);
+    const nf = await call(h.baseUrl, 'GET', '/not-a-vin');
+    expect(nf.status).toBe(404);
+    expect(nf.json.value.code).toBe('not-found');
+    expect((await call(h.baseUrl, 'GET', '/1HGCM82643A004352')).json.value.code).toBe('invalid-vin');
+  });
+
+  it('every noun answers at its door landing and VIN lens; capability routes win over the lens', async () => {
+    for (const n of nouns) {
+      const landing = await call(h.baseUrl, 'GET', `/${n.door}`);
+      expect(landing.status, n.door).toBe(200);
+      expect(landing.json.capabilities.length).toBe(Object.keys(n.capabilities).length);
+      const lens = await call(h.baseUrl, 'GET', `/${n.door}/${VIN}`, { headers: { accept: 'text/markdown' } });
+      expect(lens.status, n.door).toBe(200);
+      expect(lens.text).toContain(`# ${n.noun} for VIN ${VIN}`);
+    }
+    const st = await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`);
+    expect(st.json.answers).toBe('SigningStatus@1');
+    expect((await call(h.baseUrl, 'GET', '/signings/nonsense')).status).toBe(404);
+  });
+
+  it('publishes the catalog with anchors, named nouns and Markdown at .md', async () => {
+    const c = await call(h.baseUrl, 'GET', '/catalog');
+    expect(c.json.nouns.map((n: any) => n.noun)).toEqual(nouns.map((n) => n.noun));
+    expect(c.json.namedNouns).toHaveLength(namedNouns.length);
+    expect(c.json.namedNouns[0].operations).toBe('operations not published yet');
+    const html = await call(h.baseUrl, 'GET', '/catalog/signing', { headers: { accept: 'text/html' } });
+    expect(html.text).toContain('<section id="status">');
+    const md = await call(h.baseUrl, 'GET', '/catalog/signing.md');
+    expect(md.headers.get('content-type')).toMatch(/text\/markdown/);
+    expect(md.text).toContain('## signing.quote');
+    expect((await call(h.baseUrl, 'GET', '/catalog.md')).text).toMatch(/^# Vehicle Capability Service/);
+    expect((await call(h.baseUrl, 'GET', '/catalog/signing.status')).status).toBe(404); // sandbox: no page of its own
+    for (const n of c.json.nouns) for (const cap of n.capabilities.filter((x: any) => x.mode === 'live')) {
+      const page = await call(h.baseUrl, 'GET', cap.page, { headers: { accept: 'text/html' } });
+      expect(page.status, cap.page).toBe(200);
+      expect(page.text).toContain(`<title>${cap.name} — capability</title>`);
+    }
+    expect((await call(h.baseUrl, 'GET', '/catalog/nosuch')).status).toBe(404);
+  });
+
+  it('serves a valid OpenAPI 3.1 of live operations only', async () => {
+    const r = await call(h.baseUrl, 'GET', '/openapi.json');
+    expect(r.json.openapi).toBe('3.1.0');
+    const result = await validate(structuredClone(r.json));
+    if (!result.valid) throw new Error(compileErrors(result));
+    const ops = Object.values(r.json.paths).flatMap((p: any) => Object.values(p).map((o: any) => o.operationId));
+    const live = new Set((await call(h.baseUrl, 'GET', '/catalog')).json.nouns.flatMap((n: any) => n.capabilities.filter((c: any) => c.mode === 'live').map((c: any) => c.name)));
+    for (const c of capabilities) expect(ops.includes(c.name), c.name).toBe(live.has(c.name));
+    expect(ops).toEqual(expect.arrayContaining(['keys.mint', 'decode.get', 'record.get']));
+  });
+
+  it('serves agents.json naming /catalog first, with flows over /openapi.json operations', async () => {
+    const r = await call(h.baseUrl, 'GET', '/.well-known/agents.json');
+    expect(r.json.agentsJson).toBe('0.1.0');
+    expect(r.json.info.description).toContain('/catalog');
+    expect(r.json.firstRead).toBe(`${h.baseUrl}/catalog`);
+    expect(r.json.sources[0].path).toBe(`${h.baseUrl}/openapi.json`);
+    const oas = (await call(h.baseUrl, 'GET', '/openapi.json')).json;
+    const ops = new Set(Object.values(oas.paths).flatMap((p: any) => Object.values(p).map((o: any) => o.operationId)));
+    expect(r.json.flows.map((f: any) => f.id)).toContain('mint-a-key-then-call');
+    for (const f of r.json.flows) for (const a of f.actions) expect(ops.has(a.operationId), a.operationId).toBe(true);
+  });
+
+  it('serves llms.txt in the llms.txt format with keys, gates and every trigger', async () => {
+    const r = await call(h.baseUrl, 'GET', '/llms.txt');
+    const lines = r.text.split('\n');
+    expect(lines[0]).toBe('# Vehicle Capability Service');
+    expect(lines.find((l) => l.startsWith('> '))).toBeTruthy();
+    expect(r.text).toMatch(/^## Keys$/m);
+    expect(r.text).toMatch(/^- \[Mint a key\]\(http.*\/keys\): /m);
+    expect(r.text).toContain('Authorization: Bearer');
+    expect(r.text).toContain('POST /intents/{id}/settle');
+    expect(r.text).toContain('GET /handoffs/{id}');
+    for (const c of capabilities) expect(r.text).toContain(`- ${c.name} (`);
+  });
+
+  it('caches every discovery document by ETag: a matching If-None-Match answers 304', async () => {
+    for (const path of ['/catalog', '/catalog.md', '/catalog/signing', '/suite.json', '/openapi.json', '/.well-known/agents.json', '/llms.txt', '/signings', `/${VIN}`]) {
+      const r = await fetch(h.baseUrl + path);
+      const etag = r.headers.get('etag');
+      expect(etag, path).toBeTruthy();
+      expect(r.headers.get('cache-control'), path).toBeTruthy();
+      const again = await fetch(h.baseUrl + path, { headers: { 'if-none-match': etag! } });
+      expect(again.status, path).toBe(304);
+    }
+    const s = await fetch(h.baseUrl + '/suite.json');
+    expect(s.headers.get('etag')).toBe(`"${(await s.json()).digest}"`);
+  });
+});
