@@ -164,7 +164,7 @@ export class DealMachine {
     } catch (err) {
       const why = err instanceof BusError ? err.code : 'error';
       this.s.log.warn({ err, dealId: d.id, step: step.position }, 'deal step could not reach its pillar');
-      return { outcome: 'failed', code: 'pillar-unavailable', message: `the pillar serving ${def.capability ?? 'the handoff desk'} did not answer (${why}); retry shortly`, status: 503 };
+      return { outcome: 'failed', code: 'pillar-unavailable', message: `${k.kind === 'execute' ? `the pillar serving ${def.capability}` : `the commerce pillar (${k.kind === 'offer' ? 'offers' : 'handoffs'})`} did not answer (${why}); retry shortly`, status: 503 };
     }
   }
 
