@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
-import { createLogger, ManualClock, type Clock } from '@vcs/platform';
+import { createLogger, ManualClock, type Clock, type Logger } from '@vcs/platform';
 import { startEmbedded } from '@vcs/embedded';
 import { spawnService, type ServiceName } from '../../deploy/launch.ts';
 
@@ -15,8 +15,22 @@ export interface Harness {
   procs?: Map<ServiceName, ChildProcess[]>;
   kill?(service: ServiceName, signal?: NodeJS.Signals): Promise<void>;
   start?(service: ServiceName): Promise<void>;
+  /** Distributed only: start one more gateway process on its own port; resolves to its base URL once ready. */
+  startGateway?(): Promise<string>;
   env?: Record<string, string>;
+  /** Run SQL against the service's own database (PGlite or Postgres), for tests that inspect stored rows. */
+  sql(text: string, params?: unknown[]): Promise<any[]>;
 }
+
+/**
+ * Tests call one harness from one address many times a minute; unless a test asks for limits,
+ * the harness sets them high so only the rate-limit tests meet them.
+ */
+export const TEST_RATE_LIMITS = { sandbox: 100_000, live: 100_000, anonymous: 100_000, mint: 100_000 };
+const rateLimitEnv = (l: typeof TEST_RATE_LIMITS) => ({
+  RATE_LIMIT_SANDBOX_PER_MIN: String(l.sandbox), RATE_LIMIT_LIVE_PER_MIN: String(l.live),
+  RATE_LIMIT_ANON_PER_MIN: String(l.anonymous), RATE_LIMIT_MINT_PER_MIN: String(l.mint),
+});
 
 export function distributedEnv() {
   const { NATS_URL, DATABASE_URL, REDIS_URL } = process.env;
@@ -37,14 +51,27 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startHarness(mode: 'embedded' | 'distributed', opts: { clock?: Clock; busTimeoutMs?: number; replicas?: Partial<Record<ServiceName, number>>; env?: Record<string, string> } = {}): Promise<Harness> {
+export interface HarnessOptions {
+  clock?: Clock; busTimeoutMs?: number; replicas?: Partial<Record<ServiceName, number>>; env?: Record<string, string>;
+  rateLimits?: Partial<typeof TEST_RATE_LIMITS>;
+  /** Embedded only: the logger every service in the process writes to (tests capture lines with it). */
+  log?: Logger;
+}
+
+export async function startHarness(mode: 'embedded' | 'distributed', opts: HarnessOptions = {}): Promise<Harness> {
   return mode === 'embedded' ? startEmbeddedHarness(opts) : startDistributedHarness(opts);
 }
 
-export async function startEmbeddedHarness(opts: { clock?: Clock; busTimeoutMs?: number } = {}): Promise<Harness> {
-  const svc = await startEmbedded({ pgliteDir: 'memory://', log: createLogger('test', 'silent'), clock: opts.clock, busTimeoutMs: opts.busTimeoutMs });
+export async function startEmbeddedHarness(opts: HarnessOptions = {}): Promise<Harness> {
+  const svc = await startEmbedded({
+    pgliteDir: 'memory://', log: opts.log ?? createLogger('test', 'silent'), clock: opts.clock, busTimeoutMs: opts.busTimeoutMs,
+    rateLimits: { ...TEST_RATE_LIMITS, ...(opts.rateLimits ?? {}) },
+  });
   const address = await svc.app.listen({ port: 0, host: '127.0.0.1' });
-  return { mode: 'embedded', baseUrl: address, stop: () => svc.stop() };
+  return {
+    mode: 'embedded', baseUrl: address, stop: () => svc.stop(),
+    sql: async (text, params = []) => (await svc.infra.db.query(text, params)).rows,
+  };
 }
 
 /** A fresh database, Redis prefix and NATS namespace per run, so runs never see each other. */
@@ -73,12 +100,15 @@ async function waitReady(url: string, timeoutMs = 30_000) {
   throw new Error(`not ready: ${url}`);
 }
 
-export async function startDistributedHarness(opts: { busTimeoutMs?: number; replicas?: Partial<Record<ServiceName, number>>; env?: Record<string, string> } = {}): Promise<Harness> {
+export async function startDistributedHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const port = await freePort();
-  const env = { ...(await freshStores()), PORT: String(port), HOST: '127.0.0.1', BUS_TIMEOUT_MS: String(opts.busTimeoutMs ?? 3000), ...(opts.env ?? {}) };
+  const env: Record<string, string> = {
+    ...(await freshStores()), PORT: String(port), HOST: '127.0.0.1', BUS_TIMEOUT_MS: String(opts.busTimeoutMs ?? 3000),
+    ...rateLimitEnv({ ...TEST_RATE_LIMITS, ...(opts.rateLimits ?? {}) }), ...(opts.env ?? {}),
+  };
   const procs = new Map<ServiceName, ChildProcess[]>();
-  const startOne = (s: ServiceName) => {
-    const child = spawnService(s, env, 'pipe');
+  const startOne = (s: ServiceName, extra: Record<string, string> = {}) => {
+    const child = spawnService(s, { ...env, ...extra }, 'pipe');
     let out = '';
     child.stderr?.on('data', (d) => { out += d; if (out.length > 20_000) out = out.slice(-10_000); });
     child.on('exit', (code) => { if (code && code !== 0 && code !== 143 && code !== 130) process.stderr.write(`[${s}] exited ${code}\n${out}\n`); });
@@ -113,6 +143,18 @@ export async function startDistributedHarness(opts: { busTimeoutMs?: number; rep
       await exited(c);
     },
     async start(service) { startOne(service); },
+    async startGateway() {
+      const p = await freePort();
+      startOne('gateway', { PORT: String(p) });
+      const url = `http://127.0.0.1:${p}`;
+      await waitReady(`${url}/signings/status`);
+      return url;
+    },
+    sql: async (text, params = []) => {
+      const c = new pg.Client({ connectionString: env.DATABASE_URL });
+      await c.connect();
+      try { return (await c.query(text, params as any[])).rows; } finally { await c.end(); }
+    },
     async stop() {
       const all = [...procs.values()].flat();
       for (const c of all) c.kill('SIGTERM');

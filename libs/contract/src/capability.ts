@@ -47,6 +47,8 @@ export interface CapabilitySpec<Req extends z.ZodObject = z.ZodObject, Val exten
   triggers?: Trigger[];
   /** Extra notes shown in the catalog (for example: requires a mandate when delegated). */
   notes?: string[];
+  /** `when-delegated`: a call made on someone's behalf must carry a Mandate (403 mandate-required otherwise). */
+  mandate?: 'when-delegated';
 }
 
 export interface Capability<Req extends z.ZodObject = z.ZodObject, Val extends z.ZodType = z.ZodType>

@@ -18,3 +18,5 @@ export {
 export { poa, poaDocumentValue } from './nouns/poa.ts';
 export { frameInspection, inspectionValue } from './nouns/frameInspection.ts';
 export { totalLoss, totalLossFsmStates } from './nouns/totalLoss.ts';
+export * from './mandate.ts';
+export * from './money.ts';

@@ -1,5 +1,6 @@
 import type { PillarDefinition } from '@vcs/platform';
 import { serveKeyMinting } from './keys.ts';
+import { serveMoney } from './money/serve.ts';
 import { apiKeyHandlers } from './nouns/apiKey.ts';
 
 /** The Commerce pillar: keys, accounts and money. */
@@ -11,6 +12,6 @@ export const commercePillar: PillarDefinition = {
     apiKey: apiKeyHandlers,
   },
   async background(services) {
-    return [serveKeyMinting(services)];
+    return [serveKeyMinting(services), serveMoney(services)];
   },
 };

@@ -5,7 +5,15 @@ export const MINT_SUBJECT = 'sys.commerce.keys.mint';
 
 export function serveKeyMinting(services: Services) {
   return services.bus.serve(MINT_SUBJECT, 'pillar.commerce', async () => {
-    const { key, row } = await services.db.tx((q) => insertKey(q, { environment: 'sandbox', now: services.clock.now() }));
+    const now = services.clock.now();
+    const { key, row } = await services.db.tx(async (q) => {
+      const minted = await insertKey(q, { environment: 'sandbox', now });
+      await q.query(
+        'insert into api_key_events(key_id, account_id, type, data, occurred_at) values ($1,$2,$3,$4,$5)',
+        [minted.row.id, minted.row.account_id, 'ApiKey.minted@1', JSON.stringify({ prefix: minted.row.prefix, via: 'POST /keys' }), now],
+      );
+      return minted;
+    });
     return { data: enc.encode(JSON.stringify({ key, account: row.account_id, keyId: row.id, prefix: row.prefix })) };
   });
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { commercePillar } from '@vcs/commerce';
 import { dataPillar } from '@vcs/data';
-import { buildApp } from '@vcs/gateway';
+import { buildApp, type RateLimits } from '@vcs/gateway';
 import {
   MemoryBus, createMemoryKv, createPgliteDb, migrate, startPillar, systemClock,
   type Clock, type Infra, type Logger, type PillarDefinition, type Stoppable,
@@ -19,6 +19,8 @@ export interface EmbeddedOptions {
   busTimeoutMs?: number;
   bodyLimitBytes?: number;
   publicBaseUrl?: string;
+  /** Calls a minute per class; defaults from RATE_LIMIT_* in the environment. */
+  rateLimits?: RateLimits;
 }
 
 /** The gateway and all four pillars in one process: in-process bus, PGlite, in-memory stand-in for Redis. */
@@ -30,7 +32,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: Fasti
   for (const p of allPillars) pillars.push(await startPillar(p, infra, opts.log.child({ service: p.name })));
   const app = await buildApp({
     ...infra, log: opts.log.child({ service: 'gateway' }),
-    config: { busTimeoutMs: opts.busTimeoutMs ?? 3000, bodyLimitBytes: opts.bodyLimitBytes ?? 1_048_576, publicBaseUrl: opts.publicBaseUrl },
+    config: { busTimeoutMs: opts.busTimeoutMs ?? 3000, bodyLimitBytes: opts.bodyLimitBytes ?? 1_048_576, publicBaseUrl: opts.publicBaseUrl, rateLimits: opts.rateLimits },
   });
   return {
     app, infra,

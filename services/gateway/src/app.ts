@@ -11,6 +11,15 @@ import { documentRoutes } from './routes/discovery/documents.ts';
 import { suiteRoutes } from './routes/discovery/suite.ts';
 import { doorRoutes } from './routes/doors.ts';
 import { recordRoutes } from './routes/record.ts';
+import { moneyRoutes } from './routes/money.ts';
+import { pricingRoutes } from './routes/pricing.ts';
+import { keysMeRoute } from './routes/keysMe.ts';
+import { registerIdempotency } from './idempotency.ts';
+import { registerKeyChangeNotices } from './keyCache.ts';
+import { Meter, registerMeter } from './meter.ts';
+import { registerRateLimits } from './rateLimit.ts';
+import { registerScopeCheck } from './scopes.ts';
+import { mcpRoutes } from './routes/mcp.ts';
 
 export const LIMITS = { bodyBytes: 1_048_576, jsonDepth: 32, headerBytes: 16_384, paramLength: 200 };
 
@@ -69,8 +78,20 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     return sendAnswer(reply, blocked('internal', `the gateway failed on this request; it is logged under request id ${req.id}`));
   });
 
+  // Order matters: limit first (cheap refusal), then idempotency (needs the parsed body), meter last.
+  registerRateLimits(app, deps);
+  registerScopeCheck(app, deps);
+  registerIdempotency(app, deps);
+  const meter = new Meter(deps.kv, deps.log);
+  registerMeter(app, deps, meter);
+  registerKeyChangeNotices(app, deps);
+
   await app.register(async (scope) => capabilityRoutes(scope, deps));
   await app.register(async (scope) => keyRoutes(scope, deps));
+  await app.register(async (scope) => mcpRoutes(scope, deps));
+  await app.register(async (scope) => keysMeRoute(scope, deps, meter));
+  await app.register(async (scope) => pricingRoutes(scope));
+  await app.register(async (scope) => moneyRoutes(scope, deps));
   await app.register(async (scope) => dealRoutes(scope, deps));
   // Keyless faces and discovery. Keep doors and the record last: they skip any path already taken.
   await app.register(async (scope) => decodeRoutes(scope, deps));

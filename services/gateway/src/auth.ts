@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import { findKeyByPrefix, keyMatches, parseKey, type Db, type Environment } from '@vcs/platform';
+import { keyMatches, parseKey, type Db, type Environment } from '@vcs/platform';
 import type { BlockedCode } from '@vcs/contract';
+import { cachedKey } from './keyCache.ts';
 
 /** Who is calling: anonymous, a valid key, or a key that was presented but refused (and why). */
 export type Caller =
@@ -17,12 +18,22 @@ export function presentedKey(req: FastifyRequest): string | null {
   return null;
 }
 
-export async function identify(db: Db, req: FastifyRequest, now: Date): Promise<Caller> {
+// One identification per request: hooks (rate limit, idempotency, meter) and the route share it.
+const memo = new WeakMap<FastifyRequest, Promise<Caller>>();
+
+export function identify(db: Db, req: FastifyRequest, now: Date): Promise<Caller> {
+  let p = memo.get(req);
+  if (!p) { p = identifyOnce(db, req, now); memo.set(req, p); p.catch(() => memo.delete(req)); }
+  return p;
+}
+
+async function identifyOnce(db: Db, req: FastifyRequest, now: Date): Promise<Caller> {
   const key = presentedKey(req);
   if (!key) return { kind: 'anonymous', environment: 'sandbox' };
   const parsed = parseKey(key);
+  // Messages never echo the presented key: an error text is not a place for a secret.
   if (!parsed) return { kind: 'refused', code: 'key-unknown', message: 'the key is not a key this service issued; mint one with POST /keys', environment: 'sandbox' };
-  const row = await findKeyByPrefix(db, parsed.prefix);
+  const row = await cachedKey(db, parsed.prefix);
   if (!row || !keyMatches(key, row.secret_hash)) return { kind: 'refused', code: 'key-unknown', message: 'no such key; mint one with POST /keys', environment: 'sandbox' };
   if (row.status === 'revoked') return { kind: 'refused', code: 'key-revoked', message: 'this key was revoked; mint a new one with POST /keys', environment: 'sandbox' };
   if (row.status === 'superseded' && (!row.grace_until || new Date(row.grace_until) <= now)) {

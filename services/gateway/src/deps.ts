@@ -1,10 +1,13 @@
 import type { Bus, Clock, Db, Kv, Logger } from '@vcs/platform';
+import type { RateLimits } from './rateLimit.ts';
 
 export interface GatewayConfig {
   busTimeoutMs: number;
   bodyLimitBytes: number;
   /** Public base URL used in links (defaults to the request's own origin). */
   publicBaseUrl?: string;
+  /** Calls a minute per class; defaults from RATE_LIMIT_* in the environment. */
+  rateLimits?: RateLimits;
 }
 
 /** Everything the gateway needs, injected so tests build it with `app.inject()` on real or embedded infra. */

@@ -1,8 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Capability } from '@vcs/contract';
+import { checkMandate, commerceSubjects, offerTerms, requiresMandateWhenDelegated, sandboxDesks, type Capability, type OfferValue } from '@vcs/contract';
 import type { CallContext } from '@vcs/platform';
 import type { Caller } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
+import { askCommerce, sendMoney } from './money/commerce.ts';
+import { acceptPrice, isDelegated, mandateOf } from './money/headers.ts';
+import { encodeHeader, paymentRequiredOf } from './money/x402.ts';
+import { sendBlocked } from './reply.ts';
 
 /**
  * The offer and human gates. Each returns either an answer it has already sent (a 402 OFFER, a 403
@@ -14,6 +18,75 @@ export type GateCheck = (
   req: FastifyRequest, reply: FastifyReply, deps: GatewayDeps,
 ) => Promise<GateOutcome>;
 
-/** Foundation: every gate passes through. The money-and-people issue replaces these with intents and handoffs. */
 export const passThroughGate: GateCheck = async (_c, _i, _caller, ctx) => ({ sent: false, ctx });
-export const gates: { offer: GateCheck; human: GateCheck } = { offer: passThroughGate, human: passThroughGate };
+
+/**
+ * Mandate gate, on every capability: a malformed `Mandate` is 400; a delegated call to a capability that needs
+ * a mandate without one is 403 mandate-required; expiry, perAction and tripwires halt the call. The running
+ * total against the ceiling is kept by commerce when the call settles.
+ */
+const mandateGate: GateCheck = async (c, _input, caller, ctx, req, reply, deps) => {
+  const m = mandateOf(req);
+  if (m && 'problems' in m) {
+    sendBlocked(reply, 'invalid-mandate', 'the Mandate header must be base64url JSON of {id, principal, ceiling, perAction, expires, tripwires}; fix each problem listed', { problems: m.problems, schema: '/docs/money.md#mandates' });
+    return { sent: true };
+  }
+  if (!m) {
+    if (requiresMandateWhenDelegated(c) && isDelegated(req, caller)) {
+      sendBlocked(reply, 'mandate-required', `${c.name} made on someone's behalf needs a Mandate header (base64url JSON of the principal's mandate)`, { capability: c.name });
+      return { sent: true };
+    }
+    return { sent: false, ctx };
+  }
+  const terms = offerTerms(c);
+  const violation = checkMandate(m.mandate, { capability: c.name, ceilingCents: c.gate === 'offer' ? terms.ceilingCents : 0, currency: terms.ceiling.currency, now: deps.clock.now() });
+  if (violation) {
+    sendBlocked(reply, violation.code, violation.message, { capability: c.name, mandate: { id: m.mandate.id, principal: m.mandate.principal }, ...(violation.tripwire ? { tripwire: violation.tripwire } : {}) });
+    return { sent: true };
+  }
+  return { sent: false, ctx: { ...ctx, mandate: m.mandate } };
+};
+
+/**
+ * Offer gate: commerce stores a pending intent and answers 402 OFFER (mirrored as x402 in PAYMENT-REQUIRED).
+ * With `Accept-Price` at or above the hard ceiling, or a Mandate that covers it, the intent is settled at once.
+ */
+const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => {
+  const accept = acceptPrice(req);
+  if (accept === 'invalid') {
+    sendBlocked(reply, 'invalid-price-header', 'Accept-Price must be an amount and a currency code, for example "Accept-Price: 5.00 USD"', { example: 'Accept-Price: 5.00 USD' });
+    return { sent: true };
+  }
+  const created = await askCommerce(deps, commerceSubjects.intentsCreate, { capability: c.name, input, ctx }, ctx.requestId);
+  if (created.status !== 402) { sendMoney(reply, created); return { sent: true }; }
+  const offer = created.answer.value as OfferValue;
+  const terms = offerTerms(c);
+  const accepted = accept !== null && accept.currency === terms.ceiling.currency && terms.ceilingCents <= accept.cents;
+  reply.header('intent-id', offer.intent.id);
+  if (accepted || ctx.mandate) {
+    if (caller.kind !== 'key') {
+      sendBlocked(reply, 'key-required', `settling ${c.name} needs a key: send Authorization: Bearer <key> (mint one with POST /keys), or settle intent ${offer.intent.id} later with one`, { intent: offer.intent, settle: offer.settle, mint: { method: 'POST', path: '/keys' } });
+      return { sent: true };
+    }
+    const settled = await askCommerce(deps, commerceSubjects.intentsSettle,
+      { intentId: offer.intent.id, ctx, mandate: ctx.mandate, timeoutMs: deps.config.busTimeoutMs * 2 }, ctx.requestId, deps.config.busTimeoutMs * 2 + 500);
+    sendMoney(reply, settled);
+    return { sent: true };
+  }
+  if (accept) reply.header('accept-price-result', `declined: the hard ceiling ${terms.ceiling.amount} ${terms.ceiling.currency} is above ${accept.text}`);
+  const base = deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
+  reply.header('payment-required', encodeHeader(paymentRequiredOf(offer, c.price, `${base}${c.path}`, c.summary, deps.clock.now())));
+  sendMoney(reply, created);
+  return { sent: true };
+};
+
+/** Human gate: commerce stores a pending handoff and answers 403 BLOCKED NEEDS_HUMAN with its poll rail. */
+const humanGate: GateCheck = async (c, input, _caller, ctx, _req, reply, deps) => {
+  const h = c.human ?? { verb: 'authorize' as const, ...sandboxDesks.authorize };
+  const created = await askCommerce(deps, commerceSubjects.handoffsCreate,
+    { verb: h.verb, credential: h.credential, capability: c.name, input, ctx }, ctx.requestId, deps.config.busTimeoutMs * 2 + 500);
+  sendMoney(reply, created);
+  return { sent: true };
+};
+
+export const gates: { mandate: GateCheck; offer: GateCheck; human: GateCheck } = { mandate: mandateGate, offer: offerGate, human: humanGate };

@@ -1,2 +1,3 @@
 export { buildApp, LIMITS } from './app.ts';
 export type { GatewayDeps, GatewayConfig } from './deps.ts';
+export { rateLimitsFrom, type RateLimits } from './rateLimit.ts';

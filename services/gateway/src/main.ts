@@ -1,6 +1,7 @@
 import { connectInfra, createLogger, loadConfig, onShutdown } from '@vcs/platform';
 import { buildApp } from './app.ts';
 import { gatewayConfig } from './config.ts';
+import { rateLimitsFrom } from './rateLimit.ts';
 
 // The gateway as its own process (distributed mode).
 const cfg = loadConfig(gatewayConfig);
@@ -8,7 +9,7 @@ const log = createLogger('gateway', cfg.LOG_LEVEL);
 const infra = await connectInfra('gateway', cfg);
 const app = await buildApp({
   ...infra, log,
-  config: { busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL },
+  config: { busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL, rateLimits: rateLimitsFrom(process.env) },
 });
 await app.listen({ port: cfg.PORT, host: cfg.HOST });
 onShutdown(log, cfg.SHUTDOWN_TIMEOUT_MS, async () => {

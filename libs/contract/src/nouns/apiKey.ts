@@ -6,6 +6,12 @@ import { price } from '../common.ts';
 export const apiKeyStatus = z.enum(['active', 'superseded', 'revoked']);
 export const scopeName = z.enum(['read', 'act']);
 
+/** The spec says "no input"; an empty body keeps the key's scopes and binding. Both members narrow when given. */
+export const scopeRequest = z.object({
+  scopes: z.array(scopeName).min(1).optional().meta({ description: 'The scopes to keep: a subset of the key\'s current scopes (read, act)', example: ['read'] }),
+  mandateBinding: z.string().min(1).max(200).optional().meta({ description: 'The mandate id to bind the key to, or "none"', example: 'mandate_3Fq' }),
+}).strict();
+
 /** ApiKey@1: the key's record. Never carries the secret, except `secretOnce` in the answer that creates one. */
 export const apiKeyRecord = z.object({
   id: z.string().meta({ example: 'key_3Fq...' }),
@@ -60,7 +66,7 @@ export const apiKey = defineNoun({
     scope: {
       method: 'POST', path: '/api-keys/scope', gate: 'key', mode: 'sandbox', facet: 'data',
       summary: 'Narrow the calling key\'s scopes and bind it to a mandate.',
-      request: noInput, answer: 'ApiKeyScope@1',
+      request: scopeRequest, answer: 'ApiKeyScope@1',
       value: z.object({ apiKey: z.string(), scopes: z.array(z.string()), mandateBinding: z.string(), status: z.string(), scopedAt: timestamp }),
       events: [{ type: 'ApiKey.scoped@1', when: 'success' }], price: price.free(),
     },

@@ -46,7 +46,7 @@ export const poa = defineNoun({
       events: [{ type: 'Poa.verified@1', when: 'success' }], price: price.free(), triggers: noDocument,
     },
     generate: {
-      method: 'POST', path: '/poas/generate', gate: 'offer', mode: 'sandbox', facet: 'services',
+      method: 'POST', path: '/poas/generate', gate: 'offer', mode: 'sandbox', facet: 'services', mandate: 'when-delegated',
       summary: 'Generate a power of attorney for a VIN under a governing state.',
       request: z.object({
         vin,

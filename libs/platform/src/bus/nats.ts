@@ -91,7 +91,7 @@ export class NatsBus implements Bus {
       },
     });
     this.subs.add(sub);
-    return { stop: () => { this.subs.delete(sub); void sub.drain(); } };
+    return { stop: () => { this.subs.delete(sub); if (!this.nc.isClosed()) sub.drain().catch(() => undefined); } };
   }
 
   async publishEvent(subject: string, data: Uint8Array, msgId: string) {
@@ -119,13 +119,13 @@ export class NatsBus implements Bus {
         }
       }
     })();
-    return { stop: async () => { await messages.close(); await done.catch(() => undefined); } };
+    return { stop: async () => { await Promise.resolve(messages.close()).catch(() => undefined); await done.catch(() => undefined); } };
   }
 
   broadcast(subject: string, data: Uint8Array) { this.nc.publish(this.s(subject), data); }
   onBroadcast(subject: string, handler: (d: Uint8Array) => void) {
     const sub = this.nc.subscribe(this.s(subject), { callback: (err, msg) => { if (!err) handler(msg.data); } });
-    return { stop: () => sub.unsubscribe() };
+    return { stop: () => { if (!this.nc.isClosed()) sub.unsubscribe(); } };
   }
   isConnected() { return !this.nc.isClosed() && !this.nc.isDraining() && this.nc.info !== undefined; }
   async drain() {

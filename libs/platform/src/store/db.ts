@@ -21,9 +21,9 @@ export interface Db extends Queryable {
 export class StoreUnavailableError extends Error {}
 
 const isConnError = (e: any) =>
-  e && (e.code === 'ECONNREFUSED' || e.code === '57P01' || e.code === '57P03' || e.code === 'ECONNRESET' || /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(String(e.message)));
+  e && (e.code === 'ECONNREFUSED' || e.code === '53300' || e.code === '57P01' || e.code === '57P03' || e.code === 'ECONNRESET' || /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(String(e.message)));
 
-export function createPgDb(url: string, max = 10): Db {
+export function createPgDb(url: string, max = Number(process.env.PG_POOL_MAX ?? 5)): Db {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 2000, idleTimeoutMillis: 10_000 });
   pool.on('error', () => undefined); // a dropped idle client must not crash the process; the next query reconnects
   const wrap = async <T>(p: Promise<T>) => { try { return await p; } catch (e) { if (isConnError(e)) throw new StoreUnavailableError(String((e as Error).message)); throw e; } };

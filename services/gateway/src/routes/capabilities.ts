@@ -42,6 +42,9 @@ export async function capabilityRoutes(app: FastifyInstance, deps: GatewayDeps) 
           trigger: typeof trigger === 'string' ? trigger : null,
           settled: false,
         };
+        const mandated = await gates.mandate(c, parsed.data as Record<string, unknown>, caller, ctx, req, reply, deps);
+        if (mandated.sent) return reply;
+        ctx = mandated.ctx;
         if (c.gate === 'offer' || c.gate === 'human') {
           const outcome = await gates[c.gate](c, parsed.data as Record<string, unknown>, caller, ctx, req, reply, deps);
           if (outcome.sent) return reply;

@@ -1,0 +1,6 @@
+// @vcs/sdk: one export per noun (generated), workflow functions (generated), and the fetch-only runtime.
+export * from './runtime.ts';
+export * from './generated/catalog.ts';
+export * from './generated/nouns.ts';
+export * from './generated/workflows.ts';
+export type * from './generated/types.ts';

@@ -1,0 +1,129 @@
+import { capabilityByName, newId, sandboxDesks, type HumanVerb } from '@vcs/contract';
+import { writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
+import { execute, iso, json, record, refusal, type MoneyReply } from './common.ts';
+import type { Origin } from './intents.ts';
+
+export interface CreateHandoffRequest {
+  verb: HumanVerb; credential: string; capability: string | null; input: Record<string, unknown> | null; ctx: CallContext; origin?: Origin;
+}
+export interface CompleteHandoffRequest { handoffId: string; outcome: 'completed' | 'refused'; credential: string; ctx: CallContext; timeoutMs?: number }
+
+interface HandoffRow {
+  id: string; account_id: string | null; verb: string; credential: string; capability: string | null; input: unknown; trigger: string | null;
+  origin: unknown; terminus: unknown; status: string; result: unknown; result_status: number | null; created_at: string | Date; completed_at: string | Date | null;
+}
+
+const pollPath = (id: string) => `/handoffs/${id}`;
+const verbs = Object.keys(sandboxDesks) as HumanVerb[];
+
+function handoffView(r: HandoffRow) {
+  return {
+    id: r.id, status: r.status === 'completing' ? 'pending' : r.status, verb: r.verb, credential: r.credential, capability: r.capability,
+    terminus: json(r.terminus), account: r.account_id, origin: json(r.origin) ?? null, createdAt: iso(r.created_at), completedAt: iso(r.completed_at),
+    poll: { method: 'GET', path: pollPath(r.id) },
+    complete: { method: 'POST', path: `${pollPath(r.id)}/complete`, body: { outcome: 'completed | refused', credential: r.credential } },
+    result: r.result ? json(r.result) : null,
+  };
+}
+
+async function findHandoff(q: Queryable, id: string, lock = false) {
+  const { rows } = await q.query<HandoffRow>(`select * from handoffs where id = $1${lock ? ' for update' : ''}`, [id]);
+  return rows[0];
+}
+
+/** `sys.commerce.handoffs.create`: store a pending handoff and answer 403 BLOCKED NEEDS_HUMAN naming the desk. */
+export async function createHandoff(services: Services, req: CreateHandoffRequest): Promise<MoneyReply> {
+  const { ctx } = req;
+  if (!verbs.includes(req.verb)) return refusal(services, ctx, 'invalid-input', `verb must be one of ${verbs.join(', ')}`);
+  const c = req.capability ? capabilityByName(req.capability) : undefined;
+  if (req.capability && !c) return refusal(services, ctx, 'invalid-input', `no capability named ${req.capability}`);
+  let input: unknown = null;
+  if (c) {
+    const parsed = c.request.safeParse(req.input ?? {});
+    if (!parsed.success) return refusal(services, ctx, 'invalid-input', `the input to ${c.name} is not valid`, { problems: parsed.error.issues.map((i) => ({ field: i.path.join('.') || '(body)', message: i.message })) });
+    input = parsed.data;
+  }
+  const credential = req.credential || c?.human?.credential || sandboxDesks[req.verb].credential;
+  const terminus = c?.human?.terminus ?? sandboxDesks[req.verb].terminus;
+  const id = newId('handoff');
+  const trigger = ctx.environment === 'sandbox' ? ctx.trigger : null;
+  await services.db.query(
+    `insert into handoffs(id, account_id, verb, credential, capability, input, trigger, origin, terminus, created_at) values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)`,
+    [id, ctx.account, req.verb, credential, c?.name ?? null, input === null ? null : JSON.stringify(input), trigger,
+      req.origin ? JSON.stringify(req.origin) : null, JSON.stringify(terminus), services.clock.now().toISOString()],
+  );
+  // Sandbox triggers: the sandbox desk acts at once; the caller still gets NEEDS_HUMAN and reads the outcome on the rail.
+  let status = 'pending';
+  if (trigger === 'human-completed' || trigger === 'human-refused') {
+    const done = await completeHandoff(services, { handoffId: id, outcome: trigger === 'human-completed' ? 'completed' : 'refused', credential, ctx });
+    status = String((done.answer.value as { status?: string } | undefined)?.status ?? status);
+  }
+  const subject = c ? c.name : `the ${req.verb} step`;
+  const r = refusal(services, ctx, 'NEEDS_HUMAN',
+    `${subject} needs a human to ${req.verb}: a holder of the ${credential} credential at ${terminus.name}; poll GET ${pollPath(id)} for the outcome`,
+    {
+      needs: 'NEEDS_HUMAN', verb: req.verb, credential, capability: c?.name ?? null, terminus,
+      handoff: { id, status, poll: { method: 'GET', path: pollPath(id) } },
+      complete: { method: 'POST', path: `${pollPath(id)}/complete`, body: { outcome: 'completed', credential } },
+    });
+  return r;
+}
+
+/** `sys.commerce.handoffs.get`: the poll rail. */
+export async function getHandoff(services: Services, req: { handoffId: string; ctx: CallContext }): Promise<MoneyReply> {
+  const r = await findHandoff(services.db, String(req.handoffId));
+  if (!r) return refusal(services, req.ctx, 'handoff-not-found', `no handoff ${req.handoffId}; handoff ids start ho_ and come from a NEEDS_HUMAN answer`);
+  if (r.account_id && r.account_id !== req.ctx.account) return refusal(services, req.ctx, 'forbidden', `handoff ${r.id} belongs to another account; send the key of the account that made it`);
+  return record(services, req.ctx, 'Handoff@1', handoffView(r));
+}
+
+const handoffEvent = (services: Services, r: HandoffRow, type: 'Handoff.completed@1' | 'Handoff.refused@1', ctx: CallContext) => ({
+  type, occurredAt: services.clock.now().toISOString(), account: r.account_id, capability: r.capability,
+  vin: typeof (json(r.input) as { vin?: unknown } | null)?.vin === 'string' ? (json(r.input) as { vin: string }).vin : null,
+  data: { handoffId: r.id, verb: r.verb, capability: r.capability, origin: json(r.origin) ?? null },
+  simulated: ctx.environment === 'sandbox',
+});
+
+/**
+ * `sys.commerce.handoffs.complete`: the credentialed principal completes or refuses. Completing a capability
+ * handoff runs the capability once (pending → completing under a row lock) and keeps its answer on the rail.
+ */
+export async function completeHandoff(services: Services, req: CompleteHandoffRequest): Promise<MoneyReply> {
+  const { ctx } = req;
+  if (req.outcome !== 'completed' && req.outcome !== 'refused') return refusal(services, ctx, 'invalid-input', 'outcome must be "completed" or "refused"');
+  const step = await services.db.tx(async (q) => {
+    const r = await findHandoff(q, String(req.handoffId), true);
+    if (!r) return { reply: refusal(services, ctx, 'handoff-not-found', `no handoff ${req.handoffId}; handoff ids start ho_ and come from a NEEDS_HUMAN answer`) };
+    if (r.account_id && r.account_id !== ctx.account) return { reply: refusal(services, ctx, 'forbidden', `handoff ${r.id} belongs to another account; complete it with the key of the account that made it`) };
+    if (r.status === 'completed' || r.status === 'refused') return { reply: { ...record(services, ctx, 'Handoff@1', handoffView(r)), replayed: true } };
+    if (r.status === 'completing') return { reply: refusal(services, ctx, 'idempotency-in-flight', `handoff ${r.id} is being completed; poll GET ${pollPath(r.id)}`) };
+    if (req.credential !== r.credential) return { reply: refusal(services, ctx, 'forbidden', `handoff ${r.id} needs the ${r.credential} credential; send {"outcome": "...", "credential": "${r.credential}"}`) };
+    const now = services.clock.now().toISOString();
+    if (req.outcome === 'refused' || !r.capability) {
+      const status = req.outcome;
+      await q.query('update handoffs set status = $2, completed_at = $3 where id = $1', [r.id, status, now]);
+      await writeEvents(q, [handoffEvent(services, r, status === 'refused' ? 'Handoff.refused@1' : 'Handoff.completed@1', ctx)]);
+      return { reply: record(services, ctx, 'Handoff@1', handoffView({ ...r, status, completed_at: now })) };
+    }
+    await q.query(`update handoffs set status = 'completing' where id = $1`, [r.id]);
+    return { run: r };
+  });
+  if ('reply' in step) return step.reply!;
+  const r = step.run!;
+  const c = capabilityByName(r.capability!)!;
+  const stored = r.trigger?.startsWith('human-') ? null : r.trigger;
+  const runCtx: CallContext = { ...ctx, account: r.account_id, settled: true, trigger: stored };
+  const done = await execute(services, c, json(r.input), runCtx, Math.max(1000, (req.timeoutMs ?? 5000) - 500));
+  if (done.unavailable === 'no-responders' || done.unavailable === 'closed') {
+    await services.db.query(`update handoffs set status = 'pending' where id = $1 and status = 'completing'`, [r.id]);
+    return { status: done.status, answer: done.answer };
+  }
+  const now = services.clock.now().toISOString();
+  const finished = { ...r, status: 'completed', result: done.answer, result_status: done.status, completed_at: now };
+  await services.db.tx(async (q) => {
+    await q.query('update handoffs set status = $2, result = $3, result_status = $4, completed_at = $5 where id = $1',
+      [r.id, 'completed', JSON.stringify(done.answer), done.status, now]);
+    await writeEvents(q, [handoffEvent(services, r, 'Handoff.completed@1', ctx)]);
+  });
+  return record(services, ctx, 'Handoff@1', handoffView(finished));
+}

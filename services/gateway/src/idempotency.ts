@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { identify } from './auth.ts';
+import type { GatewayDeps } from './deps.ts';
+import { sendBlocked } from './reply.ts';
+
+/** Stripe's window: the same key with the same body within 24 hours replays the first answer. */
+export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
+/** A claim left by a gateway that died mid-call expires; longer than any call can run. */
+const IN_FLIGHT_TTL_MS = 120_000;
+
+type Stored =
+  | { state: 'running'; fp: string }
+  | { state: 'done'; fp: string; status: number; contentType: string; body: string };
+
+const claims = new WeakMap<FastifyRequest, { kvKey: string; fp: string }>();
+
+const SECRET_MEMBER = /"(key|secretOnce)":"vcs_[^"]*"/g;
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** Same meaning, same text: object members sorted so `{a,b}` and `{b,a}` are one body. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as any)[k])}`).join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}
+
+/**
+ * `Idempotency-Key` on POST, kept in Kv (Redis) so it holds across gateway replicas; scoped per account,
+ * or per client address when anonymous, so two callers never collide on a key.
+ */
+export function registerIdempotency(app: FastifyInstance, deps: GatewayDeps) {
+  app.addHook('preHandler', async (req, reply) => {
+    if (req.method !== 'POST') return;
+    const header = req.headers['idempotency-key'];
+    if (header === undefined) return;
+    if (typeof header !== 'string' || header.length < 1 || header.length > 255) {
+      return sendBlocked(reply, 'invalid-input', 'Idempotency-Key must be one value of 1 to 255 characters (a UUID is a good choice)');
+    }
+    const caller = await identify(deps.db, req, deps.clock.now());
+    const scope = caller.kind === 'key' ? `acct:${caller.account}` : `ip:${req.ip}`;
+    const kvKey = `idem:${scope}:${sha(header)}`;
+    const fp = sha(`${req.method} ${req.url}\n${canonical(req.body ?? {})}`);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (await deps.kv.setNx(kvKey, JSON.stringify({ state: 'running', fp } satisfies Stored), IN_FLIGHT_TTL_MS)) {
+        claims.set(req, { kvKey, fp });
+        return;
+      }
+      const raw = await deps.kv.get(kvKey);
+      if (!raw) continue; // expired between the two reads: claim again
+      const seen = JSON.parse(raw) as Stored;
+      if (seen.fp !== fp) {
+        return sendBlocked(reply, 'idempotency-key-reused', 'this Idempotency-Key was used with a different request (path or body); use a new key for a new request');
+      }
+      if (seen.state === 'running') {
+        reply.header('retry-after', '1');
+        return sendBlocked(reply, 'idempotency-in-flight', 'the first request with this Idempotency-Key is still running; retry shortly to get its answer');
+      }
+      return reply.code(seen.status).type(seen.contentType).header('idempotent-replayed', 'true').send(seen.body);
+    }
+  });
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    const claim = claims.get(req);
+    if (!claim) return payload;
+    claims.delete(req);
+    const status = reply.statusCode;
+    // Retriable outcomes are not remembered: the next attempt with the same key runs again.
+    if (status >= 500 || status === 429 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
+      await deps.kv.del(claim.kvKey).catch(() => undefined);
+      return payload;
+    }
+    // A secret is shown once: the remembered answer keeps its shape but never the key itself.
+    const body = (Buffer.isBuffer(payload) ? payload.toString('utf8') : payload).replace(SECRET_MEMBER, '"$1":"<shown once; not replayed>"');
+    const stored: Stored = { state: 'done', fp: claim.fp, status, contentType: String(reply.getHeader('content-type') ?? 'application/json'), body };
+    await deps.kv.set(claim.kvKey, JSON.stringify(stored), IDEMPOTENCY_TTL_MS).catch((err) => req.log.warn({ err }, 'idempotency record not stored'));
+    return payload;
+  });
+}

@@ -1,0 +1,87 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { capabilities } from '@vcs/contract';
+import type { Kv, Logger } from '@vcs/platform';
+import { identify } from './auth.ts';
+import type { GatewayDeps } from './deps.ts';
+
+/** Capability by route, derived from the catalog. */
+const byRoute = new Map(capabilities.map((c) => [`${c.method} ${c.path}`, c.name]));
+const CHARGED = Buffer.from('"meter":{"charged":"');
+
+export const meterKey = (account: string) => `meter:${account}`;
+
+export interface Usage { calls: number; charged: string; byCapability: Record<string, { calls: number; charged: string }> }
+
+/**
+ * Per-account, per-capability counters (Kv hash `meter:<account>`; Redis in the distributed mode).
+ * Calls are counted in memory and flushed in batches, so metering never sits on a call's path.
+ */
+export class Meter {
+  private pending = new Map<string, Map<string, number>>();
+  private timer: NodeJS.Timeout;
+  constructor(private kv: Kv, private log: Logger, intervalMs = 200) {
+    this.timer = setInterval(() => void this.flush(), intervalMs);
+    this.timer.unref();
+  }
+
+  count(account: string, capability: string, chargedCents: number) {
+    const h = this.pending.get(account) ?? new Map<string, number>();
+    this.pending.set(account, h);
+    const add = (f: string, n: number) => h.set(f, (h.get(f) ?? 0) + n);
+    add('calls', 1);
+    add(`cap:${capability}:calls`, 1);
+    if (chargedCents) { add('charged_cents', chargedCents); add(`cap:${capability}:charged_cents`, chargedCents); }
+  }
+
+  async flush() {
+    const batch = this.pending;
+    this.pending = new Map();
+    for (const [account, fields] of batch) {
+      for (const [f, n] of fields) {
+        await this.kv.hincrby(meterKey(account), f, n).catch((err) => this.log.warn({ err, account }, 'meter flush failed; counts dropped'));
+      }
+    }
+  }
+
+  async usage(account: string): Promise<Usage> {
+    await this.flush();
+    const h = await this.kv.hgetall(meterKey(account));
+    const num = (f: string) => Number(h[f] ?? 0);
+    const money = (cents: number) => (cents / 100).toFixed(2);
+    const byCapability: Usage['byCapability'] = {};
+    for (const f of Object.keys(h)) {
+      const m = /^cap:(.+):calls$/.exec(f);
+      if (m) byCapability[m[1]!] = { calls: num(f), charged: money(num(`cap:${m[1]}:charged_cents`)) };
+    }
+    return { calls: num('calls'), charged: money(num('charged_cents')), byCapability };
+  }
+
+  stop() { clearInterval(this.timer); return this.flush(); }
+}
+
+/** The amount an answer says it charged, read from the bytes (no re-parse of the body on the hot path). */
+function chargedCents(payload: unknown): number {
+  const buf = Buffer.isBuffer(payload) ? payload : typeof payload === 'string' ? Buffer.from(payload) : null;
+  if (!buf) return 0;
+  const at = buf.lastIndexOf(CHARGED);
+  if (at < 0) return 0;
+  const m = /^(-?\d+\.\d{2})"/.exec(buf.subarray(at + CHARGED.length, at + CHARGED.length + 24).toString());
+  return m ? Math.round(Number(m[1]) * 100) : 0;
+}
+
+const charged = new WeakMap<FastifyRequest, number>();
+
+export function registerMeter(app: FastifyInstance, deps: GatewayDeps, meter: Meter) {
+  app.addHook('onSend', async (req, _reply, payload) => {
+    if (byRoute.has(`${req.method} ${req.routeOptions.url}`)) charged.set(req, chargedCents(payload));
+    return payload;
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    const capability = byRoute.get(`${req.method} ${req.routeOptions.url}`);
+    // Rate-limited calls and idempotent replays did not run, so they are not metered.
+    if (!capability || reply.statusCode === 429 || reply.getHeader('idempotent-replayed')) return;
+    const caller = await identify(deps.db, req, deps.clock.now()).catch(() => null);
+    if (caller?.kind === 'key') meter.count(caller.account, capability, charged.get(req) ?? 0);
+  });
+  app.addHook('onClose', async () => { await meter.stop(); });
+}

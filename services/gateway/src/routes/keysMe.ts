@@ -1,0 +1,29 @@
+import type { FastifyInstance } from 'fastify';
+import { findKeyByPrefix } from '@vcs/platform';
+import { identify } from '../auth.ts';
+import type { GatewayDeps } from '../deps.ts';
+import type { Meter } from '../meter.ts';
+import { sendBlocked } from '../reply.ts';
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+/** GET /keys/me: the calling key's record and its account's usage so far. Never the secret. */
+export async function keysMeRoute(app: FastifyInstance, deps: GatewayDeps, meter: Meter) {
+  app.get('/keys/me', async (req, reply) => {
+    const caller = await identify(deps.db, req, deps.clock.now());
+    if (caller.kind === 'refused') return sendBlocked(reply, caller.code, caller.message, { mint: { method: 'POST', path: '/keys' } });
+    if (caller.kind === 'anonymous') {
+      return sendBlocked(reply, 'key-required', 'GET /keys/me introspects the calling key: send Authorization: Bearer <key> (or X-Api-Key). Mint one with POST /keys', { mint: { method: 'POST', path: '/keys' } });
+    }
+    // Read the row fresh (not the gateway cache): introspection must show a rotation or scoping at once.
+    const row = (await findKeyByPrefix(deps.db, caller.prefix))!;
+    return reply.code(200).send({
+      type: 'OK',
+      id: row.id, prefix: row.prefix, account: row.account_id, environment: caller.environment,
+      trustTier: row.trust_tier, scopes: row.scopes, mandateBinding: row.mandate_binding, status: row.status,
+      createdAt: iso(row.created_at), lastRotatedAt: iso(row.last_rotated_at), expiresAt: iso(row.expires_at),
+      graceUntil: iso(row.grace_until), supersededBy: row.superseded_by,
+      usage: await meter.usage(row.account_id),
+    });
+  });
+}

@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import { capabilities, type Capability } from '@vcs/contract';
+import { identify } from './auth.ts';
+import type { GatewayDeps } from './deps.ts';
+import { sendBlocked } from './reply.ts';
+
+/**
+ * The scope a capability needs, derived from the catalog: one that declares events changes something (`act`),
+ * one that declares none only reads (`read`). apiKey verbs need neither: a key can always manage itself.
+ */
+export function scopeNeeded(c: Capability): 'read' | 'act' | null {
+  if (c.noun === 'apiKey') return null;
+  return c.events.length ? 'act' : 'read';
+}
+
+const byRoute = new Map(capabilities.map((c) => [`${c.method} ${c.path}`, c]));
+
+/** Refuse a keyed call whose key was scoped away from what the capability needs (403 forbidden). */
+export function registerScopeCheck(app: FastifyInstance, deps: GatewayDeps) {
+  app.addHook('preHandler', async (req, reply) => {
+    const c = byRoute.get(`${req.method} ${req.routeOptions.url}`);
+    const needed = c && scopeNeeded(c);
+    if (!needed) return;
+    const caller = await identify(deps.db, req, deps.clock.now());
+    if (caller.kind !== 'key' || caller.scopes.includes(needed)) return;
+    return sendBlocked(reply, 'forbidden', `${c.name} needs the "${needed}" scope and this key holds [${caller.scopes.join(', ')}]; use a key with that scope (POST /api-keys/mint)`, { capability: c.name, scopes: caller.scopes, needed });
+  });
+}

@@ -1,0 +1,35 @@
+import pg from 'pg';
+import { startEmbedded } from '@vcs/embedded';
+import { createLogger, dec, enc, NatsBus, type Bus, type Queryable } from '@vcs/platform';
+import { startHarness, TEST_RATE_LIMITS, type Harness } from './harness.ts';
+
+/** A harness plus a direct look at the store and the bus, to count events and call internal subjects. */
+export interface MoneyHarness { h: Harness; db: Queryable; bus: Bus; stop(): Promise<void> }
+
+export async function startMoneyHarness(mode: 'embedded' | 'distributed'): Promise<MoneyHarness> {
+  if (mode === 'embedded') {
+    const svc = await startEmbedded({ pgliteDir: 'memory://', log: createLogger('test', 'silent'), rateLimits: TEST_RATE_LIMITS });
+    const baseUrl = await svc.app.listen({ port: 0, host: '127.0.0.1' });
+    const h: Harness = { mode, baseUrl, stop: () => svc.stop(), sql: async (text, params = []) => (await svc.infra.db.query(text, params)).rows };
+    return { h, db: svc.infra.db, bus: svc.infra.bus, stop: () => svc.stop() };
+  }
+  const h = await startHarness('distributed');
+  const pool = new pg.Pool({ connectionString: h.env!.DATABASE_URL, max: 2 });
+  let bus: Bus;
+  try { bus = await NatsBus.connect(h.env!.NATS_URL!, 'money-test', h.env!.NATS_NAMESPACE); } catch (e) { await pool.end(); await h.stop(); throw e; }
+  const db: Queryable = { query: (sql, params) => pool.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 })) };
+  return { h, db, bus, async stop() { await bus.drain(); await pool.end(); await h.stop(); } };
+}
+
+/** Events of a type written for an account (the outbox is the record of what ran). */
+export async function countEvents(db: Queryable, type: string, account: string): Promise<number> {
+  const { rows } = await db.query<{ n: string }>('select count(*)::text as n from outbox_events where type = $1 and account_id = $2', [type, account]);
+  return Number(rows[0]!.n);
+}
+
+export async function ask(bus: Bus, subject: string, body: unknown): Promise<any> {
+  const r = await bus.request(subject, enc.encode(JSON.stringify(body)), { timeoutMs: 8000 });
+  return JSON.parse(dec.decode(r.data));
+}
+
+export const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
