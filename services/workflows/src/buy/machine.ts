@@ -1,11 +1,11 @@
-import { blocked, capabilityByName, newId, statusOfCode, type BlockedCode, type DealStep } from '@vcs/contract';
+import { blocked, capabilityByName, commerceSubjects, newId, statusOfCode, type BlockedCode, type DealStep } from '@vcs/contract';
 import { BusError, dec, enc, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { kindOf, stepDef } from './checklist.ts';
 import { appendEvent, factOf, loadDeal, loadEvents, saveDeal, toValue, type DealRow } from './store.ts';
 
-export const INTENT_CREATE = 'sys.commerce.intents.create';
-export const HANDOFF_CREATE = 'sys.commerce.handoffs.create';
-export const INTENT_GET = 'sys.commerce.intents.get';
+const INTENT_CREATE = commerceSubjects.intentsCreate;
+const HANDOFF_CREATE = commerceSubjects.handoffsCreate;
+const INTENT_GET = commerceSubjects.intentsGet;
 /** A step claimed `running` longer than this is taken to have died with its process and may be claimed again. */
 export const RUNNING_LEASE_MS = 30_000;
 const STEP_TIMEOUT_MS = 5_000;
