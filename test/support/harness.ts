@@ -88,7 +88,10 @@ export async function freshStores(): Promise<Record<string, string>> {
   return { ...env, DATABASE_URL: url.toString(), REDIS_PREFIX: `vcs:${tag}:`, NATS_NAMESPACE: tag, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' };
 }
 
-async function waitReady(url: string, timeoutMs = 30_000) {
+// Generous on purpose: on a loaded CI machine seven tsx processes take a while to start.
+const READY_MS = Number(process.env.HARNESS_READY_MS ?? 60_000);
+
+async function waitReady(url: string, timeoutMs = READY_MS) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     try {
@@ -124,10 +127,10 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
   const baseUrl = `http://127.0.0.1:${port}`;
   const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
   try {
-    await waitReady(`${baseUrl}/signings/status`, 60_000);
+    await waitReady(`${baseUrl}/signings/status`);
     // Wait until every pillar answers (not a 503) before handing the harness over.
-    await waitFor(async () => (await fetch(`${baseUrl}/mcos/status`)).status === 200, 60_000);
-    await waitFor(async () => (await fetch(`${baseUrl}/keys`, { method: 'POST' })).status === 200, 60_000);
+    await waitFor(async () => (await fetch(`${baseUrl}/mcos/status`)).status === 200, READY_MS);
+    await waitFor(async () => (await fetch(`${baseUrl}/keys`, { method: 'POST' })).status === 200, READY_MS);
   } catch (err) {
     // A fleet that never became ready must not outlive the test run.
     for (const c of [...procs.values()].flat()) c.kill('SIGKILL');

@@ -11,9 +11,10 @@ import { signing } from './nouns/signing.ts';
 import { totalLoss } from './nouns/totalLoss.ts';
 import { transport } from './nouns/transport.ts';
 import { vehicle } from './nouns/vehicle.ts';
+import { webhook } from './nouns/webhook.ts';
 
 /** Every published noun, in catalog order. Adding a noun here is all it takes to route, validate and document it. */
-export const nouns = [apiKey, signing, mco, poa, frameInspection, totalLoss, vehicle, transport, deal] as const satisfies readonly Noun<any>[];
+export const nouns = [apiKey, signing, mco, poa, webhook, frameInspection, totalLoss, vehicle, transport, deal] as const satisfies readonly Noun<any>[];
 export { namedNouns };
 
 export const capabilities: Capability[] = nouns.flatMap((n) => Object.values(n.capabilities) as Capability[]);

@@ -29,6 +29,8 @@ export const blockedCodes = {
   'intent-expired': 410,
   'intent-other-account': 403,
   'payload-too-large': 413,
+  'uri-too-long': 414,
+  'headers-too-large': 431,
   'idempotency-key-reused': 422,
   'offer-declined': 402,
   'rate-limited': 429,

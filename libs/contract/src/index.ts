@@ -20,3 +20,5 @@ export { frameInspection, inspectionValue } from './nouns/frameInspection.ts';
 export { totalLoss, totalLossFsmStates } from './nouns/totalLoss.ts';
 export * from './mandate.ts';
 export * from './money.ts';
+export { webhook } from './nouns/webhook.ts';
+export * from './connections.ts';

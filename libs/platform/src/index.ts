@@ -11,3 +11,4 @@ export * from './handler.ts';
 export * from './runner.ts';
 export * from './process.ts';
 export * from './keys.ts';
+export * from './metrics.ts';

@@ -7,6 +7,7 @@ import { baseConfig, loadConfig, requireDistributed } from './config.ts';
 import { OutboxRelay } from './events/outbox.ts';
 import type { Services } from './handler.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { metricsRegistry, readiness, watchOutbox } from './metrics.ts';
 import { servePillar, type PillarHandlers } from './runner.ts';
 import { createPgDb, migrate, type Db } from './store/db.ts';
 import { createRedisKv, type Kv } from './store/kv.ts';
@@ -49,20 +50,31 @@ export async function connectInfra(name: string, cfg: { NATS_URL?: string; DATAB
   return { bus, db, kv, clock: systemClock };
 }
 
-/** /healthz (alive) and /readyz (bus, store and Redis reachable) for a process without its own HTTP server. */
-export function healthServer(infra: Infra, port: number): Server {
+/**
+ * /healthz (alive), /readyz (bus, store and Redis reachable; 503 naming what failed) and /metrics
+ * (Prometheus) for a pillar process, which has no HTTP server of its own. Bound to HEALTH_HOST.
+ */
+export function healthServer(infra: Infra, port: number, host = '127.0.0.1'): Server {
   const server = createServer(async (req, res) => {
-    if (req.url === '/healthz') { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"status":"alive"}'); return; }
-    if (req.url === '/readyz') {
-      const checks = { bus: infra.bus.isConnected(), store: await infra.db.ping(), redis: await infra.kv.ping() };
-      const ready = Object.values(checks).every(Boolean);
-      res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ status: ready ? 'ready' : 'not-ready', checks }));
-      return;
+    const path = (req.url ?? '').split('?')[0];
+    try {
+      if (path === '/healthz') { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"status":"alive"}'); return; }
+      if (path === '/readyz') {
+        const r = await readiness(infra);
+        res.writeHead(r.ready ? 200 : 503, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ status: r.ready ? 'ready' : 'not-ready', checks: r.checks, failed: r.failed }));
+        return;
+      }
+      if (path === '/metrics') {
+        const body = await metricsRegistry.metrics();
+        res.writeHead(200, { 'content-type': metricsRegistry.contentType }); res.end(body); return;
+      }
+      res.writeHead(404, { 'content-type': 'application/json' }); res.end('{"type":"BLOCKED","value":{"code":"not-found","message":"GET /healthz, /readyz or /metrics"}}');
+    } catch {
+      res.writeHead(503, { 'content-type': 'application/json' }); res.end('{"type":"BLOCKED","value":{"code":"store-unavailable","message":"a check failed"}}');
     }
-    res.writeHead(404, { 'content-type': 'application/json' }); res.end('{"type":"BLOCKED","value":{"code":"not-found"}}');
   });
-  server.listen(port, '127.0.0.1');
+  server.listen(port, host);
   return server;
 }
 
@@ -86,11 +98,13 @@ export function onShutdown(log: Logger, timeoutMs: number, shutdown: () => Promi
 
 /** Entry point of a pillar as its own OS process (distributed mode). */
 export async function runPillarProcess(def: PillarDefinition) {
-  const cfg = loadConfig(baseConfig.extend({ HEALTH_PORT: (await import('zod')).z.coerce.number().int().min(0).max(65535).default(0) }));
+  const { z } = await import('zod');
+  const cfg = loadConfig(baseConfig.extend({ HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(0), HEALTH_HOST: z.string().default('127.0.0.1') }));
   const log = createLogger(def.name, cfg.LOG_LEVEL);
   const infra = await connectInfra(def.name, cfg);
   const pillar = await startPillar(def, infra, log);
-  const health = cfg.HEALTH_PORT ? healthServer(infra, cfg.HEALTH_PORT) : undefined;
+  const health = cfg.HEALTH_PORT ? healthServer(infra, cfg.HEALTH_PORT, cfg.HEALTH_HOST) : undefined;
+  watchOutbox(infra.db);
   log.info({ pillar: def.pillar, pid: process.pid }, 'pillar ready');
   onShutdown(log, cfg.SHUTDOWN_TIMEOUT_MS, async () => {
     health?.close();

@@ -67,7 +67,8 @@ export async function runCapability(
       await tx.query(
         `insert into vin_facts(vin, noun, capability, account_id, answer, value) values ($1,$2,$3,$4,$5,$6)
          on conflict (vin, capability) do update set value = excluded.value, account_id = excluded.account_id, posted_at = now()`,
-        [eventVin, c.noun, c.name, ctx.account, c.answer, JSON.stringify(value)],
+        // a secret shown once (secretOnce) is never kept in the facts
+        [eventVin, c.noun, c.name, ctx.account, c.answer, JSON.stringify(value, (k, v) => (k === 'secretOnce' ? undefined : v))],
       );
     }
     return events;
@@ -78,6 +79,8 @@ export async function runCapability(
 
 /** Serve every capability of a pillar on its subject, queue group = pillar, so replicas share the load. */
 export function servePillar(pillar: Pillar, handlers: PillarHandlers, services: Services, relay?: OutboxRelay) {
+  // Which replica answered: the gateway passes it on as `x-served-by`, so an operator (or a test) sees load sharing.
+  const servedBy = `${services.source}/${process.pid}`;
   const stops: { stop(): void }[] = [];
   for (const c of capabilitiesOfPillar(pillar)) {
     const handler = handlers[c.noun]?.[c.verb];
@@ -90,14 +93,14 @@ export function servePillar(pillar: Pillar, handlers: PillarHandlers, services: 
         const { answer, status, events } = await runCapability(c, handler, req, { ...services, log });
         if (events.length) relay?.kick();
         log.info({ status, type: answer.type }, 'capability answered');
-        return { data: enc.encode(JSON.stringify(answer)), headers: { status: String(status) } };
+        return { data: enc.encode(JSON.stringify(answer)), headers: { status: String(status), kind: String(answer.type), 'served-by': servedBy } };
       } catch (err) {
         const unavailable = err instanceof StoreUnavailableError;
         const code = unavailable ? 'store-unavailable' : 'internal';
         log.error({ err }, 'capability failed');
         const value = { code, message: unavailable ? 'the store is unreachable; retry shortly' : `${c.name} failed unexpectedly; the failure is logged with request id ${requestId}` };
         const answer = { type: 'BLOCKED', answers: 'Blocked@1', value, evidence: value, provenance: { simulated: false, environment: 'sandbox', source: services.source }, events: [], meter: { charged: '0.00', posted: false } };
-        return { data: enc.encode(JSON.stringify(answer)), headers: { status: String(statusOfCode(code)) } };
+        return { data: enc.encode(JSON.stringify(answer)), headers: { status: String(statusOfCode(code)), kind: 'BLOCKED', 'served-by': servedBy } };
       }
     }));
   }

@@ -1,9 +1,14 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { blocked, newId } from '@vcs/contract';
+import { blocked, newId, type BlockedCode } from '@vcs/contract';
+import { StoreUnavailableError } from '@vcs/platform';
 import type { GatewayDeps } from './deps.ts';
+import { capabilityLabel, requestsTotal } from './metrics.ts';
 import { sendAnswer, sendBlocked } from './reply.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
 import { dealRoutes } from './routes/deals.ts';
+import { healthRoutes } from './routes/health.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { decodeRoutes } from './routes/decode.ts';
 import { catalogRoutes } from './routes/discovery/catalog.ts';
@@ -20,8 +25,29 @@ import { Meter, registerMeter } from './meter.ts';
 import { registerRateLimits } from './rateLimit.ts';
 import { registerScopeCheck } from './scopes.ts';
 import { mcpRoutes } from './routes/mcp.ts';
+import { connectionRoutes } from './routes/connections.ts';
 
+/**
+ * Input limits (docs/operations.md). bodyBytes is the default of BODY_LIMIT_BYTES; headerBytes bounds the
+ * request line plus all headers (Node's parser, so a huge query string counts here too); paramLength bounds
+ * one path parameter; jsonDepth bounds nesting of a JSON body.
+ */
 export const LIMITS = { bodyBytes: 1_048_576, jsonDepth: 32, headerBytes: 16_384, paramLength: 200 };
+
+/**
+ * Requests Node's HTTP parser refuses never reach fastify (oversize headers, NUL bytes, broken framing):
+ * answer them with the same typed envelope instead of Node's bare status line.
+ */
+function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
+  if (err.code === 'ECONNRESET' || !socket.writable) { socket.destroy(); return; }
+  const [status, code, message]: [number, BlockedCode, string] =
+    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'headers-too-large', `the request line and headers exceed ${LIMITS.headerBytes} bytes; send a shorter query string or fewer headers`]
+    : err.code === 'HPE_URI_TOO_LONG' ? [414, 'uri-too-long', 'the URL is too long']
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408 as number, 'invalid-input', 'the request took too long to arrive']
+    : [400, 'invalid-input', `the HTTP request could not be parsed (${err.code ?? 'bad request'}); check the request line, header names and values`];
+  const body = JSON.stringify(blocked(code, message));
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-answer-kind: BLOCKED\r\nconnection: close\r\n\r\n${body}`);
+}
 
 function depthOf(v: unknown, d = 0): number {
   if (d > LIMITS.jsonDepth) return d;
@@ -41,7 +67,13 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     requestIdHeader: 'x-request-id',
     genReqId: () => newId('request'),
     routerOptions: { maxParamLength: LIMITS.paramLength, ignoreTrailingSlash: true },
-    return503OnClosing: true,
+    http: { maxHeaderSize: LIMITS.headerBytes },
+    clientErrorHandler,
+    // A URL fastify cannot decode (e.g. `%ff`) fails before routing: answer it typed too.
+    frameworkErrors: (err, _req, reply) => { void sendBlocked(reply, 'invalid-input', `the URL could not be decoded (${err.code}); percent-encode it as UTF-8`); },
+    // Fastify's own 503-on-closing answer is untyped; requests that arrive while closing are served instead
+    // (the bus is drained only after the server has closed), so an accepted request is never dropped.
+    return503OnClosing: false,
   });
 
   // JSON bodies: an empty body means "no input" ({}); bodies nested deeper than the limit are refused.
@@ -61,6 +93,14 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  app.addHook('onResponse', async (req, reply) => {
+    const kind = reply.getHeader('x-answer-kind');
+    requestsTotal.inc({
+      capability: capabilityLabel(req.method, req.routeOptions.url),
+      kind: typeof kind === 'string' ? kind : reply.statusCode >= 400 ? 'BLOCKED' : 'OK',
+      status: String(reply.statusCode),
+    });
+  });
 
   app.setNotFoundHandler((req, reply) =>
     sendBlocked(reply, 'not-found', `no route ${req.method} ${req.url.split('?')[0]}; the catalog of routes is at GET /catalog`),
@@ -72,8 +112,10 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || status === 415) return sendBlocked(reply, 'unsupported-media-type', 'send the body as application/json');
     if (err.code === 'FST_ERR_CTP_INVALID_JSON' || err.code === 'VCS_JSON_DEPTH' || err instanceof SyntaxError) return sendBlocked(reply, 'malformed-json', err.message);
     if (status >= 400 && status < 500) return sendBlocked(reply, 'invalid-input', err.message);
-    req.log.error({ err }, 'unhandled error');
-    const storeDown = /ECONNREFUSED|Connection terminated|StoreUnavailable|timeout exceeded when trying to connect/i.test(String(err.message)) || err.name === 'StoreUnavailableError';
+    const storeDown = err instanceof StoreUnavailableError || err.name === 'StoreUnavailableError'
+      || /ECONNREFUSED|Connection terminated|Connection is closed|Stream isn't writeable|enableOfflineQueue|MaxRetriesPerRequest|timeout exceeded when trying to connect/i.test(String(err.message));
+    if (storeDown) req.log.warn({ err: err.message }, 'store unavailable');
+    else req.log.error({ err }, 'unhandled error');
     if (storeDown) return sendBlocked(reply, 'store-unavailable', 'a store this call needs is unreachable; retry shortly');
     return sendAnswer(reply, blocked('internal', `the gateway failed on this request; it is logged under request id ${req.id}`));
   });
@@ -86,8 +128,10 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   registerMeter(app, deps, meter);
   registerKeyChangeNotices(app, deps);
 
+  await app.register(async (scope) => healthRoutes(scope, deps));
   await app.register(async (scope) => capabilityRoutes(scope, deps));
   await app.register(async (scope) => keyRoutes(scope, deps));
+  await app.register(async (scope) => connectionRoutes(scope, deps));
   await app.register(async (scope) => mcpRoutes(scope, deps));
   await app.register(async (scope) => keysMeRoute(scope, deps, meter));
   await app.register(async (scope) => pricingRoutes(scope));

@@ -1,23 +1,51 @@
-import { blocked } from '@vcs/contract';
-import { BusError, enc, type Bus, type CallContext } from '@vcs/platform';
+import { blocked, capabilities } from '@vcs/contract';
+import { BusError, enc, type Bus, type BusMessage, type CallContext } from '@vcs/platform';
+import { busRequestSeconds, busRetries } from './metrics.ts';
 
-export interface DispatchResult { status: number; body: Uint8Array | object }
+export interface DispatchResult { status: number; body: Uint8Array | object; kind?: string; servedBy?: string }
+
+/** Reads are idempotent: a GET whose replica died, timed out or whose connection closed is tried once more. */
+const idempotentSubjects = new Set(capabilities.filter((c) => c.method === 'GET').map((c) => c.subject));
+
+async function timed(bus: Bus, subject: string, pillar: string, data: Uint8Array, ctx: CallContext, timeoutMs: number): Promise<BusMessage> {
+  const end = busRequestSeconds.startTimer({ pillar });
+  try {
+    const r = await bus.request(subject, data, { timeoutMs, headers: { 'x-request-id': ctx.requestId } });
+    end({ outcome: 'ok' });
+    return r;
+  } catch (err) {
+    end({ outcome: err instanceof BusError ? err.code : 'error' });
+    throw err;
+  }
+}
 
 /**
  * Send one capability call to its pillar and return the pillar's bytes untouched (no re-parse on the hot path).
  * No replica, a time-out or a closed bus become a typed 503 BLOCKED, never a hang or a bare 500.
+ * A GET is retried once (NATS queue groups pick another replica for the retry when one is left).
  */
 export async function dispatch(bus: Bus, subject: string, pillar: string, input: unknown, ctx: CallContext, timeoutMs: number): Promise<DispatchResult> {
-  try {
-    const reply = await bus.request(subject, enc.encode(JSON.stringify({ input, ctx })), { timeoutMs, headers: { 'x-request-id': ctx.requestId } });
-    const status = Number(reply.headers.status ?? 200);
-    if (!reply.data.length) return { status: 503, body: blocked('pillar-unavailable', `the ${pillar} pillar failed to answer`, { pillar }) };
-    return { status, body: reply.data };
-  } catch (err) {
-    const why = err instanceof BusError ? err.code : 'error';
-    const message = why === 'no-responders'
-      ? `no ${pillar} pillar replica is running; retry shortly`
-      : `the ${pillar} pillar did not answer within ${timeoutMs} ms; retry shortly`;
-    return { status: 503, body: blocked('pillar-unavailable', message, { pillar, reason: why }) };
+  const data = enc.encode(JSON.stringify({ input, ctx }));
+  let attempts = idempotentSubjects.has(subject) ? 2 : 1;
+  for (;;) {
+    try {
+      const reply = await timed(bus, subject, pillar, data, ctx, timeoutMs);
+      const status = Number(reply.headers.status ?? 200);
+      if (!reply.data.length) return { status: 503, body: blocked('pillar-unavailable', `the ${pillar} pillar failed to answer`, { pillar }), kind: 'BLOCKED' };
+      return { status, body: reply.data, kind: reply.headers.kind, servedBy: reply.headers['served-by'] };
+    } catch (err) {
+      const why = err instanceof BusError ? err.code : 'error';
+      if (--attempts > 0) {
+        busRetries.inc({ pillar, reason: why });
+        // After no-responders, give a restarting replica a moment to subscribe again.
+        if (why !== 'timeout') await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
+      const message = why === 'no-responders'
+        ? `no ${pillar} pillar replica is running; retry shortly`
+        : why === 'closed' ? `the bus to the ${pillar} pillar is closed; retry shortly`
+        : `the ${pillar} pillar did not answer within ${timeoutMs} ms; retry shortly`;
+      return { status: 503, body: blocked('pillar-unavailable', message, { pillar, reason: why }), kind: 'BLOCKED' };
+    }
   }
 }

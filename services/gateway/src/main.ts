@@ -2,6 +2,7 @@ import { connectInfra, createLogger, loadConfig, onShutdown } from '@vcs/platfor
 import { buildApp } from './app.ts';
 import { gatewayConfig } from './config.ts';
 import { rateLimitsFrom } from './rateLimit.ts';
+import { closeGracefully } from './shutdown.ts';
 
 // The gateway as its own process (distributed mode).
 const cfg = loadConfig(gatewayConfig);
@@ -13,7 +14,7 @@ const app = await buildApp({
 });
 await app.listen({ port: cfg.PORT, host: cfg.HOST });
 onShutdown(log, cfg.SHUTDOWN_TIMEOUT_MS, async () => {
-  await app.close(); // stops accepting, lets in-flight requests finish
+  await closeGracefully(app); // stops accepting, lets accepted and in-flight requests finish
   await infra.bus.drain();
   await infra.db.close();
   await infra.kv.close();

@@ -4,6 +4,9 @@ import { poaHandlers } from './nouns/poa.ts';
 import { signingHandlers } from './nouns/signing.ts';
 import { totalLossHandlers } from './nouns/totalLoss.ts';
 import { transportHandlers } from './nouns/transport.ts';
+import { webhookHandlers } from './nouns/webhook.ts';
+import { startWebhookWorker } from './webhooks/worker.ts';
+import { startActivation } from './activation/queue.ts';
 
 /** The Services pillar: work dispatched to people and partners. */
 export const servicesPillar: PillarDefinition = {
@@ -16,5 +19,8 @@ export const servicesPillar: PillarDefinition = {
     poa: poaHandlers,
     frameInspection: frameInspectionHandlers,
     totalLoss: totalLossHandlers,
+    webhook: webhookHandlers,
   },
+  /** The webhook delivery worker (fan-out + sender) and the activation queue (submissions + demand ranking). */
+  background: async (services) => [...(await startWebhookWorker(services)), ...(await startActivation(services))],
 };

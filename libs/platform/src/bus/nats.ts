@@ -27,11 +27,22 @@ export class NatsBus implements Bus {
   readonly kind = 'nats' as const;
   private js: JetStreamClient;
   private subs = new Set<{ drain(): Promise<void> }>();
+  /** Requests being answered right now: drain() waits for them so SIGTERM drops no accepted request. */
+  private inflight = 0;
+  private idle: (() => void) | undefined;
 
   private readonly stream: string;
+  /** False between a disconnect and the reconnect, so /readyz tells the truth during a NATS outage. */
+  private connected = true;
   private constructor(readonly nc: NatsConnection, private readonly ns: string) {
     this.js = jetstream(nc);
     this.stream = ns ? `${EVENT_STREAM}_${ns}` : EVENT_STREAM;
+    void (async () => {
+      for await (const st of nc.status()) {
+        if (st.type === 'disconnect' || st.type === 'reconnecting') this.connected = false;
+        else if (st.type === 'reconnect') this.connected = true;
+      }
+    })().catch(() => undefined);
   }
 
   /** Subjects live under an optional namespace so test runs (or tenants) on one server never see each other. */
@@ -83,15 +94,16 @@ export class NatsBus implements Bus {
       queue,
       callback: (err, msg) => {
         if (err) return;
+        this.inflight++;
         // The responder is async; a rejection must still reply, or the caller waits for a time-out.
         responder({ data: msg.data, headers: fromHeaders(msg.headers) }).then(
           (r) => msg.respond(r.data, { headers: toHeaders(r.headers) }),
           () => msg.respond(new Uint8Array(), { headers: toHeaders({ status: '500' }) }),
-        );
+        ).catch(() => undefined).finally(() => { this.inflight--; if (this.inflight === 0) this.idle?.(); });
       },
     });
     this.subs.add(sub);
-    return { stop: () => { this.subs.delete(sub); if (!this.nc.isClosed()) sub.drain().catch(() => undefined); } };
+    return { stop: () => { if (this.subs.delete(sub) && !this.nc.isClosed()) sub.drain().catch(() => undefined); } };
   }
 
   async publishEvent(subject: string, data: Uint8Array, msgId: string) {
@@ -127,9 +139,16 @@ export class NatsBus implements Bus {
     const sub = this.nc.subscribe(this.s(subject), { callback: (err, msg) => { if (!err) handler(msg.data); } });
     return { stop: () => { if (!this.nc.isClosed()) sub.unsubscribe(); } };
   }
-  isConnected() { return !this.nc.isClosed() && !this.nc.isDraining() && this.nc.info !== undefined; }
+  isConnected() { return this.connected && !this.nc.isClosed() && !this.nc.isDraining() && this.nc.info !== undefined; }
+  /** Stop taking requests, let the ones being answered reply (up to 10 s), then drain and close. */
   async drain() {
     if (this.nc.isClosed()) return;
-    await this.nc.drain();
+    const subs = [...this.subs];
+    this.subs.clear();
+    await Promise.all(subs.map((s) => s.drain().catch(() => undefined)));
+    if (this.inflight > 0) {
+      await new Promise<void>((resolve) => { this.idle = resolve; setTimeout(resolve, 10_000).unref(); });
+    }
+    await this.nc.drain().catch(() => undefined);
   }
 }

@@ -18,7 +18,7 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
-export class StoreUnavailableError extends Error {}
+export class StoreUnavailableError extends Error { override name = 'StoreUnavailableError'; }
 
 const isConnError = (e: any) =>
   e && (e.code === 'ECONNREFUSED' || e.code === '53300' || e.code === '57P01' || e.code === '57P03' || e.code === 'ECONNRESET' || /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(String(e.message)));

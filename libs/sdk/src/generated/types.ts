@@ -127,91 +127,135 @@ export type PoaRevokeValue = z.output<(typeof nouns)[3]['capabilities']['revoke'
 export type PoaAbsentBuyerSignParams = z.input<(typeof nouns)[3]['capabilities']['absentBuyerSign']['request']>;
 /** OK value of poa.absentBuyerSign (PoaAbsentBuyerSign@1). */
 export type PoaAbsentBuyerSignValue = z.output<(typeof nouns)[3]['capabilities']['absentBuyerSign']['value']>;
+/** Parameters of webhook.read. */
+export type WebhookReadParams = z.input<(typeof nouns)[4]['capabilities']['read']['request']>;
+/** OK value of webhook.read (WebhookRead@1). */
+export type WebhookReadValue = z.output<(typeof nouns)[4]['capabilities']['read']['value']>;
+/** Parameters of webhook.status. */
+export type WebhookStatusParams = z.input<(typeof nouns)[4]['capabilities']['status']['request']>;
+/** OK value of webhook.status (WebhookStatus@1). */
+export type WebhookStatusValue = z.output<(typeof nouns)[4]['capabilities']['status']['value']>;
+/** Parameters of webhook.register. */
+export type WebhookRegisterParams = z.input<(typeof nouns)[4]['capabilities']['register']['request']>;
+/** OK value of webhook.register (WebhookRegister@1). */
+export type WebhookRegisterValue = z.output<(typeof nouns)[4]['capabilities']['register']['value']>;
+/** Parameters of webhook.subscribe. */
+export type WebhookSubscribeParams = z.input<(typeof nouns)[4]['capabilities']['subscribe']['request']>;
+/** OK value of webhook.subscribe (WebhookSubscribe@1). */
+export type WebhookSubscribeValue = z.output<(typeof nouns)[4]['capabilities']['subscribe']['value']>;
+/** Parameters of webhook.unsubscribe. */
+export type WebhookUnsubscribeParams = z.input<(typeof nouns)[4]['capabilities']['unsubscribe']['request']>;
+/** OK value of webhook.unsubscribe (WebhookUnsubscribe@1). */
+export type WebhookUnsubscribeValue = z.output<(typeof nouns)[4]['capabilities']['unsubscribe']['value']>;
+/** Parameters of webhook.meteredPay. */
+export type WebhookMeteredPayParams = z.input<(typeof nouns)[4]['capabilities']['meteredPay']['request']>;
+/** OK value of webhook.meteredPay (WebhookMeteredPay@1). */
+export type WebhookMeteredPayValue = z.output<(typeof nouns)[4]['capabilities']['meteredPay']['value']>;
+/** Parameters of webhook.deliveryLog. */
+export type WebhookDeliveryLogParams = z.input<(typeof nouns)[4]['capabilities']['deliveryLog']['request']>;
+/** OK value of webhook.deliveryLog (WebhookDeliveryLog@1). */
+export type WebhookDeliveryLogValue = z.output<(typeof nouns)[4]['capabilities']['deliveryLog']['value']>;
+/** Parameters of webhook.emit. */
+export type WebhookEmitParams = z.input<(typeof nouns)[4]['capabilities']['emit']['request']>;
+/** OK value of webhook.emit (WebhookEmit@1). */
+export type WebhookEmitValue = z.output<(typeof nouns)[4]['capabilities']['emit']['value']>;
+/** Parameters of webhook.replay. */
+export type WebhookReplayParams = z.input<(typeof nouns)[4]['capabilities']['replay']['request']>;
+/** OK value of webhook.replay (WebhookReplay@1). */
+export type WebhookReplayValue = z.output<(typeof nouns)[4]['capabilities']['replay']['value']>;
+/** Parameters of webhook.retry. */
+export type WebhookRetryParams = z.input<(typeof nouns)[4]['capabilities']['retry']['request']>;
+/** OK value of webhook.retry (WebhookRetry@1). */
+export type WebhookRetryValue = z.output<(typeof nouns)[4]['capabilities']['retry']['value']>;
+/** Parameters of webhook.retryState. */
+export type WebhookRetryStateParams = z.input<(typeof nouns)[4]['capabilities']['retryState']['request']>;
+/** OK value of webhook.retryState (WebhookRetryState@1). */
+export type WebhookRetryStateValue = z.output<(typeof nouns)[4]['capabilities']['retryState']['value']>;
 /** Parameters of frameInspection.status. */
-export type FrameInspectionStatusParams = z.input<(typeof nouns)[4]['capabilities']['status']['request']>;
+export type FrameInspectionStatusParams = z.input<(typeof nouns)[5]['capabilities']['status']['request']>;
 /** OK value of frameInspection.status (FrameInspectionStatus@1). */
-export type FrameInspectionStatusValue = z.output<(typeof nouns)[4]['capabilities']['status']['value']>;
+export type FrameInspectionStatusValue = z.output<(typeof nouns)[5]['capabilities']['status']['value']>;
 /** Parameters of frameInspection.result. */
-export type FrameInspectionResultParams = z.input<(typeof nouns)[4]['capabilities']['result']['request']>;
+export type FrameInspectionResultParams = z.input<(typeof nouns)[5]['capabilities']['result']['request']>;
 /** OK value of frameInspection.result (FrameInspectionResult@1). */
-export type FrameInspectionResultValue = z.output<(typeof nouns)[4]['capabilities']['result']['value']>;
+export type FrameInspectionResultValue = z.output<(typeof nouns)[5]['capabilities']['result']['value']>;
 /** Parameters of frameInspection.measure. */
-export type FrameInspectionMeasureParams = z.input<(typeof nouns)[4]['capabilities']['measure']['request']>;
+export type FrameInspectionMeasureParams = z.input<(typeof nouns)[5]['capabilities']['measure']['request']>;
 /** OK value of frameInspection.measure (FrameInspectionMeasure@1). */
-export type FrameInspectionMeasureValue = z.output<(typeof nouns)[4]['capabilities']['measure']['value']>;
+export type FrameInspectionMeasureValue = z.output<(typeof nouns)[5]['capabilities']['measure']['value']>;
 /** Parameters of frameInspection.order. */
-export type FrameInspectionOrderParams = z.input<(typeof nouns)[4]['capabilities']['order']['request']>;
+export type FrameInspectionOrderParams = z.input<(typeof nouns)[5]['capabilities']['order']['request']>;
 /** OK value of frameInspection.order (FrameInspectionOrder@1). */
-export type FrameInspectionOrderValue = z.output<(typeof nouns)[4]['capabilities']['order']['value']>;
+export type FrameInspectionOrderValue = z.output<(typeof nouns)[5]['capabilities']['order']['value']>;
 /** Parameters of frameInspection.schedule. */
-export type FrameInspectionScheduleParams = z.input<(typeof nouns)[4]['capabilities']['schedule']['request']>;
+export type FrameInspectionScheduleParams = z.input<(typeof nouns)[5]['capabilities']['schedule']['request']>;
 /** OK value of frameInspection.schedule (FrameInspectionSchedule@1). */
-export type FrameInspectionScheduleValue = z.output<(typeof nouns)[4]['capabilities']['schedule']['value']>;
+export type FrameInspectionScheduleValue = z.output<(typeof nouns)[5]['capabilities']['schedule']['value']>;
 /** Parameters of frameInspection.pay. */
-export type FrameInspectionPayParams = z.input<(typeof nouns)[4]['capabilities']['pay']['request']>;
+export type FrameInspectionPayParams = z.input<(typeof nouns)[5]['capabilities']['pay']['request']>;
 /** OK value of frameInspection.pay (FrameInspectionPay@1). */
-export type FrameInspectionPayValue = z.output<(typeof nouns)[4]['capabilities']['pay']['value']>;
+export type FrameInspectionPayValue = z.output<(typeof nouns)[5]['capabilities']['pay']['value']>;
 /** Parameters of frameInspection.perform. */
-export type FrameInspectionPerformParams = z.input<(typeof nouns)[4]['capabilities']['perform']['request']>;
+export type FrameInspectionPerformParams = z.input<(typeof nouns)[5]['capabilities']['perform']['request']>;
 /** OK value of frameInspection.perform (FrameInspectionPerform@1). */
-export type FrameInspectionPerformValue = z.output<(typeof nouns)[4]['capabilities']['perform']['value']>;
+export type FrameInspectionPerformValue = z.output<(typeof nouns)[5]['capabilities']['perform']['value']>;
 /** Parameters of frameInspection.complete. */
-export type FrameInspectionCompleteParams = z.input<(typeof nouns)[4]['capabilities']['complete']['request']>;
+export type FrameInspectionCompleteParams = z.input<(typeof nouns)[5]['capabilities']['complete']['request']>;
 /** OK value of frameInspection.complete (FrameInspectionComplete@1). */
-export type FrameInspectionCompleteValue = z.output<(typeof nouns)[4]['capabilities']['complete']['value']>;
+export type FrameInspectionCompleteValue = z.output<(typeof nouns)[5]['capabilities']['complete']['value']>;
 /** Parameters of frameInspection.tolerance. */
-export type FrameInspectionToleranceParams = z.input<(typeof nouns)[4]['capabilities']['tolerance']['request']>;
+export type FrameInspectionToleranceParams = z.input<(typeof nouns)[5]['capabilities']['tolerance']['request']>;
 /** OK value of frameInspection.tolerance (FrameInspectionTolerance@1). */
-export type FrameInspectionToleranceValue = z.output<(typeof nouns)[4]['capabilities']['tolerance']['value']>;
+export type FrameInspectionToleranceValue = z.output<(typeof nouns)[5]['capabilities']['tolerance']['value']>;
 /** Parameters of totalLoss.taxRefund. */
-export type TotalLossTaxRefundParams = z.input<(typeof nouns)[5]['capabilities']['taxRefund']['request']>;
+export type TotalLossTaxRefundParams = z.input<(typeof nouns)[6]['capabilities']['taxRefund']['request']>;
 /** OK value of totalLoss.taxRefund (TotalLossTaxRefund@1). */
-export type TotalLossTaxRefundValue = z.output<(typeof nouns)[5]['capabilities']['taxRefund']['value']>;
+export type TotalLossTaxRefundValue = z.output<(typeof nouns)[6]['capabilities']['taxRefund']['value']>;
 /** Parameters of totalLoss.acv. */
-export type TotalLossAcvParams = z.input<(typeof nouns)[5]['capabilities']['acv']['request']>;
+export type TotalLossAcvParams = z.input<(typeof nouns)[6]['capabilities']['acv']['request']>;
 /** OK value of totalLoss.acv (TotalLossAcv@1). */
-export type TotalLossAcvValue = z.output<(typeof nouns)[5]['capabilities']['acv']['value']>;
+export type TotalLossAcvValue = z.output<(typeof nouns)[6]['capabilities']['acv']['value']>;
 /** Parameters of totalLoss.determine. */
-export type TotalLossDetermineParams = z.input<(typeof nouns)[5]['capabilities']['determine']['request']>;
+export type TotalLossDetermineParams = z.input<(typeof nouns)[6]['capabilities']['determine']['request']>;
 /** OK value of totalLoss.determine (TotalLossDetermine@1). */
-export type TotalLossDetermineValue = z.output<(typeof nouns)[5]['capabilities']['determine']['value']>;
+export type TotalLossDetermineValue = z.output<(typeof nouns)[6]['capabilities']['determine']['value']>;
 /** Parameters of totalLoss.negativeEquityCoordinate. */
-export type TotalLossNegativeEquityCoordinateParams = z.input<(typeof nouns)[5]['capabilities']['negativeEquityCoordinate']['request']>;
+export type TotalLossNegativeEquityCoordinateParams = z.input<(typeof nouns)[6]['capabilities']['negativeEquityCoordinate']['request']>;
 /** OK value of totalLoss.negativeEquityCoordinate (TotalLossNegativeEquityCoordinate@1). */
-export type TotalLossNegativeEquityCoordinateValue = z.output<(typeof nouns)[5]['capabilities']['negativeEquityCoordinate']['value']>;
+export type TotalLossNegativeEquityCoordinateValue = z.output<(typeof nouns)[6]['capabilities']['negativeEquityCoordinate']['value']>;
 /** Parameters of totalLoss.ownerRetain. */
-export type TotalLossOwnerRetainParams = z.input<(typeof nouns)[5]['capabilities']['ownerRetain']['request']>;
+export type TotalLossOwnerRetainParams = z.input<(typeof nouns)[6]['capabilities']['ownerRetain']['request']>;
 /** OK value of totalLoss.ownerRetain (TotalLossOwnerRetain@1). */
-export type TotalLossOwnerRetainValue = z.output<(typeof nouns)[5]['capabilities']['ownerRetain']['value']>;
+export type TotalLossOwnerRetainValue = z.output<(typeof nouns)[6]['capabilities']['ownerRetain']['value']>;
 /** Parameters of totalLoss.payoffCoordinate. */
-export type TotalLossPayoffCoordinateParams = z.input<(typeof nouns)[5]['capabilities']['payoffCoordinate']['request']>;
+export type TotalLossPayoffCoordinateParams = z.input<(typeof nouns)[6]['capabilities']['payoffCoordinate']['request']>;
 /** OK value of totalLoss.payoffCoordinate (TotalLossPayoffCoordinate@1). */
-export type TotalLossPayoffCoordinateValue = z.output<(typeof nouns)[5]['capabilities']['payoffCoordinate']['value']>;
+export type TotalLossPayoffCoordinateValue = z.output<(typeof nouns)[6]['capabilities']['payoffCoordinate']['value']>;
 /** Parameters of totalLoss.priorDamageOffset. */
-export type TotalLossPriorDamageOffsetParams = z.input<(typeof nouns)[5]['capabilities']['priorDamageOffset']['request']>;
+export type TotalLossPriorDamageOffsetParams = z.input<(typeof nouns)[6]['capabilities']['priorDamageOffset']['request']>;
 /** OK value of totalLoss.priorDamageOffset (TotalLossPriorDamageOffset@1). */
-export type TotalLossPriorDamageOffsetValue = z.output<(typeof nouns)[5]['capabilities']['priorDamageOffset']['value']>;
+export type TotalLossPriorDamageOffsetValue = z.output<(typeof nouns)[6]['capabilities']['priorDamageOffset']['value']>;
 /** Parameters of totalLoss.salvage. */
-export type TotalLossSalvageParams = z.input<(typeof nouns)[5]['capabilities']['salvage']['request']>;
+export type TotalLossSalvageParams = z.input<(typeof nouns)[6]['capabilities']['salvage']['request']>;
 /** OK value of totalLoss.salvage (TotalLossSalvage@1). */
-export type TotalLossSalvageValue = z.output<(typeof nouns)[5]['capabilities']['salvage']['value']>;
+export type TotalLossSalvageValue = z.output<(typeof nouns)[6]['capabilities']['salvage']['value']>;
 /** Parameters of totalLoss.settlement. */
-export type TotalLossSettlementParams = z.input<(typeof nouns)[5]['capabilities']['settlement']['request']>;
+export type TotalLossSettlementParams = z.input<(typeof nouns)[6]['capabilities']['settlement']['request']>;
 /** OK value of totalLoss.settlement (TotalLossSettlement@1). */
-export type TotalLossSettlementValue = z.output<(typeof nouns)[5]['capabilities']['settlement']['value']>;
+export type TotalLossSettlementValue = z.output<(typeof nouns)[6]['capabilities']['settlement']['value']>;
 /** Parameters of totalLoss.valuation. */
-export type TotalLossValuationParams = z.input<(typeof nouns)[5]['capabilities']['valuation']['request']>;
+export type TotalLossValuationParams = z.input<(typeof nouns)[6]['capabilities']['valuation']['request']>;
 /** OK value of totalLoss.valuation (TotalLossValuation@1). */
-export type TotalLossValuationValue = z.output<(typeof nouns)[5]['capabilities']['valuation']['value']>;
+export type TotalLossValuationValue = z.output<(typeof nouns)[6]['capabilities']['valuation']['value']>;
 /** Parameters of vehicle.decode. */
-export type VehicleDecodeParams = z.input<(typeof nouns)[6]['capabilities']['decode']['request']>;
+export type VehicleDecodeParams = z.input<(typeof nouns)[7]['capabilities']['decode']['request']>;
 /** OK value of vehicle.decode (VehicleDecode@1). */
-export type VehicleDecodeValue = z.output<(typeof nouns)[6]['capabilities']['decode']['value']>;
+export type VehicleDecodeValue = z.output<(typeof nouns)[7]['capabilities']['decode']['value']>;
 /** Parameters of transport.quote. */
-export type TransportQuoteParams = z.input<(typeof nouns)[7]['capabilities']['quote']['request']>;
+export type TransportQuoteParams = z.input<(typeof nouns)[8]['capabilities']['quote']['request']>;
 /** OK value of transport.quote (TransportQuote@1). */
-export type TransportQuoteValue = z.output<(typeof nouns)[7]['capabilities']['quote']['value']>;
+export type TransportQuoteValue = z.output<(typeof nouns)[8]['capabilities']['quote']['value']>;
 /** Parameters of deal.open. */
-export type DealOpenParams = z.input<(typeof nouns)[8]['capabilities']['open']['request']>;
+export type DealOpenParams = z.input<(typeof nouns)[9]['capabilities']['open']['request']>;
 /** OK value of deal.open (DealOpen@1). */
-export type DealOpenValue = z.output<(typeof nouns)[8]['capabilities']['open']['value']>;
+export type DealOpenValue = z.output<(typeof nouns)[9]['capabilities']['open']['value']>;

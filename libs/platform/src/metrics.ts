@@ -1,0 +1,48 @@
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Db } from './store/db.ts';
+
+/**
+ * One Prometheus registry per process: process metrics (CPU, RSS, event-loop lag) plus the service's own.
+ * The gateway adds its request counters; pillars expose it on HEALTH_PORT. Served at GET /metrics.
+ */
+export const metricsRegistry = new Registry();
+collectDefaultMetrics({ register: metricsRegistry, prefix: 'vcs_' });
+
+const outboxSources = new Set<Db>();
+
+/** Unpublished outbox rows, counted when Prometheus scrapes (not on the request path). */
+export const outboxDepth = new Gauge({
+  name: 'vcs_outbox_unpublished',
+  help: 'Outbox rows written but not yet relayed to the event stream (sampled on scrape)',
+  registers: [metricsRegistry],
+  async collect() {
+    let total = 0;
+    for (const db of outboxSources) {
+      try {
+        const r = await db.query<{ n: string }>('select count(*)::text as n from outbox_events where published_at is null');
+        total += Number(r.rows[0]?.n ?? 0);
+      } catch { /* store down: keep the last value; /readyz says why */ return; }
+    }
+    this.set(total);
+  },
+});
+
+/** Count this store's outbox in `vcs_outbox_unpublished`; returns the undo. */
+export function watchOutbox(db: Db): () => void {
+  outboxSources.add(db);
+  return () => { outboxSources.delete(db); };
+}
+
+/** Reject after `ms` so a hung check never hangs a probe. */
+export function within<T>(p: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let t: NodeJS.Timeout;
+  return Promise.race([p.catch(() => fallback), new Promise<T>((r) => { t = setTimeout(() => r(fallback), ms); })]).finally(() => clearTimeout(t));
+}
+
+/** The readiness checks every process shares: bus connected, store and Redis answering. */
+export async function readiness(infra: { bus: { isConnected(): boolean }; db: Db; kv: { ping(): Promise<boolean> } }) {
+  const [store, redis] = await Promise.all([within(infra.db.ping(), 1500, false), within(infra.kv.ping(), 1500, false)]);
+  const checks = { bus: infra.bus.isConnected(), store, redis };
+  const failed = Object.entries(checks).filter(([, ok]) => !ok).map(([k]) => k);
+  return { ready: failed.length === 0, checks, failed };
+}

@@ -1,0 +1,45 @@
+import { Counter, Histogram } from 'prom-client';
+import { capabilities } from '@vcs/contract';
+import { metricsRegistry } from '@vcs/platform';
+
+export { metricsRegistry };
+
+/** Answers by capability (or platform route), answer kind and HTTP status. */
+export const requestsTotal = new Counter({
+  name: 'vcs_requests_total',
+  help: 'HTTP answers by capability, answer kind (OK, EMPTY, BLOCKED, OFFER) and status',
+  labelNames: ['capability', 'kind', 'status'] as const,
+  registers: [metricsRegistry],
+});
+
+/** Round trip gateway → pillar → gateway over the bus, by pillar and outcome. */
+export const busRequestSeconds = new Histogram({
+  name: 'vcs_bus_request_seconds',
+  help: 'Bus request-reply latency from the gateway to a pillar, by pillar and outcome (ok, no-responders, timeout, closed)',
+  labelNames: ['pillar', 'outcome'] as const,
+  buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [metricsRegistry],
+});
+
+/** Calls refused by rate limiting. Whoever enforces a limit increments this: `rateLimitRefusals.inc({ scope })`. */
+export const rateLimitRefusals = new Counter({
+  name: 'vcs_rate_limit_refusals_total',
+  help: 'Calls answered 429 rate-limited, by limit scope (key, ip, account...)',
+  labelNames: ['scope'] as const,
+  registers: [metricsRegistry],
+});
+
+/** Retries of idempotent reads on another replica after no-responders, a time-out or a closed connection. */
+export const busRetries = new Counter({
+  name: 'vcs_bus_retries_total',
+  help: 'GET capability calls retried once on another replica, by pillar and the reason of the first failure',
+  labelNames: ['pillar', 'reason'] as const,
+  registers: [metricsRegistry],
+});
+
+// Labels stay bounded: a capability's name from its route pattern, else the route pattern, else "unmatched".
+const nameByRoute = new Map(capabilities.map((c) => [`${c.method} ${c.path}`, c.name]));
+export function capabilityLabel(method: string, routeUrl: string | undefined): string {
+  if (!routeUrl) return 'unmatched';
+  return nameByRoute.get(`${method} ${routeUrl}`) ?? `${method} ${routeUrl}`;
+}

@@ -1,0 +1,67 @@
+import { CONNECTION_SUBJECTS, connectionSubmission, newId, nouns as catalogNouns, type EventEnvelope } from '@vcs/contract';
+import { dec, enc, type Queryable, type Services, type Stoppable } from '@vcs/platform';
+import { connectionKey, encryptCredential } from './crypto.ts';
+
+// Score weights: documented in docs/events.md (activation queue).
+const WEIGHTS = { demand: 1, sameSystem: 2, recency: 1 };
+const DEMAND_WINDOW_DAYS = 30;
+
+const reply = (body: unknown) => ({ data: enc.encode(JSON.stringify(body)) });
+
+/** Ranked entries with each factor of their score (highest first). */
+export async function rankedQueue(q: Queryable, now: Date) {
+  const since = new Date(now.getTime() - DEMAND_WINDOW_DAYS * 86_400_000).toISOString();
+  const { rows } = await q.query<any>(
+    `select c.id, c.account_id, c.kind, c.system, c.nouns, c.status, c.submitted_at,
+        (select count(distinct d.account_id)::int from noun_demand d where d.noun = any(c.nouns) and d.last_seen >= $1) as demand,
+        (select count(*)::int - 1 from connections o where o.system = c.system) as same_system
+       from connections c where c.status = 'queued'`, [since]);
+  const entries = rows.map((r) => {
+    const ageDays = (now.getTime() - new Date(r.submitted_at).getTime()) / 86_400_000;
+    const recency = Math.round((1 / (1 + Math.max(0, ageDays))) * 1000) / 1000;
+    const factors = { demand: r.demand, sameSystem: r.same_system, recency };
+    const score = Math.round((WEIGHTS.demand * factors.demand + WEIGHTS.sameSystem * factors.sameSystem + WEIGHTS.recency * recency) * 1000) / 1000;
+    return { id: r.id as string, account: r.account_id as string, kind: r.kind, system: r.system, nouns: r.nouns as string[], submittedAt: new Date(r.submitted_at).toISOString(), score, factors };
+  });
+  entries.sort((a, b) => b.score - a.score || a.submittedAt.localeCompare(b.submittedAt) || a.id.localeCompare(b.id));
+  return entries.map((e, i) => ({ place: i + 1, ...e }));
+}
+
+/** Submissions, the ranked queue, and the consumer that keeps the demand signals current. */
+export async function startActivation(services: Services): Promise<Stoppable[]> {
+  const key = connectionKey();
+  const submit = services.bus.serve(CONNECTION_SUBJECTS.submit, 'pillar.services', async (msg) => {
+    const { account, body } = JSON.parse(dec.decode(msg.data)) as { account: string; body: unknown };
+    const parsed = connectionSubmission.safeParse(body);
+    if (!parsed.success) return reply({ error: parsed.error.issues.map((i) => ({ field: i.path.join('.') || '(body)', message: i.message })) });
+    const s = parsed.data;
+    const id = newId('connection');
+    const sealed = encryptCredential(key, s.credential);
+    const nounsOf = s.nouns ?? catalogNouns.map((n) => n.noun);
+    await services.db.query(
+      'insert into connections(id, account_id, kind, system, nouns, credential_ciphertext, credential_iv, credential_tag, submitted_at) values ($1,$2,$3,$4,$5,$6,$7,$8,$9)',
+      [id, account, s.kind, s.system, nounsOf, sealed.ciphertext, sealed.iv, sealed.tag, services.clock.now().toISOString()]);
+    const queue = await rankedQueue(services.db, services.clock.now());
+    const mine = queue.find((e) => e.id === id);
+    return reply({ connection: { id, kind: s.kind, system: s.system, nouns: nounsOf, status: 'queued', place: mine?.place ?? null, of: queue.length } });
+  });
+  const read = services.bus.serve(CONNECTION_SUBJECTS.queue, 'pillar.services', async (msg) => {
+    const { account } = JSON.parse(dec.decode(msg.data)) as { account: string | null };
+    const queue = await rankedQueue(services.db, services.clock.now());
+    // Other accounts' entries show their rank and score, not whose they are.
+    const entries = queue.map(({ account: owner, ...e }) => ({ ...e, mine: owner === account }));
+    return reply({ entries, mine: entries.filter((e) => e.mine).map((e) => ({ id: e.id, place: e.place })) });
+  });
+  // Demand: distinct accounts calling each noun, from the event stream (state in Postgres, so restarts keep it).
+  const consumer = await services.bus.consumeEvents({ durable: 'activation-ranking', filter: 'evt.>' }, async (d) => {
+    const evt = JSON.parse(dec.decode(d.data)) as EventEnvelope;
+    if (evt.account && evt.capability) {
+      await services.db.query(
+        `insert into noun_demand(noun, account_id, last_seen) values ($1,$2,$3)
+         on conflict (noun, account_id) do update set last_seen = greatest(noun_demand.last_seen, excluded.last_seen)`,
+        [evt.capability.split('.')[0], evt.account, evt.occurredAt]);
+    }
+    d.ack();
+  });
+  return [submit, read, consumer];
+}

@@ -1,0 +1,58 @@
+/**
+ * Delivery settings, read from the environment once when the worker starts (both modes: the embedded
+ * process and the services-pillar process read the same variables).
+ */
+export interface DeliveryConfig {
+  /** Delay before each attempt; attempt n waits schedule[n-1]. Standard Webhooks' schedule by default. */
+  scheduleMs: number[];
+  /** ± fraction of each delay, so retries of many deliveries do not arrive in lockstep. */
+  jitter: number;
+  allowPrivateTargets: boolean;
+  timeoutMs: number;
+  responseCapBytes: number;
+  /** An endpoint failing without a success for this long is disabled. */
+  disableAfterMs: number;
+  /** How long the previous secret keeps signing after a rotation. */
+  rotationGraceMs: number;
+  perEndpointConcurrency: number;
+  poolSize: number;
+  pollMs: number;
+}
+
+const h = 3_600_000;
+export const STANDARD_SCHEDULE_MS = [0, 5_000, 300_000, 1_800_000, 2 * h, 5 * h, 10 * h, 14 * h, 20 * h, 24 * h];
+
+function num(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`config error: ${name}: expected a non-negative number, got "${raw}"`);
+  return n;
+}
+
+export function deliveryConfig(env = process.env): DeliveryConfig {
+  const raw = env.WEBHOOK_RETRY_SCHEDULE_MS;
+  const scheduleMs = raw ? raw.split(',').map((x) => Number(x.trim())) : STANDARD_SCHEDULE_MS;
+  if (!scheduleMs.length || scheduleMs.some((x) => !Number.isFinite(x) || x < 0)) {
+    throw new Error(`config error: WEBHOOK_RETRY_SCHEDULE_MS: expected comma-separated milliseconds, got "${raw}"`);
+  }
+  return {
+    scheduleMs,
+    jitter: num('WEBHOOK_RETRY_JITTER', 0.1),
+    allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
+    timeoutMs: num('WEBHOOK_TIMEOUT_MS', 10_000),
+    responseCapBytes: num('WEBHOOK_RESPONSE_CAP_BYTES', 4_096),
+    disableAfterMs: num('WEBHOOK_DISABLE_AFTER_MS', 5 * 24 * h),
+    rotationGraceMs: num('WEBHOOK_ROTATION_GRACE_MS', 24 * h),
+    perEndpointConcurrency: num('WEBHOOK_ENDPOINT_CONCURRENCY', 4),
+    poolSize: num('WEBHOOK_POOL_SIZE', 64),
+    pollMs: num('WEBHOOK_POLL_MS', 200),
+  };
+}
+
+/** The delay before attempt `n + 1` after `n` attempts, with jitter; null when attempts have run out. */
+export function nextDelayMs(cfg: DeliveryConfig, attemptsMade: number, rand = Math.random): number | null {
+  const base = cfg.scheduleMs[attemptsMade];
+  if (base === undefined) return null;
+  return Math.max(0, Math.round(base * (1 + cfg.jitter * (2 * rand() - 1))));
+}

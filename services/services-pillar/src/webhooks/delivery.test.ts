@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { deliveryConfig, nextDelayMs, STANDARD_SCHEDULE_MS } from './config.ts';
+import { patternMatches } from './match.ts';
+import { postDelivery } from './post.ts';
+import { newSecret, signatureHeader } from './signature.ts';
+import { isForbiddenAddress } from './target.ts';
+
+describe('webhook delivery rules', () => {
+  it('refuses loopback, private, link-local and metadata addresses, allows public ones', () => {
+    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1']) expect(isForbiddenAddress(a), a).toBe(true);
+    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111']) expect(isForbiddenAddress(a), a).toBe(false);
+  });
+
+  it('does not send to a private IP literal unless allowed', async () => {
+    const r = await postDelivery('http://127.0.0.1:9/x', {}, '{}', { timeoutMs: 1000, capBytes: 100, allowPrivate: false });
+    expect(r.outcome).toBe('forbidden-target');
+    const m = await postDelivery('http://169.254.169.254/latest/meta-data', {}, '{}', { timeoutMs: 1000, capBytes: 100, allowPrivate: false });
+    expect(m.outcome).toBe('forbidden-target');
+  });
+
+  it('follows the Standard Webhooks schedule with bounded jitter, and ends when it runs out', () => {
+    const cfg = deliveryConfig({});
+    expect(cfg.scheduleMs).toEqual(STANDARD_SCHEDULE_MS);
+    expect(cfg.allowPrivateTargets).toBe(false);
+    expect(nextDelayMs(cfg, 1, () => 0.5)).toBe(5_000);
+    const lo = nextDelayMs(cfg, 2, () => 0)!; const hi = nextDelayMs(cfg, 2, () => 0.999999)!;
+    expect(lo).toBeGreaterThanOrEqual(270_000); expect(hi).toBeLessThanOrEqual(330_000);
+    expect(nextDelayMs(cfg, STANDARD_SCHEDULE_MS.length)).toBeNull();
+    expect(() => deliveryConfig({ WEBHOOK_RETRY_SCHEDULE_MS: '0,abc' })).toThrow(/WEBHOOK_RETRY_SCHEDULE_MS/);
+  });
+
+  it('matches exact types, any version, noun wildcards and *', () => {
+    expect(patternMatches('*', 'TotalLoss.confirmed@1')).toBe(true);
+    expect(patternMatches('TotalLoss.*', 'TotalLoss.confirmed@1')).toBe(true);
+    expect(patternMatches('TotalLoss.*', 'Signing.quoted@1')).toBe(false);
+    expect(patternMatches('TotalLoss.confirmed', 'TotalLoss.confirmed@2')).toBe(true);
+    expect(patternMatches('TotalLoss.confirmed@1', 'TotalLoss.confirmed@2')).toBe(false);
+  });
+
+  it('signs so that either secret verifies during a rotation', () => {
+    const [a, b] = [newSecret(), newSecret()];
+    const at = new Date();
+    const header = signatureHeader([b, a], 'evt_1', at, '{"x":1}');
+    const headers = { 'webhook-id': 'evt_1', 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': header };
+    expect(header.split(' ').every((s) => s.startsWith('v1,'))).toBe(true);
+    expect(new Webhook(a).verify('{"x":1}', headers)).toEqual({ x: 1 });
+    expect(new Webhook(b).verify('{"x":1}', headers)).toEqual({ x: 1 });
+    expect(() => new Webhook(newSecret()).verify('{"x":1}', headers)).toThrow();
+  });
+});

@@ -1,0 +1,137 @@
+import type { Services } from '@vcs/platform';
+import { writeEvents, type Queryable } from '@vcs/platform';
+import { nextDelayMs, type DeliveryConfig } from './config.ts';
+import { postDelivery, type PostResult } from './post.ts';
+import { signatureHeader } from './signature.ts';
+
+interface Claimed {
+  id: string; account_id: string; endpoint_id: string; event_id: string; event_type: string; payload: unknown; attempt_count: number;
+  url: string; secret: string; previous_secret: string | null; previous_until: string | Date | null; endpoint_status: string; failing_since: string | Date | null;
+}
+
+/**
+ * Sends due deliveries. Rows are claimed with FOR UPDATE SKIP LOCKED and leased (locked_until), so any
+ * number of workers share the work and a worker that dies mid-send only delays its rows by the lease.
+ * In-flight sends are capped per endpoint and overall, so one slow endpoint never holds up the rest.
+ */
+export class DeliverySender {
+  private inFlight = new Map<string, number>();
+  private total = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private polling = false;
+  private again = false;
+  private running = new Set<Promise<void>>();
+
+  constructor(private services: Services, private cfg: DeliveryConfig) {}
+
+  start() {
+    const tick = () => { if (this.stopped) return; this.kick(); this.timer = setTimeout(tick, this.cfg.pollMs); };
+    tick();
+    return this;
+  }
+
+  kick() {
+    if (this.stopped) return;
+    if (this.polling) { this.again = true; return; }
+    this.polling = true;
+    this.poll().catch((err) => this.services.log.debug({ err }, 'webhook sender poll failed')).finally(() => {
+      this.polling = false;
+      if (this.again) { this.again = false; this.kick(); }
+    });
+  }
+
+  private async poll() {
+    const room = this.cfg.poolSize - this.total;
+    if (room <= 0) return;
+    const busy = [...this.inFlight].filter(([, n]) => n >= this.cfg.perEndpointConcurrency).map(([id]) => id);
+    const now = this.services.clock.now();
+    const lease = new Date(now.getTime() + this.cfg.timeoutMs + 1_000).toISOString();
+    const rows = await this.services.db.tx(async (q) => (await q.query<Claimed>(
+      `with due as (
+         select d.id from webhook_deliveries d
+          where d.status = 'pending' and d.next_attempt_at <= $1 and (d.locked_until is null or d.locked_until < $1)
+            and not (d.endpoint_id = any($3::text[]))
+          order by d.next_attempt_at limit $2 for update skip locked)
+       update webhook_deliveries d set locked_until = $4 from due, webhook_endpoints e
+        where d.id = due.id and e.id = d.endpoint_id
+       returning d.id, d.account_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.attempt_count,
+                 e.url, e.secret, e.previous_secret, e.previous_until, e.status as endpoint_status, e.failing_since`,
+      [now.toISOString(), room, busy, lease],
+    )).rows);
+    // Rows of an endpoint beyond its share are handed back at once for the next poll.
+    const over: string[] = [];
+    for (const row of rows) {
+      const n = this.inFlight.get(row.endpoint_id) ?? 0;
+      if (n >= this.cfg.perEndpointConcurrency) { over.push(row.id); continue; }
+      this.inFlight.set(row.endpoint_id, n + 1);
+      this.total++;
+      const p = this.send(row).catch((err) => this.services.log.warn({ err, delivery: row.id }, 'webhook send failed')).finally(() => {
+        const left = (this.inFlight.get(row.endpoint_id) ?? 1) - 1;
+        if (left) this.inFlight.set(row.endpoint_id, left); else this.inFlight.delete(row.endpoint_id);
+        this.total--;
+        this.running.delete(p);
+        this.kick();
+      });
+      this.running.add(p);
+    }
+    if (over.length) await this.services.db.query('update webhook_deliveries set locked_until = null where id = any($1::text[])', [over]);
+    if (rows.length === room && over.length < rows.length) this.again = true;
+  }
+
+  private async send(row: Claimed) {
+    const now = this.services.clock.now();
+    if (row.endpoint_status !== 'active') {
+      await this.services.db.query(`update webhook_deliveries set status = 'failed', locked_until = null, next_attempt_at = null where id = $1`, [row.id]);
+      return;
+    }
+    const body = typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload);
+    const secrets = [row.secret];
+    if (row.previous_secret && row.previous_until && new Date(row.previous_until) > now) secrets.push(row.previous_secret);
+    const at = new Date(Math.floor(now.getTime() / 1000) * 1000);
+    const headers = { 'webhook-id': row.event_id, 'webhook-timestamp': String(at.getTime() / 1000), 'webhook-signature': signatureHeader(secrets, row.event_id, at, body) };
+    const result = await postDelivery(row.url, headers, body, { timeoutMs: this.cfg.timeoutMs, capBytes: this.cfg.responseCapBytes, allowPrivate: this.cfg.allowPrivateTargets });
+    await this.services.db.tx((q) => this.record(q, row, result));
+  }
+
+  /** Record the attempt and decide what comes next: delivered, retry later, or failed (with its event). */
+  private async record(q: Queryable, row: Claimed, r: PostResult) {
+    const now = this.services.clock.now();
+    await q.query('insert into webhook_attempts(delivery_id, attempted_at, status_code, latency_ms, outcome, response_snippet) values ($1,$2,$3,$4,$5,$6)',
+      [row.id, now.toISOString(), r.statusCode, r.latencyMs, r.outcome, r.snippet]);
+    const attempts = row.attempt_count + 1;
+    if (r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300) {
+      await q.query(`update webhook_deliveries set status = 'delivered', attempt_count = $2, delivered_at = $3, next_attempt_at = null, locked_until = null where id = $1`, [row.id, attempts, now.toISOString()]);
+      await q.query('update webhook_endpoints set failing_since = null where id = $1 and failing_since is not null', [row.endpoint_id]);
+      return;
+    }
+    const failingSince = row.failing_since ? new Date(row.failing_since) : now;
+    await q.query('update webhook_endpoints set failing_since = coalesce(failing_since, $2) where id = $1', [row.endpoint_id, now.toISOString()]);
+    const gone = r.statusCode === 410;
+    const tooLong = now.getTime() - failingSince.getTime() >= this.cfg.disableAfterMs;
+    if (gone || tooLong) {
+      const reason = gone ? 'the endpoint answered 410 Gone' : `the endpoint has failed since ${failingSince.toISOString()}`;
+      const disabled = await q.query(`update webhook_endpoints set status = 'disabled', disabled_reason = $2 where id = $1 and status = 'active'`, [row.endpoint_id, reason]);
+      await this.fail(q, row, attempts, gone ? 'endpoint-gone' : 'endpoint-disabled', disabled.rowCount > 0 ? reason : undefined);
+      return;
+    }
+    let delay = nextDelayMs(this.cfg, attempts);
+    if (delay === null) { await this.fail(q, row, attempts, 'attempts-exhausted'); return; }
+    if ((r.statusCode === 429 || r.statusCode === 503) && r.retryAfterMs !== null) delay = Math.min(r.retryAfterMs, 24 * 3_600_000);
+    await q.query('update webhook_deliveries set attempt_count = $2, next_attempt_at = $3, locked_until = null where id = $1',
+      [row.id, attempts, new Date(now.getTime() + delay).toISOString()]);
+  }
+
+  private async fail(q: Queryable, row: Claimed, attempts: number, reason: string, endpointDisabled?: string) {
+    await q.query(`update webhook_deliveries set status = 'failed', attempt_count = $2, next_attempt_at = null, locked_until = null where id = $1`, [row.id, attempts]);
+    const occurredAt = this.services.clock.now().toISOString();
+    const base = { occurredAt, account: row.account_id, capability: null, vin: (row.payload as { vin?: string } | null)?.vin ?? null, simulated: false };
+    await writeEvents(q, [{ ...base, type: 'Webhook.failed@1', data: { reason, deliveryId: row.id, endpointId: row.endpoint_id, eventId: row.event_id, eventType: row.event_type, attempts, ...(endpointDisabled ? { endpointDisabled: true, disabledReason: endpointDisabled } : {}) } }]);
+  }
+
+  async stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await Promise.allSettled([...this.running]);
+  }
+}

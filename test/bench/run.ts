@@ -1,0 +1,173 @@
+/**
+ * `pnpm bench`: the full path (gateway, key check, meter, bus, pillar handler, answer) against the ceiling
+ * (a bare fastify route answering the same bytes), distributed and embedded, at concurrency 1 and 50.
+ * Servers are pinned to core 0 (NATS too, restored afterwards), this load generator to core 1.
+ *   BENCH_SECONDS=3 BENCH_REPEATS=3 pnpm bench
+ * Distributed mode needs NATS_URL, DATABASE_URL and REDIS_URL (else it is skipped, with a note).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { spawnService, type ServiceName } from '../../deploy/launch.ts';
+import { freePort } from '../support/harness.ts';
+import { privatePostgres, type PrivateServer } from '../support/private-infra.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+const VIN = '1HGCM82633A004352';
+const root = new URL('../..', import.meta.url).pathname;
+const CLK_TCK = 100;
+
+const taskset = (cpu: number, pid: number) => spawnSync('taskset', ['-a', '-cp', String(cpu), String(pid)], { stdio: 'ignore' }).status === 0;
+const affinityOf = (pid: number) => /: (.+)$/.exec(spawnSync('taskset', ['-cp', String(pid)], { encoding: 'utf8' }).stdout.trim())?.[1];
+function cpuTicks(pid: number): number {
+  try { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' '); return Number(f[11]) + Number(f[12]); } catch { return 0; }
+}
+function rssMb(pid: number): number {
+  try { return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024; } catch { return 0; }
+}
+const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor((s.length - 1) / 2)]! : NaN; };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitUp(url: string, ok = (s: number) => s < 500, timeoutMs = 90_000, init?: RequestInit) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) { try { if (ok((await fetch(url, init)).status)) return; } catch { /* starting */ } await sleep(200); }
+  throw new Error(`not up: ${url}`);
+}
+
+interface Target { name: string; method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string }
+interface Server { label: string; baseUrl: string; pids: number[]; gatewayPid: number; stop(): Promise<void> }
+interface Row { server: string; target: string; c: number; rps: number; p50: number; p99: number; cpuUs: number; rssMb: number; errors: number }
+
+async function measure(s: Server, t: Target, connections: number): Promise<Row> {
+  const before = s.pids.map(cpuTicks);
+  const r = await autocannon({ url: s.baseUrl + t.path, method: t.method, headers: t.headers, body: t.body, connections, duration: SECONDS });
+  const ticks = s.pids.map(cpuTicks).reduce((a, x, i) => a + x - before[i]!, 0);
+  const total = r.requests.total || 1;
+  return {
+    server: s.label, target: t.name, c: connections, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99,
+    cpuUs: (ticks / CLK_TCK) * 1e6 / total, rssMb: rssMb(s.gatewayPid), errors: r.errors + r.non2xx,
+  };
+}
+
+function waitExit(c: ChildProcess) { return new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r()))); }
+async function stopAll(children: ChildProcess[]) {
+  for (const c of children) c.kill('SIGTERM');
+  await Promise.race([Promise.all(children.map(waitExit)), sleep(8000)]);
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+}
+
+async function startEmbedded(): Promise<Server> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', PGLITE_DIR: 'memory://', LOG_LEVEL: 'silent' };
+  for (const k of ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']) delete env[k]; // embedded: none of the servers
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'services/embedded/src/main.ts')], { cwd: root, stdio: 'ignore', env });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitUp(`${baseUrl}/signings/status?vin=${VIN}`, (s) => s === 200);
+  return { label: 'embedded', baseUrl, pids: [child.pid!], gatewayPid: child.pid!, stop: () => stopAll([child]) };
+}
+
+async function startDistributed(): Promise<Server | null> {
+  const { NATS_URL, DATABASE_URL, REDIS_URL } = process.env;
+  if (!NATS_URL || !DATABASE_URL || !REDIS_URL) return null;
+  const tag = `bench${Date.now().toString(36)}`;
+  let privatePg: PrivateServer | undefined;
+  let dbUrl: string;
+  try {
+    const admin = new pg.Client({ connectionString: DATABASE_URL });
+    await admin.connect(); await admin.query(`create database vcs_${tag}`); await admin.end();
+    const db = new URL(DATABASE_URL); db.pathname = `/vcs_${tag}`; dbUrl = db.toString();
+  } catch (err) {
+    // The shared Postgres may be full (other suites running): bench on a private one instead, and say so.
+    console.log(`note: DATABASE_URL refused (${(err as Error).message}); using a private Postgres`);
+    privatePg = await privatePostgres();
+    dbUrl = privatePg.url;
+  }
+  const port = await freePort();
+  const env = { DATABASE_URL: dbUrl, REDIS_PREFIX: `vcs:${tag}:`, NATS_NAMESPACE: tag, LOG_LEVEL: 'silent', PORT: String(port), HOST: '127.0.0.1' };
+  const children: ChildProcess[] = [];
+  for (const s of ['data', 'services-pillar', 'commerce', 'workflows'] as ServiceName[]) children.push(spawnService(s, env, 'pipe'));
+  const gateway = spawnService('gateway', env, 'pipe');
+  children.push(gateway);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  for (const p of [`/signings/status?vin=${VIN}`, `/mcos/status?vin=${VIN}`]) await waitUp(baseUrl + p, (s) => s === 200);
+  try {
+    await waitUp(`${baseUrl}/keys`, (s) => s === 200, 90_000, { method: 'POST' });
+    await waitUp(`${baseUrl}/deals/open`, (s) => s !== 503, 90_000, { method: 'POST' });
+  } catch (err) { await stopAll(children); await privatePg?.destroy(); throw err; }
+  return {
+    label: 'distributed', baseUrl, pids: children.map((c) => c.pid!), gatewayPid: gateway.pid!,
+    async stop() { await stopAll(children); await privatePg?.destroy(); },
+  };
+}
+
+async function startCeiling(bytes: Buffer): Promise<Server> {
+  const file = join(mkdtempSync(join(tmpdir(), 'vcs-bench-')), 'body.json');
+  writeFileSync(file, bytes);
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'test/bench/ceiling.ts')], { cwd: root, stdio: 'ignore', env: { ...process.env, PORT: String(port), CEILING_BODY_FILE: file } });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitUp(`${baseUrl}/x`, (s) => s === 200);
+  return { label: 'ceiling (bare fastify)', baseUrl, pids: [child.pid!], gatewayPid: child.pid!, stop: () => stopAll([child]) };
+}
+
+async function targetsFor(s: Server): Promise<Target[]> {
+  const minted = await (await fetch(`${s.baseUrl}/keys`, { method: 'POST' })).json() as { key: string };
+  const keyed = { authorization: `Bearer ${minted.key}`, 'content-type': 'application/json' };
+  return [
+    { name: 'free GET /signings/status', method: 'GET', path: `/signings/status?vin=${VIN}`, headers: {} },
+    { name: 'keyed POST /deals/open', method: 'POST', path: '/deals/open', headers: keyed, body: JSON.stringify({ workflow: 'buy', vin: VIN }) },
+  ];
+}
+
+async function main() {
+  const natsPid = Number(spawnSync('pgrep', ['-o', '-x', 'nats-server'], { encoding: 'utf8' }).stdout.trim()) || 0;
+  const natsAffinity = natsPid ? affinityOf(natsPid) : undefined;
+  const pinnedSelf = taskset(1, process.pid);
+  const pinnedNats = natsPid ? taskset(0, natsPid) : false;
+  const rows: Row[] = [];
+  const servers: (() => Promise<Server | null>)[] = [startDistributed, startEmbedded];
+  let ceilingBytes: Buffer | undefined;
+  try {
+    for (const start of servers) {
+      const s = await start();
+      if (!s) { console.log('distributed: skipped (set NATS_URL, DATABASE_URL, REDIS_URL)'); continue; }
+      for (const pid of s.pids) taskset(0, pid);
+      const targets = await targetsFor(s);
+      ceilingBytes ??= Buffer.from(await (await fetch(s.baseUrl + targets[0]!.path)).arrayBuffer());
+      for (const t of targets) await measure(s, t, 10); // warm-up (JIT, pools, caches)
+      for (let i = 0; i < REPEATS; i++) for (const t of targets) for (const c of [1, 50]) { const r = await measure(s, t, c); rows.push(r); console.log(JSON.stringify(r)); }
+      await s.stop();
+    }
+    const ceil = await startCeiling(ceilingBytes!);
+    for (const pid of ceil.pids) taskset(0, pid);
+    const ct: Target = { name: 'same bytes', method: 'GET', path: '/x', headers: {} };
+    await measure(ceil, ct, 10);
+    for (let i = 0; i < REPEATS; i++) for (const c of [1, 50]) rows.push(await measure(ceil, ct, c));
+    await ceil.stop();
+  } finally {
+    if (natsPid && natsAffinity) spawnSync('taskset', ['-a', '-cp', natsAffinity, String(natsPid)], { stdio: 'ignore' });
+  }
+
+  // Medians per (server, target, concurrency), and the ratio to the ceiling at the same concurrency.
+  const groups = new Map<string, Row[]>();
+  for (const r of rows) { const k = `${r.server}|${r.target}|${r.c}`; groups.set(k, [...(groups.get(k) ?? []), r]); }
+  const med = [...groups.values()].map((g) => ({
+    ...g[0]!, rps: median(g.map((r) => r.rps)), p50: median(g.map((r) => r.p50)), p99: median(g.map((r) => r.p99)),
+    cpuUs: median(g.map((r) => r.cpuUs)), rssMb: Math.max(...g.map((r) => r.rssMb)), errors: g.reduce((a, r) => a + r.errors, 0),
+  }));
+  const ceilingAt = (c: number) => med.find((r) => r.server.startsWith('ceiling') && r.c === c)!;
+  console.log(`\nmachine: ${cpus().length}× ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  console.log(`pinning: servers → core 0 (${natsPid ? `NATS pid ${natsPid} ${pinnedNats ? 'pinned' : 'NOT pinned'}` : 'NATS not found'}), load generator → core 1 (${pinnedSelf ? 'pinned' : 'NOT pinned'}); ${SECONDS}s per run, median of ${REPEATS}\n`);
+  console.log(['server', 'target', 'c', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MB', 'errors', '× ceiling'].join('\t'));
+  for (const r of med) {
+    const ratio = r.rps / ceilingAt(r.c).rps;
+    console.log([r.server, r.target, r.c, r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), r.cpuUs.toFixed(0), r.rssMb.toFixed(0), r.errors, ratio.toFixed(2)].join('\t'));
+  }
+}
+
+await main();
+process.exit(0);

@@ -1,0 +1,30 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+/** The compose file must validate wherever the compose client exists (no engine needed for `config`). */
+const file = new URL('../deploy/docker-compose.yml', import.meta.url).pathname;
+const compose = (() => {
+  for (const [cmd, pre] of [['docker', ['compose']], ['docker-compose', []]] as const) {
+    const r = spawnSync(cmd, [...pre, 'version'], { encoding: 'utf8' });
+    if (r.status === 0) return { cmd, pre: [...pre] };
+  }
+  return null;
+})();
+
+describe('deploy/', () => {
+  it.runIf(compose)('docker compose config validates deploy/docker-compose.yml', () => {
+    const r = spawnSync(compose!.cmd, [...compose!.pre, '-f', file, 'config', '--quiet'], { encoding: 'utf8', env: { ...process.env, REPLICAS_SERVICES: '3' } });
+    expect(r.status, r.stderr).toBe(0);
+  });
+  if (!compose) it('docker compose config (skipped: neither `docker compose` nor `docker-compose` is installed here)', () => { console.warn('skipped: docker compose is not available on this machine'); });
+
+  it('declares every service with a healthcheck, and each pillar with an operator-set replica count', () => {
+    const text = readFileSync(file, 'utf8');
+    for (const s of ['nats', 'postgres', 'redis', 'gateway', 'data', 'services-pillar', 'commerce', 'workflows']) expect(text).toMatch(new RegExp(`^  ${s}:$`, 'm'));
+    for (const p of ['DATA', 'SERVICES', 'COMMERCE', 'WORKFLOWS']) expect(text).toContain(`replicas: "\${REPLICAS_${p}:-1}"`);
+    expect(text).toMatch(/-js/);
+    expect(text).toMatch(/nats-data:\/data/);
+    expect(readFileSync(new URL('../deploy/Dockerfile', import.meta.url), 'utf8')).toMatch(/^USER node$/m);
+  });
+});

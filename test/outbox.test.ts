@@ -1,0 +1,37 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger, createPgliteDb, type Db, enc, migrate, MemoryBus, OutboxRelay, writeEvents, type EventDelivery } from '@vcs/platform';
+
+/** A bus whose publishes fail while `down`, as NATS being unreachable. */
+class FlakyBus extends MemoryBus {
+  down = false;
+  override async publishEvent(subject: string, data: Uint8Array, msgId: string) {
+    if (this.down) throw new Error('nats unreachable');
+    return super.publishEvent(subject, data, msgId);
+  }
+}
+
+describe('outbox relay', () => {
+  let db: Db;
+  beforeAll(async () => { db = await createPgliteDb('memory://'); await migrate(db); });
+  afterAll(async () => { await db?.close(); });
+
+  it('keeps events written while the bus is down and delivers each once when it is back', async () => {
+    const bus = new FlakyBus();
+    const seen: string[] = [];
+    await bus.consumeEvents({ durable: 't', filter: 'evt.>' }, async (d: EventDelivery) => { seen.push(JSON.parse(new TextDecoder().decode(d.data)).id); d.ack(); });
+    const relay = new OutboxRelay(db, bus, createLogger('test', 'silent'), 20).start();
+    bus.down = true;
+    const written = await db.tx((q) => writeEvents(q, [1, 2, 3].map(() => ({ type: 'Signing.quoted@1', occurredAt: new Date().toISOString(), account: 'acct_x', capability: 'signing.quote', vin: null, data: {}, simulated: true }))));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(seen).toEqual([]);
+    expect(await relay.pending()).toBe(3);
+    bus.down = false;
+    for (let i = 0; i < 500 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(seen).toEqual(written.map((e) => e.id));
+    // A republish of the same rows (a crash after publish, before marking) is dropped by the msg id.
+    for (const e of written) await bus.publishEvent('evt.Signing.quoted.v1', enc.encode(JSON.stringify(e)), e.id);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(seen).toHaveLength(3);
+    await relay.stop();
+  });
+});

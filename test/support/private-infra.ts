@@ -1,0 +1,75 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from 'node:net';
+import { freePort } from './harness.ts';
+
+/**
+ * Private NATS, Postgres and Redis servers for fault tests, so stopping one never disturbs the shared
+ * servers other test files use in parallel. Each keeps its port and data across stop/start.
+ */
+export interface PrivateServer { url: string; port: number; stop(signal?: NodeJS.Signals): Promise<void>; start(): Promise<void>; destroy(): Promise<void> }
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((r) => { const s = connect(port, '127.0.0.1'); s.once('connect', () => { s.destroy(); r(true); }); s.once('error', () => r(false)); });
+}
+async function waitPort(port: number, open: boolean, timeoutMs = 15_000) {
+  const until = Date.now() + timeoutMs;
+  while ((await portOpen(port)) !== open) {
+    if (Date.now() > until) throw new Error(`port ${port} did not ${open ? 'open' : 'close'}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
+
+function processServer(port: number, url: string, cmd: string, args: string[], dir: string): PrivateServer {
+  let child: ChildProcess | undefined;
+  const server: PrivateServer = {
+    url, port,
+    async start() { child = spawn(cmd, args, { stdio: 'ignore' }); await waitPort(port, true); },
+    async stop(signal = 'SIGTERM') { if (!child) return; const c = child; child = undefined; c.kill(signal); await exited(c); await waitPort(port, false); },
+    async destroy() { await server.stop('SIGKILL').catch(() => undefined); rmSync(dir, { recursive: true, force: true }); },
+  };
+  return server;
+}
+
+export async function privateNats(): Promise<PrivateServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'vcs-nats-'));
+  const s = processServer(port, `nats://127.0.0.1:${port}`, '/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir], dir);
+  await s.start();
+  return s;
+}
+
+export async function privateRedis(): Promise<PrivateServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'vcs-redis-'));
+  const s = processServer(port, `redis://127.0.0.1:${port}`, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], dir);
+  await s.start();
+  return s;
+}
+
+/** initdb refuses to run as root: run the Postgres tools as the postgres user on a directory it owns. */
+export async function privatePostgres(): Promise<PrivateServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'vcs-pg-'));
+  chmodSync(dir, 0o700);
+  const asRoot = process.getuid?.() === 0;
+  const pgUser = asRoot ? Number(spawnSync('id', ['-u', 'postgres']).stdout.toString().trim()) : undefined;
+  if (asRoot) chownSync(dir, pgUser!, Number(spawnSync('id', ['-g', 'postgres']).stdout.toString().trim()));
+  const bin = '/usr/lib/postgresql/15/bin';
+  const run = (tool: string, args: string[]) => {
+    const r = spawnSync(asRoot ? 'runuser' : `${bin}/${tool}`, asRoot ? ['-u', 'postgres', '--', `${bin}/${tool}`, ...args] : args, { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`${tool} failed: ${r.stderr || r.stdout}`);
+  };
+  run('initdb', ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
+  const server: PrivateServer = {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`, port,
+    async start() { run('pg_ctl', ['-D', join(dir, 'data'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300`, '-l', join(dir, 'log'), '-w', 'start']); await waitPort(port, true); },
+    async stop() { run('pg_ctl', ['-D', join(dir, 'data'), '-m', 'fast', '-w', 'stop']); await waitPort(port, false); },
+    async destroy() { try { await server.stop(); } catch { /* already stopped */ } rmSync(dir, { recursive: true, force: true }); },
+  };
+  await server.start();
+  return server;
+}
