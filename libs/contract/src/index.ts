@@ -11,7 +11,10 @@ export { signing } from './nouns/signing.ts';
 export { mco } from './nouns/mco.ts';
 export { vehicle, decodeRecord } from './nouns/vehicle.ts';
 export { transport } from './nouns/transport.ts';
-export { deal, dealOpenValue, workflowIds } from './nouns/deal.ts';
+export {
+  deal, dealOpenValue, dealSubjects, workflowIds, buyDealRequest, usZip, dealStates, stepStatuses, dealLifecycleEvents, dealStep, dealValue, dealEventRecord,
+  type DealValue, type DealStep,
+} from './nouns/deal.ts';
 export { poa, poaDocumentValue } from './nouns/poa.ts';
 export { frameInspection, inspectionValue } from './nouns/frameInspection.ts';
 export { totalLoss, totalLossFsmStates } from './nouns/totalLoss.ts';

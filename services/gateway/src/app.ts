@@ -7,6 +7,7 @@ import type { GatewayDeps } from './deps.ts';
 import { capabilityLabel, requestsTotal } from './metrics.ts';
 import { sendAnswer, sendBlocked } from './reply.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
+import { dealRoutes } from './routes/deals.ts';
 import { healthRoutes } from './routes/health.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { decodeRoutes } from './routes/decode.ts';
@@ -135,6 +136,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await app.register(async (scope) => keysMeRoute(scope, deps, meter));
   await app.register(async (scope) => pricingRoutes(scope));
   await app.register(async (scope) => moneyRoutes(scope, deps));
+  await app.register(async (scope) => dealRoutes(scope, deps));
   // Keyless faces and discovery. Keep doors and the record last: they skip any path already taken.
   await app.register(async (scope) => decodeRoutes(scope, deps));
   await app.register(async (scope) => catalogRoutes(scope, deps));

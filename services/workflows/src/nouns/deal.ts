@@ -1,18 +1,15 @@
 import type { deal } from '@vcs/contract';
-import { newId } from '@vcs/contract';
 import { ok, refuse, type NounHandlers } from '@vcs/platform';
+import { DealMachine } from '../buy/machine.ts';
+import { openDeal } from '../buy/serve.ts';
 
-// Foundation version: the buy-workflow issue owns the checklist, the steps and the deal's lifecycle.
+/** deal.open through the catalog: the same deal as POST /buy/deals, with no buyer on file yet. */
 export const dealHandlers: NounHandlers<typeof deal> = {
-  async open(input, { tx, ctx, clock }) {
+  async open(input, tools) {
+    const { tx, ctx } = tools;
     if (!ctx.account) return refuse('key-required', 'a key is required to open a deal');
-    const id = newId('deal');
-    const now = clock.now();
-    const checklist = [{ step: 'decode', capability: 'vehicle.decode', status: 'pending' }];
-    await tx.query(
-      'insert into deals(id, account_id, workflow, vin, state, checklist, created_at, updated_at) values ($1,$2,$3,$4,$5,$6,$7,$7)',
-      [id, ctx.account, input.workflow, input.vin, 'OPENED', JSON.stringify(checklist), now],
-    );
-    return ok({ dealId: id, workflow: input.workflow, vin: input.vin, state: 'OPENED', checklist, openedAt: now.toISOString() });
+    // The runner publishes Deal.opened@1 from this capability's declaration; the deal's record keeps it too.
+    const d = await openDeal(tx, tools, { ...ctx, account: ctx.account }, input.vin, null, false);
+    return ok(await new DealMachine(tools).view(tx, d));
   },
 };

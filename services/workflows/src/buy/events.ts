@@ -1,0 +1,95 @@
+import { capabilityByName, eventEnvelope, type EventEnvelope } from '@vcs/contract';
+import { dec, type EventDelivery, type Services } from '@vcs/platform';
+import { buyChecklist } from './checklist.ts';
+import type { DealMachine } from './machine.ts';
+import { loadDeal, openDealsFor } from './store.ts';
+
+/** What an event means for the current step of a deal. */
+type Verdict = { type: 'OK' | 'BLOCKED'; answers?: string; code?: string; message?: string };
+type Handled = 'ack' | 'retry';
+
+const stepCapabilities = new Set(buyChecklist.map((s) => s.capability).filter(Boolean) as string[]);
+const originFailures = new Set(['Intent.failed', 'Intent.declined', 'Intent.expired', 'Handoff.refused', 'Handoff.expired']);
+
+interface Origin { dealId: string; step: number }
+function originOf(e: EventEnvelope): Origin | null {
+  const o = e.data.origin as Partial<Origin> | undefined;
+  return o && typeof o.dealId === 'string' && typeof o.step === 'number' ? (o as Origin) : null;
+}
+
+/**
+ * Completion events move deals on: Intent.settled / Handoff.completed (and their failures) name the
+ * deal in `origin`; a capability's own success or failure events count for the account's open deals on that VIN.
+ */
+export async function onEvent(s: Services, machine: DealMachine, e: EventEnvelope): Promise<Handled> {
+  if (e.type.startsWith('Deal.')) return 'ack';
+  const name = e.type.replace(/@\d+$/, '');
+  const origin = originOf(e);
+  if (origin && (name.startsWith('Intent.') || name.startsWith('Handoff.'))) {
+    const pendingId = (e.data.intentId ?? e.data.handoffId) as string | undefined;
+    let verdict: Verdict | null = null;
+    if (name === 'Intent.settled') {
+      const t = String(e.data.answerType ?? 'OK');
+      verdict = t === 'OK' || t === 'EMPTY' ? { type: 'OK' } : { type: 'BLOCKED', code: 'execution-failed', message: `the settled ${String(e.data.capability)} answered ${t}` };
+    } else if (name === 'Handoff.completed') verdict = { type: 'OK' };
+    else if (originFailures.has(name)) verdict = { type: 'BLOCKED', code: name.startsWith('Handoff') ? 'human-refused' : 'offer-declined', message: `${name} for ${pendingId ?? 'the pending step'}` };
+    if (!verdict) return 'ack';
+    return settle(s, machine, origin.dealId, (step) => step.position === origin.step && (!pendingId || step.pending?.id === pendingId || step.status === 'running'), verdict, e);
+  }
+  if (!e.capability || !stepCapabilities.has(e.capability) || !e.account || !e.vin) return 'ack';
+  const decl = capabilityByName(e.capability)?.events.find((d) => d.type === e.type);
+  if (!decl || (decl.when !== 'success' && decl.when !== 'failure')) return 'ack';
+  const verdict: Verdict = decl.when === 'success' ? { type: 'OK' } : { type: 'BLOCKED', code: 'execution-failed', message: `${e.capability} emitted ${e.type}` };
+  // Only an event that happened after the step was started can complete it; a running step never
+  // waits on its own events (the runner records it), so only `awaiting` steps are matched here.
+  const waits = (step: StepOf) => step.capability === e.capability && step.status === 'awaiting'
+    && !!step.startedAt && Date.parse(e.occurredAt) >= Date.parse(step.startedAt);
+  const candidates: string[] = [];
+  for (const dealId of await openDealsFor(s.db, e.account, e.vin)) {
+    const d = await loadDeal(s.db, dealId);
+    const step = d?.current_step ? d.checklist[d.current_step - 1] : undefined;
+    if (step && waits(step)) candidates.push(dealId);
+  }
+  // The event names no deal: it is attributed only when exactly one deal of the account waits on it for
+  // this VIN; otherwise the origin-carrying Intent/Handoff events decide.
+  if (candidates.length !== 1) return 'ack';
+  return settle(s, machine, candidates[0]!, waits, verdict, e, false);
+}
+
+type StepOf = NonNullable<Awaited<ReturnType<typeof loadDeal>>>['checklist'][number];
+
+/** Close the deal's current step if `matches`; then run the free steps that follow. */
+async function settle(
+  s: Services, machine: DealMachine, dealId: string, matches: (step: StepOf) => boolean,
+  verdict: Verdict, e: EventEnvelope, retryWhileRunning = true,
+): Promise<Handled> {
+  const moved = await s.db.tx(async (q) => {
+    const d = await loadDeal(q, dealId, { lock: true });
+    if (!d || !d.current_step) return 'no' as const;
+    const step = d.checklist[d.current_step - 1]!;
+    if (!matches(step)) return 'no' as const;
+    // The offer or handoff answered before its step was recorded as awaiting: look again shortly.
+    if (step.status === 'running') return retryWhileRunning ? ('retry' as const) : ('no' as const);
+    if (step.status !== 'awaiting') return 'no' as const;
+    await machine.finish(q, d, step, { ...verdict, answers: verdict.answers ?? (e.data.answerType as string | undefined) }, s.clock.now());
+    return verdict.type === 'OK' ? ('yes' as const) : ('no' as const);
+  });
+  if (moved === 'retry') return 'retry';
+  if (moved === 'yes') await machine.runFree(dealId);
+  return 'ack';
+}
+
+/** The consumer's handler: parse, act, ack; a transient failure is redelivered. */
+export function dealEventHandler(s: Services, machine: DealMachine) {
+  return async (d: EventDelivery) => {
+    let e: EventEnvelope;
+    try { e = eventEnvelope.parse(JSON.parse(dec.decode(d.data))); } catch { d.ack(); return; }
+    try {
+      const r = await onEvent(s, machine, e);
+      if (r === 'retry' && d.redeliveryCount < 50) d.nak(300); else d.ack();
+    } catch (err) {
+      s.log.warn({ err, event: e.type }, 'deal event handling failed; redelivering');
+      d.nak(1000);
+    }
+  };
+}

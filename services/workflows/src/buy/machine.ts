@@ -1,0 +1,235 @@
+import { blocked, capabilityByName, commerceSubjects, newId, statusOfCode, type BlockedCode, type DealStep } from '@vcs/contract';
+import { BusError, dec, enc, type CallContext, type Queryable, type Services } from '@vcs/platform';
+import { kindOf, stepDef } from './checklist.ts';
+import { appendEvent, factOf, loadDeal, loadEvents, saveDeal, toValue, type DealRow } from './store.ts';
+
+const INTENT_CREATE = commerceSubjects.intentsCreate;
+const HANDOFF_CREATE = commerceSubjects.handoffsCreate;
+const INTENT_GET = commerceSubjects.intentsGet;
+/** A step claimed `running` longer than this is taken to have died with its process and may be claimed again. */
+export const RUNNING_LEASE_MS = 30_000;
+const STEP_TIMEOUT_MS = 5_000;
+
+/** An answer as JSON: an envelope passed through, or one built here. */
+export type AnswerJson = { type?: unknown; value?: unknown; answers?: unknown; [k: string]: unknown };
+export interface Reply { status: number; answer: AnswerJson }
+/** A BLOCKED answer as plain JSON. */
+export const refusal = (...args: Parameters<typeof blocked>): AnswerJson => ({ ...blocked(...args) });
+
+/** What running one step came to. */
+export type StepResult =
+  | { outcome: 'done'; answer: AnswerJson }
+  | { outcome: 'pending'; kind: 'offer' | 'handoff'; id: string; answer: AnswerJson; status: number }
+  | { outcome: 'failed'; code: string; message: string; status: number; answer?: AnswerJson };
+
+type Claim =
+  | { kind: 'not-found' }
+  | { kind: 'settled'; deal: DealRow }
+  | { kind: 'stop'; deal: DealRow }
+  | { kind: 'busy'; deal: DealRow; step: DealStep }
+  | { kind: 'pending'; deal: DealRow; step: DealStep }
+  | { kind: 'claimed'; deal: DealRow; step: DealStep };
+
+/** The deal's lifecycle: claim a step, run it outside any transaction, record its outcome under the row lock. */
+export class DealMachine {
+  constructor(private s: Services) {}
+
+  private now() { return this.s.clock.now(); }
+
+  dealAnswer(value: unknown, environment = 'sandbox'): AnswerJson {
+    return {
+      type: 'OK', answers: 'Deal@1', value, evidence: value,
+      provenance: { simulated: environment === 'sandbox', environment, source: this.s.source },
+      events: [], meter: { charged: '0.00', posted: false },
+    };
+  }
+
+  async view(q: Queryable, d: DealRow) { return toValue(d, await loadEvents(q, d.id)); }
+
+  async get(dealId: string, account: string | null): Promise<Reply> {
+    const d = await loadDeal(this.s.db, dealId);
+    if (!d || d.account_id !== account) return notFound(dealId);
+    return { status: 200, answer: this.dealAnswer(await this.view(this.s.db, d), d.environment) };
+  }
+
+  /**
+   * Run the deal forward: free and key steps execute at once, and the first offer or handoff is created
+   * and answered (402 / 403). A step already pending answers its offer or handoff again; one running answers 409.
+   */
+  async advance(dealId: string, ctx: CallContext): Promise<Reply> {
+    for (;;) {
+      const c = await this.claim(dealId, ctx.account, false);
+      if (c.kind === 'not-found') return notFound(dealId);
+      if (c.kind === 'settled' || c.kind === 'stop') return { status: 200, answer: this.dealAnswer(await this.view(this.s.db, c.deal), c.deal.environment) };
+      if (c.kind === 'pending') {
+        // A declined or expired offer emits no event: notice it here, fail the step and open a fresh offer.
+        if (c.step.pending!.kind === 'offer' && await this.offerIsDead(c.step.pending!.id, ctx)) {
+          await this.failPending(dealId, c.step.position, c.step.pending!.id);
+          continue;
+        }
+        return { status: c.step.pending!.kind === 'offer' ? 402 : 403, answer: c.step.pending!.answer };
+      }
+      if (c.kind === 'busy') {
+        return { status: 409, answer: refusal('deal-step-conflict', `step ${c.step.position} (${c.step.step}) of deal ${dealId} is running now; read the deal with GET /buy/deals/${dealId} and advance again once it has moved`, { dealId, step: c.step.position }) };
+      }
+      const r = await this.run(c.deal, c.step, ctx);
+      const after = await this.record(dealId, c.step.position, c.step.attempts, r);
+      if (r.outcome === 'pending') return { status: r.status, answer: r.answer };
+      if (r.outcome === 'failed') {
+        const deal = after ? { state: after.state, currentStep: after.current_step, version: after.version } : undefined;
+        return { status: r.status, answer: refusal(r.code as BlockedCode, `step ${c.step.position} (${c.step.step}) failed: ${r.message}. The deal is STEP_FAILED; fix the cause and advance again to retry the step.`, { dealId, step: c.step.position, deal, read: { method: 'GET', path: `/buy/deals/${dealId}` } }) };
+      }
+    }
+  }
+
+  private async offerIsDead(intentId: string, ctx: CallContext): Promise<boolean> {
+    try {
+      const r = await this.request(INTENT_GET, { intentId, ctx });
+      const status = (r.answer.value as { status?: string } | undefined)?.status;
+      return status === 'failed' || status === 'expired';
+    } catch {
+      return false; // commerce unreachable: keep the offer as it is
+    }
+  }
+
+  private async failPending(dealId: string, position: number, pendingId: string) {
+    await this.s.db.tx(async (q) => {
+      const d = await loadDeal(q, dealId, { lock: true });
+      const step = d?.checklist[position - 1];
+      if (!d || !step || d.current_step !== position || step.status !== 'awaiting' || step.pending?.id !== pendingId) return;
+      await this.finish(q, d, step, { type: 'BLOCKED', code: 'offer-declined', message: `offer ${pendingId} was declined or expired` }, this.now());
+    });
+  }
+
+  /** Auto-advance after a completion event: run free steps, stop before any offer or handoff. */
+  async runFree(dealId: string): Promise<void> {
+    for (;;) {
+      const c = await this.claim(dealId, null, true);
+      if (c.kind !== 'claimed') return;
+      const r = await this.run(c.deal, c.step, systemCtx(c.deal));
+      await this.record(dealId, c.step.position, c.step.attempts, r);
+      if (r.outcome !== 'done') return;
+    }
+  }
+
+  /** Take the current step for this caller: at most one claimant per step and attempt. */
+  private async claim(dealId: string, account: string | null, freeOnly: boolean): Promise<Claim> {
+    return this.s.db.tx(async (q) => {
+      const d = await loadDeal(q, dealId, { lock: true });
+      if (!d || (account !== null && d.account_id !== account)) return { kind: 'not-found' };
+      if (d.state === 'SETTLED' || !d.current_step) return { kind: 'settled', deal: d };
+      const step = d.checklist[d.current_step - 1]!;
+      if (step.status === 'awaiting') return { kind: 'pending', deal: d, step };
+      const now = this.now();
+      if (step.status === 'running' && step.startedAt && now.getTime() - Date.parse(step.startedAt) < RUNNING_LEASE_MS) return { kind: 'busy', deal: d, step };
+      if (freeOnly && (kindOf(stepDef(step.position)).kind !== 'execute' || step.status === 'failed')) return { kind: 'stop', deal: d };
+      step.status = 'running';
+      step.attempts += 1;
+      step.startedAt = now.toISOString();
+      step.pending = null;
+      d.state = 'IN_PROGRESS';
+      const saved = await saveDeal(q, d, now);
+      await appendEvent(q, saved, 'Deal.stepStarted@1', step.position, { step: step.step, capability: step.capability, kind: step.kind, attempt: step.attempts }, now);
+      return { kind: 'claimed', deal: saved, step };
+    });
+  }
+
+  /** Run one claimed step: execute its capability, or open its offer or handoff in the commerce pillar. */
+  private async run(d: DealRow, step: DealStep, ctx: CallContext): Promise<StepResult> {
+    const def = stepDef(step.position);
+    const k = kindOf(def);
+    if (k.missing) return { outcome: 'failed', code: 'execution-failed', message: `${def.capability} is not in the catalog of this service yet`, status: 422 };
+    const input = await def.input({ vin: d.vin, buyer: d.buyer, fact: (cap) => factOf(this.s.db, d.vin, cap) });
+    const origin = { dealId: d.id, step: step.position };
+    try {
+      if (k.kind === 'execute') {
+        const c = capabilityByName(def.capability!)!;
+        const r = await this.request(c.subject, { input, ctx });
+        if (r.answer.type === 'OK' || r.answer.type === 'EMPTY') return { outcome: 'done', answer: r.answer };
+        return failedFrom(r);
+      }
+      if (k.kind === 'offer') {
+        const r = await this.request(INTENT_CREATE, { capability: def.capability, input, ctx, origin });
+        const id = (r.answer.value as any)?.intent?.id;
+        if (r.answer.type === 'OFFER' && typeof id === 'string') return { outcome: 'pending', kind: 'offer', id, answer: r.answer, status: 402 };
+        if (r.answer.type === 'OK') return { outcome: 'done', answer: r.answer };
+        return failedFrom(r);
+      }
+      const r = await this.request(HANDOFF_CREATE, { verb: k.verb, credential: k.credential, capability: def.capability, input, ctx, origin });
+      const v = r.answer.value as any;
+      const id = v?.handoff?.id ?? v?.handoffId;
+      if (r.status === 403 && typeof id === 'string') return { outcome: 'pending', kind: 'handoff', id, answer: r.answer, status: 403 };
+      if (r.answer.type === 'OK') return { outcome: 'done', answer: r.answer };
+      return failedFrom(r);
+    } catch (err) {
+      const why = err instanceof BusError ? err.code : 'error';
+      this.s.log.warn({ err, dealId: d.id, step: step.position }, 'deal step could not reach its pillar');
+      return { outcome: 'failed', code: 'pillar-unavailable', message: `${k.kind === 'execute' ? `the pillar serving ${def.capability}` : `the commerce pillar (${k.kind === 'offer' ? 'offers' : 'handoffs'})`} did not answer (${why}); retry shortly`, status: 503 };
+    }
+  }
+
+  private async request(subject: string, body: unknown): Promise<Reply> {
+    const m = await this.s.bus.request(subject, enc.encode(JSON.stringify(body)), { timeoutMs: STEP_TIMEOUT_MS });
+    const text = dec.decode(m.data);
+    if (!text) throw new BusError('timeout', `empty reply on ${subject}`);
+    const parsed = JSON.parse(text);
+    // Capabilities reply with the envelope and a status header; commerce's system subjects with {status, answer}.
+    if (parsed && typeof parsed === 'object' && 'answer' in parsed && 'status' in parsed) return parsed as Reply;
+    return { status: Number(m.headers.status ?? 200), answer: parsed };
+  }
+
+  /** Record a step's result if the claim still holds (same step, same attempt, still running). */
+  private async record(dealId: string, position: number, attempt: number, r: StepResult): Promise<DealRow | null> {
+    return this.s.db.tx(async (q) => {
+      const d = await loadDeal(q, dealId, { lock: true });
+      const step = d?.checklist[position - 1];
+      if (!d || !step || step.status !== 'running' || step.attempts !== attempt) return null;
+      const now = this.now();
+      if (r.outcome === 'pending') {
+        step.status = 'awaiting';
+        step.pending = { kind: r.kind, id: r.id, answer: r.answer as Record<string, unknown> };
+        d.state = r.kind === 'offer' ? 'AWAITING_PAYMENT' : 'AWAITING_HUMAN';
+        return saveDeal(q, d, now);
+      }
+      return this.finish(q, d, step, r.outcome === 'done' ? { type: String(r.answer.type ?? 'OK'), answers: typeof r.answer.answers === 'string' ? r.answer.answers : undefined } : { type: 'BLOCKED', code: r.code, message: r.message }, now);
+    });
+  }
+
+  /** Close the current step (done or failed) under the row lock, moving the deal on. */
+  async finish(q: Queryable, d: DealRow, step: DealStep, o: { type: string; answers?: string; code?: string; message?: string }, now: Date): Promise<DealRow> {
+    const failed = o.type === 'BLOCKED';
+    step.outcome = { ...o, at: now.toISOString() };
+    step.completedAt = now.toISOString();
+    step.pending = null;
+    if (failed) {
+      step.status = 'failed';
+      d.state = 'STEP_FAILED';
+      const saved = await saveDeal(q, d, now);
+      await appendEvent(q, saved, 'Deal.stepFailed@1', step.position, { step: step.step, capability: step.capability, code: o.code, message: o.message, attempt: step.attempts }, now);
+      return saved;
+    }
+    step.status = 'done';
+    const last = step.position === d.checklist.length;
+    d.current_step = last ? null : step.position + 1;
+    d.state = last ? 'SETTLED' : 'IN_PROGRESS';
+    const saved = await saveDeal(q, d, now);
+    await appendEvent(q, saved, 'Deal.stepCompleted@1', step.position, { step: step.step, capability: step.capability, answerType: o.type, attempt: step.attempts }, now);
+    if (last) await appendEvent(q, saved, 'Deal.settled@1', null, { state: 'SETTLED', steps: d.checklist.length }, now);
+    return saved;
+  }
+}
+
+function notFound(dealId: string): Reply {
+  return { status: 404, answer: refusal('deal-not-found', `no deal ${dealId} for this account; open one with POST /buy/deals`, { dealId }) };
+}
+
+function failedFrom(r: Reply): StepResult {
+  const v = (r.answer.value ?? {}) as { code?: string; message?: string };
+  const code = v.code && statusOfCode(v.code) ? v.code : 'execution-failed';
+  return { outcome: 'failed', code, message: v.message ?? `answered ${String(r.answer.type)}`, status: r.status >= 400 ? r.status : statusOfCode(code), answer: r.answer };
+}
+
+/** The context the background consumer acts under: the account (and key) that opened the deal. */
+export function systemCtx(d: DealRow): CallContext {
+  return { requestId: newId('request'), account: d.account_id, keyId: d.key_id, environment: d.environment, trigger: null, settled: false };
+}
