@@ -1,6 +1,6 @@
 // A small make/model table: VIN prefixes (WMI plus the leading vehicle-descriptor characters) whose model
 // is publicly documented. Longest prefix wins. Anything else answers the make with model "Unknown";
-// the decision to ship this table rather than the full vPIC database is in docs/decisions/faces.md.
+// the decision to ship this table rather than the full vPIC database is in docs/decisions.md.
 const ROWS: [prefix: string, model: string, body?: string][] = [
   ['1HGCM', 'Accord', 'Sedan'], ['1HGCP', 'Accord', 'Sedan'], ['1HGCR', 'Accord', 'Sedan'], ['1HGCV', 'Accord', 'Sedan'],
   ['1HGEM', 'Civic', 'Coupe'], ['1HGES', 'Civic', 'Sedan'], ['2HGFA', 'Civic', 'Sedan'], ['2HGFB', 'Civic', 'Sedan'], ['2HGFC', 'Civic', 'Sedan'], ['19XFC', 'Civic', 'Sedan'],
