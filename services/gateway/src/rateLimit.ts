@@ -7,10 +7,10 @@ import { sendBlocked } from './reply.ts';
 
 /** Calls per minute by class; sandbox and live keys each have their own, anonymous callers and minting go by client address. */
 export const rateLimitEnv = z.object({
-  RATE_LIMIT_SANDBOX_PER_MIN: z.coerce.number().int().min(1).default(600),
-  RATE_LIMIT_LIVE_PER_MIN: z.coerce.number().int().min(1).default(1200),
-  RATE_LIMIT_ANON_PER_MIN: z.coerce.number().int().min(1).default(120),
-  RATE_LIMIT_MINT_PER_MIN: z.coerce.number().int().min(1).default(30),
+  RATE_LIMIT_SANDBOX_PER_MIN: z.coerce.number().int().min(1).default(1500),
+  RATE_LIMIT_LIVE_PER_MIN: z.coerce.number().int().min(1).default(6000),
+  RATE_LIMIT_ANON_PER_MIN: z.coerce.number().int().min(1).default(600),
+  RATE_LIMIT_MINT_PER_MIN: z.coerce.number().int().min(1).default(60),
 });
 export type RateLimits = { sandbox: number; live: number; anonymous: number; mint: number };
 
