@@ -8,6 +8,8 @@ export interface DeliveryConfig {
   /** ± fraction of each delay, so retries of many deliveries do not arrive in lockstep. */
   jitter: number;
   allowPrivateTargets: boolean;
+  /** Loopback only (a receiver on this machine): on by default in the embedded mode, a local development server. */
+  allowLoopbackTargets: boolean;
   timeoutMs: number;
   responseCapBytes: number;
   /** An endpoint failing without a success for this long is disabled. */
@@ -30,7 +32,7 @@ function num(name: string, fallback: number): number {
   return n;
 }
 
-export function deliveryConfig(env = process.env): DeliveryConfig {
+export function deliveryConfig(env = process.env, opts: { embedded?: boolean } = {}): DeliveryConfig {
   const raw = env.WEBHOOK_RETRY_SCHEDULE_MS;
   const scheduleMs = raw ? raw.split(',').map((x) => Number(x.trim())) : STANDARD_SCHEDULE_MS;
   if (!scheduleMs.length || scheduleMs.some((x) => !Number.isFinite(x) || x < 0)) {
@@ -40,6 +42,7 @@ export function deliveryConfig(env = process.env): DeliveryConfig {
     scheduleMs,
     jitter: num('WEBHOOK_RETRY_JITTER', 0.1),
     allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
+    allowLoopbackTargets: env.WEBHOOK_ALLOW_LOOPBACK_TARGETS ? env.WEBHOOK_ALLOW_LOOPBACK_TARGETS === 'true' : opts.embedded === true,
     timeoutMs: num('WEBHOOK_TIMEOUT_MS', 10_000),
     responseCapBytes: num('WEBHOOK_RESPONSE_CAP_BYTES', 4_096),
     disableAfterMs: num('WEBHOOK_DISABLE_AFTER_MS', 5 * 24 * h),

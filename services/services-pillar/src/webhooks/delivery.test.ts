@@ -4,7 +4,7 @@ import { deliveryConfig, nextDelayMs, STANDARD_SCHEDULE_MS } from './config.ts';
 import { patternMatches } from './match.ts';
 import { postDelivery } from './post.ts';
 import { newSecret, signatureHeader } from './signature.ts';
-import { isForbiddenAddress } from './target.ts';
+import { isForbiddenAddress, isForbiddenTarget } from './target.ts';
 
 describe('webhook delivery rules', () => {
   it('refuses loopback, private, link-local and metadata addresses, allows public ones', () => {
@@ -13,10 +13,23 @@ describe('webhook delivery rules', () => {
   });
 
   it('does not send to a private IP literal unless allowed', async () => {
-    const r = await postDelivery('http://127.0.0.1:9/x', {}, '{}', { timeoutMs: 1000, capBytes: 100, allowPrivate: false });
+    const closed = { timeoutMs: 1000, capBytes: 100, allowPrivate: false, allowLoopback: false };
+    const r = await postDelivery('http://127.0.0.1:9/x', {}, '{}', closed);
     expect(r.outcome).toBe('forbidden-target');
-    const m = await postDelivery('http://169.254.169.254/latest/meta-data', {}, '{}', { timeoutMs: 1000, capBytes: 100, allowPrivate: false });
+    const m = await postDelivery('http://169.254.169.254/latest/meta-data', {}, '{}', closed);
     expect(m.outcome).toBe('forbidden-target');
+    // Loopback only (the embedded default): a receiver on this machine is tried, metadata still is not.
+    const local = { ...closed, allowLoopback: true };
+    expect((await postDelivery('http://127.0.0.1:9/x', {}, '{}', local)).outcome).not.toBe('forbidden-target');
+    expect((await postDelivery('http://169.254.169.254/latest/meta-data', {}, '{}', local)).outcome).toBe('forbidden-target');
+    expect(isForbiddenTarget('::ffff:127.0.0.1', { allowPrivate: false, allowLoopback: true })).toBe(false);
+    expect(isForbiddenTarget('10.0.0.1', { allowPrivate: false, allowLoopback: true })).toBe(true);
+  });
+
+  it('allows loopback targets by default only in the embedded mode', () => {
+    expect(deliveryConfig({}).allowLoopbackTargets).toBe(false);
+    expect(deliveryConfig({}, { embedded: true }).allowLoopbackTargets).toBe(true);
+    expect(deliveryConfig({ WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'false' }, { embedded: true }).allowLoopbackTargets).toBe(false);
   });
 
   it('follows the Standard Webhooks schedule with bounded jitter, and ends when it runs out', () => {

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { guardedLookup, isForbiddenAddress } from './target.ts';
+import { guardedLookup, isForbiddenTarget, type TargetPolicy } from './target.ts';
 
 export interface PostResult {
   statusCode: number | null;
@@ -24,7 +24,7 @@ function retryAfterOf(v: string | string[] | undefined, now: number): number | n
  * POST one delivery: no redirects followed (a 3xx is a failure), a hard time-out for the whole exchange,
  * and at most `capBytes` of the response read (the rest is dropped and the socket closed).
  */
-export function postDelivery(url: string, headers: Record<string, string>, body: string, opts: { timeoutMs: number; capBytes: number; allowPrivate: boolean }): Promise<PostResult> {
+export function postDelivery(url: string, headers: Record<string, string>, body: string, opts: { timeoutMs: number; capBytes: number } & TargetPolicy): Promise<PostResult> {
   const started = Date.now();
   return new Promise((resolve) => {
     let done = false;
@@ -33,12 +33,12 @@ export function postDelivery(url: string, headers: Record<string, string>, body:
     const u = new URL(url);
     // An IP literal skips the lookup, so it is checked here.
     const literal = u.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(literal) && !opts.allowPrivate && isForbiddenAddress(literal)) {
+    if (isIP(literal) && isForbiddenTarget(literal, opts)) {
       return finish({ statusCode: null, outcome: 'forbidden-target', snippet: `${literal} is a private or reserved address`, retryAfterMs: null });
     }
     const lib = u.protocol === 'https:' ? https : http;
     const req = lib.request(u, {
-      method: 'POST', lookup: guardedLookup(opts.allowPrivate), agent: false,
+      method: 'POST', lookup: guardedLookup(opts), agent: false,
       headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'vcs-webhooks/1' },
     }, (res) => {
       const chunks: Buffer[] = [];

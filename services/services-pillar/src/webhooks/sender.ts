@@ -90,7 +90,7 @@ export class DeliverySender {
     if (row.previous_secret && row.previous_until && new Date(row.previous_until) > now) secrets.push(row.previous_secret);
     const at = new Date(Math.floor(now.getTime() / 1000) * 1000);
     const headers = { 'webhook-id': row.event_id, 'webhook-timestamp': String(at.getTime() / 1000), 'webhook-signature': signatureHeader(secrets, row.event_id, at, body) };
-    const result = await postDelivery(row.url, headers, body, { timeoutMs: this.cfg.timeoutMs, capBytes: this.cfg.responseCapBytes, allowPrivate: this.cfg.allowPrivateTargets });
+    const result = await postDelivery(row.url, headers, body, { timeoutMs: this.cfg.timeoutMs, capBytes: this.cfg.responseCapBytes, allowPrivate: this.cfg.allowPrivateTargets, allowLoopback: this.cfg.allowLoopbackTargets });
     await this.services.db.tx((q) => this.record(q, row, result));
   }
 

@@ -18,18 +18,33 @@ export function isForbiddenAddress(address: string): boolean {
   return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
+const loopback = new BlockList();
+loopback.addSubnet('127.0.0.0', 8, 'ipv4');
+loopback.addAddress('::1', 'ipv6');
+
+/** Which reserved addresses a delivery may still reach: all of them, loopback only (local development), or none. */
+export interface TargetPolicy { allowPrivate: boolean; allowLoopback: boolean }
+
+export function isForbiddenTarget(address: string, policy: TargetPolicy): boolean {
+  if (policy.allowPrivate) return false;
+  const family = isIP(address);
+  const v4 = family === 6 ? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] : undefined;
+  if (policy.allowLoopback && (v4 ? loopback.check(v4, 'ipv4') : family !== 0 && loopback.check(address, family === 4 ? 'ipv4' : 'ipv6'))) return false;
+  return isForbiddenAddress(address);
+}
+
 export class ForbiddenTargetError extends Error { code = 'EFORBIDDENTARGET'; }
 
 /**
  * A DNS lookup for the HTTP client that refuses forbidden addresses after resolution, so the address
  * checked is the address connected to (no window for DNS rebinding between check and connect).
  */
-export function guardedLookup(allowPrivate: boolean): LookupFunction {
+export function guardedLookup(policy: TargetPolicy): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return (callback as any)(err);
       const list = addresses as { address: string; family: number }[];
-      const bad = list.find((a) => !allowPrivate && isForbiddenAddress(a.address));
+      const bad = list.find((a) => isForbiddenTarget(a.address, policy));
       if (bad) return (callback as any)(new ForbiddenTargetError(`${hostname} resolves to ${bad.address}, a private or reserved address`));
       if ((options as any).all) return (callback as any)(null, list);
       (callback as any)(null, list[0]!.address, list[0]!.family);
