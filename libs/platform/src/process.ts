@@ -26,16 +26,18 @@ export interface PillarDefinition {
 }
 
 /** Start a pillar on given infrastructure: serve its capabilities, relay its outbox, start its background work. */
-export async function startPillar(def: PillarDefinition, infra: Infra, log: Logger): Promise<Stoppable> {
+export async function startPillar(def: PillarDefinition, infra: Infra, log: Logger, shared: { relay?: OutboxRelay } = {}): Promise<Stoppable> {
   const services: Services = { ...infra, log, source: `${def.name}@${def.version}` };
-  const relay = new OutboxRelay(infra.db, infra.bus, log).start();
+  // Pillars in one process share one store, so they share one relay (the embedded mode passes it).
+  const ownRelay = shared.relay ? undefined : new OutboxRelay(infra.db, infra.bus, log).start();
+  const relay = shared.relay ?? ownRelay!;
   const served = servePillar(def.pillar, def.handlers, services, relay);
   const background = (await def.background?.(services)) ?? [];
   return {
     async stop() {
       served.stop();
       for (const b of background) await b.stop();
-      await relay.stop();
+      await ownRelay?.stop();
     },
   };
 }

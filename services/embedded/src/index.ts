@@ -3,7 +3,7 @@ import { commercePillar } from '@vcs/commerce';
 import { dataPillar } from '@vcs/data';
 import { buildApp, type RateLimits } from '@vcs/gateway';
 import {
-  MemoryBus, createMemoryKv, createPgliteDb, migrate, startPillar, systemClock,
+  MemoryBus, OutboxRelay, createMemoryKv, createPgliteDb, migrate, startPillar, systemClock,
   type Clock, type Infra, type Logger, type PillarDefinition, type Stoppable,
 } from '@vcs/platform';
 import { servicesPillar } from '@vcs/services-pillar';
@@ -28,8 +28,9 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: Fasti
   const db = await createPgliteDb(opts.pgliteDir);
   await migrate(db);
   const infra: Infra = { bus: new MemoryBus(), db, kv: createMemoryKv(), clock: opts.clock ?? systemClock };
+  const relay = new OutboxRelay(db, infra.bus, opts.log.child({ service: 'outbox' })).start();
   const pillars: Stoppable[] = [];
-  for (const p of allPillars) pillars.push(await startPillar(p, infra, opts.log.child({ service: p.name })));
+  for (const p of allPillars) pillars.push(await startPillar(p, infra, opts.log.child({ service: p.name }), { relay }));
   const app = await buildApp({
     ...infra, log: opts.log.child({ service: 'gateway' }),
     config: { busTimeoutMs: opts.busTimeoutMs ?? 3000, bodyLimitBytes: opts.bodyLimitBytes ?? 1_048_576, publicBaseUrl: opts.publicBaseUrl, rateLimits: opts.rateLimits },
@@ -39,6 +40,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: Fasti
     async stop() {
       await app.close();
       for (const p of pillars) await p.stop();
+      await relay.stop();
       await infra.bus.drain();
       await db.close();
     },

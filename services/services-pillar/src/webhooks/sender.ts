@@ -46,6 +46,12 @@ export class DeliverySender {
     if (room <= 0) return;
     const busy = [...this.inFlight].filter(([, n]) => n >= this.cfg.perEndpointConcurrency).map(([id]) => id);
     const now = this.services.clock.now();
+    // A cheap look first: an idle sender costs one indexed read, not a locking transaction.
+    const due = await this.services.db.query(
+      `select 1 from webhook_deliveries where status = 'pending' and next_attempt_at <= $1 and (locked_until is null or locked_until < $1) limit 1`,
+      [now.toISOString()],
+    );
+    if (!due.rows.length) return;
     const lease = new Date(now.getTime() + this.cfg.timeoutMs + 1_000).toISOString();
     const rows = await this.services.db.tx(async (q) => (await q.query<Claimed>(
       `with due as (
