@@ -62,6 +62,20 @@ describe.each(modes())('SDK and MCP at POST /mcp (%s)', (mode) => {
     expect(out.calls).toBe(2);
   });
 
+  it('exec runs the acceptance suite in the isolate, keyless cases without the key, key-spending cases skipped', async () => {
+    const out = jsonOf(await exec(`return await runAcceptanceSuite({ capabilities: ['signing.status', 'vehicle.decode', 'signing.quote', 'apiKey.revoke'] });`));
+    const run = out.result;
+    expect(run.digest).toMatch(/^sha256:/);
+    expect(run.failed).toBe(0);
+    expect(run.passed).toBeGreaterThanOrEqual(6);
+    const byId = Object.fromEntries(run.results.map((r: any) => [r.id, r]));
+    expect(byId['vehicle.decode:key-required']).toMatchObject({ passed: true });
+    expect(byId['signing.quote:offer']).toMatchObject({ passed: true });
+    expect(byId['apiKey.revoke:ok'].skipped).toMatch(/spend the calling key/);
+    // The caller's key still works after the run.
+    expect(jsonOf(await exec('return (await vehicle.decode({ vin: "' + VIN + '" })).type')).result).toBe('OK');
+  });
+
   it.each([
     ['process', 'return process.env'],
     ['require', 'return require("fs")'],

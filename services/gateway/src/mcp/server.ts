@@ -50,13 +50,15 @@ export function buildMcpServer(app: FastifyInstance, caller: McpCaller): McpServ
       'Run TypeScript against the pinned SDK (catalog digest ' + catalogDigest() + ') in an isolate with no network, file system, env, process or timers.',
       'Every noun is a global (e.g. `await signing.status({ vin })`), as are settle, pollHandoff, the workflow functions and `sdk`; `import { signing } from "@vcs/sdk"` also works.',
       'Calls go to this service with your key. `return` the Answer values you want; an OFFER comes back as an OFFER and is never paid for you.',
+      '`runAcceptanceSuite({ capabilities: [\'signing.status\'] })` runs the published acceptance suite here, in the isolate.',
       `Limits: ${EXEC_LIMITS.cpuMs} ms CPU, ${EXEC_LIMITS.memoryBytes / 1048576} MiB memory, ${EXEC_LIMITS.maxCalls} calls, ${EXEC_LIMITS.wallMs} ms overall.`,
     ].join(' '),
     inputSchema: { code: z.string().min(1).max(100_000).describe('the body of an async function; use `return` for the result') },
   }, async ({ code }) => {
     const r = await execInIsolate(code, async (method, path, body, headers) => {
       if (!path.startsWith('/') || path.startsWith('//') || /^\/mcp(\/|\?|$)/.test(path)) return { status: 400, body: JSON.stringify({ bridgeError: `exec may only call service paths, not ${path}` }) };
-      const pass: Record<string, string> = { ...caller.authHeaders };
+      // The isolate can only ever drop the caller's authority (`x-vcs-anonymous`), never add another.
+      const pass: Record<string, string> = Object.keys(headers).some((k) => k.toLowerCase() === 'x-vcs-anonymous') ? {} : { ...caller.authHeaders };
       for (const [k, v] of Object.entries(headers)) if (/^(content-type|accept|sandbox-trigger|idempotency-key)$/i.test(k)) pass[k.toLowerCase()] = String(v);
       const res = await app.inject({ method: method as 'GET' | 'POST', url: path, headers: pass, payload: body });
       return { status: res.statusCode, body: res.body };
