@@ -3,6 +3,9 @@ import { BusError, dec, enc, type CallContext, type Queryable, type Services } f
 import { kindOf, stepDef } from './checklist.ts';
 import { appendEvent, factOf, loadDeal, loadEvents, saveDeal, toValue, type DealRow } from './store.ts';
 
+/** How long an advance waits for a step that is running elsewhere before answering 409. */
+const BUSY_WAIT_MS = 2_000;
+
 const INTENT_CREATE = commerceSubjects.intentsCreate;
 const HANDOFF_CREATE = commerceSubjects.handoffsCreate;
 const INTENT_GET = commerceSubjects.intentsGet;
@@ -57,6 +60,9 @@ export class DealMachine {
    * and answered (402 / 403). A step already pending answers its offer or handoff again; one running answers 409.
    */
   async advance(dealId: string, ctx: CallContext): Promise<Reply> {
+    // A step another advance (or the event consumer) is running usually finishes within moments: wait for it
+    // briefly rather than make the caller retry; answer 409 only when it stays busy.
+    const waitUntil = Date.now() + BUSY_WAIT_MS;
     for (;;) {
       const c = await this.claim(dealId, ctx.account, false);
       if (c.kind === 'not-found') return notFound(dealId);
@@ -70,6 +76,7 @@ export class DealMachine {
         return { status: c.step.pending!.kind === 'offer' ? 402 : 403, answer: c.step.pending!.answer };
       }
       if (c.kind === 'busy') {
+        if (Date.now() < waitUntil) { await new Promise((r) => setTimeout(r, 50)); continue; }
         return { status: 409, answer: refusal('deal-step-conflict', `step ${c.step.position} (${c.step.step}) of deal ${dealId} is running now; read the deal with GET /buy/deals/${dealId} and advance again once it has moved`, { dealId, step: c.step.position }) };
       }
       const r = await this.run(c.deal, c.step, ctx);
