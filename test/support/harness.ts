@@ -163,8 +163,18 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
       for (const c of all) c.kill('SIGTERM');
       await Promise.race([Promise.all(all.map(exited)), new Promise((r) => setTimeout(r, 8000))]);
       for (const c of all) if (c.exitCode === null) c.kill('SIGKILL');
+      await dropDatabase(env.DATABASE_URL).catch(() => undefined);
     },
   };
+}
+
+/** A run's database goes with the run, so a long-lived CI machine does not collect them. */
+async function dropDatabase(url: string) {
+  const name = new URL(url).pathname.slice(1);
+  if (!/^vcs_t[a-z0-9]+$/.test(name)) return; // only the databases freshStores made
+  const admin = new pg.Client({ connectionString: distributedEnv()!.DATABASE_URL });
+  await admin.connect();
+  try { await admin.query(`drop database if exists ${name} with (force)`); } finally { await admin.end(); }
 }
 
 export async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000, stepMs = 100) {
