@@ -102,7 +102,15 @@ async function startDistributed(): Promise<Server | null> {
   } catch (err) { await stopAll(children); await privatePg?.destroy(); throw err; }
   return {
     label: 'distributed', baseUrl, pids: children.map((c) => c.pid!), gatewayPid: gateway.pid!,
-    async stop() { await stopAll(children); await privatePg?.destroy(); },
+    async stop() {
+      await stopAll(children);
+      await privatePg?.destroy();
+      if (!privatePg) { // the bench's database goes with the run
+        const admin = new pg.Client({ connectionString: DATABASE_URL });
+        await admin.connect();
+        await admin.query(`drop database if exists vcs_${tag} with (force)`).finally(() => admin.end());
+      }
+    },
   };
 }
 
