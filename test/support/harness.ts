@@ -134,6 +134,7 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
   } catch (err) {
     // A fleet that never became ready must not outlive the test run.
     for (const c of [...procs.values()].flat()) c.kill('SIGKILL');
+    await dropDatabase(env.DATABASE_URL).catch(() => undefined);
     throw err;
   }
   return {
