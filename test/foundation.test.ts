@@ -62,6 +62,18 @@ describe.each(modes())('foundation (%s)', (mode) => {
     expect((await big.json()).value.code).toBe('payload-too-large');
   });
 
+  it('answers browsers from any origin (CORS) and refuses non-JSON bodies with a typed 415', async () => {
+    const pre = await fetch(`${h.baseUrl}/signings/quote`, { method: 'OPTIONS', headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' } });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-origin')).toBe('*');
+    expect(pre.headers.get('access-control-allow-headers')).toMatch(/authorization/);
+    const get = await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`, { headers: { origin: 'https://agent.example' } });
+    expect(get.headers.get('access-control-expose-headers')).toMatch(/payment-required/);
+    const text = await fetch(`${h.baseUrl}/signings/quote`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'vin' });
+    expect(text.status).toBe(415);
+    expect((await text.json()).value.code).toBe('unsupported-media-type');
+  });
+
   it('carries the request id it was given, or a new one, on every response', async () => {
     const given = await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`, { headers: { 'x-request-id': 'req_test_123' } });
     expect(given.headers.get('x-request-id')).toBe('req_test_123');

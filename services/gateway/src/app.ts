@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
+import cors from '@fastify/cors';
 import { blocked, newId, type BlockedCode } from '@vcs/contract';
 import { StoreUnavailableError } from '@vcs/platform';
 import type { GatewayDeps } from './deps.ts';
@@ -77,6 +78,18 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   });
 
   // JSON bodies: an empty body means "no input" ({}); bodies nested deeper than the limit are refused.
+  // Browsers may call the API from any origin: keys travel in headers, never cookies, so `*` grants nothing extra.
+  // (POST /mcp keeps its own Host/Origin check against DNS rebinding.)
+  await app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'POST', 'HEAD', 'OPTIONS'],
+    allowedHeaders: ['authorization', 'x-api-key', 'content-type', 'accept', 'idempotency-key', 'sandbox-trigger', 'accept-price', 'mandate', 'delegated-for', 'x-request-id', 'if-none-match', 'mcp-protocol-version'],
+    exposedHeaders: ['x-request-id', 'payment-required', 'intent-id', 'idempotent-replayed', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy', 'x-answer-kind', 'x-served-by', 'etag', 'warning'],
+    maxAge: 600,
+    strictPreflight: false, // a bare OPTIONS (no Origin) is answered, not refused with an untyped text body
+  });
+  // Only JSON bodies: anything else is a typed 415, not a string the schemas then refuse.
+  app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = String(body);
