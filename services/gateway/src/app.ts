@@ -33,6 +33,7 @@ import { connectionRoutes } from './routes/connections.ts';
  * request line plus all headers (Node's parser, so a huge query string counts here too); paramLength bounds
  * one path parameter; jsonDepth bounds nesting of a JSON body.
  */
+/** Request limits; `bodyBytes` is the default of BODY_LIMIT_BYTES. */
 export const LIMITS = { bodyBytes: 1_048_576, jsonDepth: 32, headerBytes: 16_384, paramLength: 200 };
 
 /**
@@ -109,7 +110,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   app.addHook('onResponse', async (req, reply) => {
     const kind = reply.getHeader('x-answer-kind');
     requestsTotal.inc({
-      capability: capabilityLabel(req.method, req.routeOptions.url),
+      capability: capabilityLabel(req),
       kind: typeof kind === 'string' ? kind : reply.statusCode >= 400 ? 'BLOCKED' : 'OK',
       status: String(reply.statusCode),
     });

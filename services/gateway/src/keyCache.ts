@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKey } from '@vcs/contract';
 import { dec, enc, findKeyByPrefix, type Bus, type Db, type KeyRow } from '@vcs/platform';
 import { identify } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
+import { capabilityOf } from './routeCapability.ts';
 
 /** Subject on which every gateway hears that a key changed (revoked, rotated, scoped) and drops its cached row. */
 export const KEYS_CHANGED = 'sys.keys.changed';
@@ -44,11 +44,8 @@ export function watchKeyChanges(bus: Bus, db: Db): { stop(): void } {
   });
 }
 
-/** Routes whose success changes the calling key's standing (derived from the catalog). */
-const changingRoutes = new Set(['rotate', 'revoke', 'scope'].map((v) => {
-  const c = apiKey.capabilities[v as 'rotate' | 'revoke' | 'scope'];
-  return `${c.method} ${c.path}`;
-}));
+/** Capabilities whose success changes the calling key's standing. */
+const CHANGING = new Set(['apiKey.rotate', 'apiKey.revoke', 'apiKey.scope']);
 
 /**
  * After the pillar has committed a rotation, revocation or scoping (its reply comes after the commit),
@@ -57,7 +54,7 @@ const changingRoutes = new Set(['rotate', 'revoke', 'scope'].map((v) => {
 export function registerKeyChangeNotices(app: FastifyInstance, deps: GatewayDeps) {
   const watch = watchKeyChanges(deps.bus, deps.db);
   app.addHook('onSend', async (req, reply, payload) => {
-    if (reply.statusCode === 200 && changingRoutes.has(`${req.method} ${req.routeOptions.url}`)) {
+    if (reply.statusCode === 200 && CHANGING.has(capabilityOf(req)?.name ?? '')) {
       const caller = await identify(deps.db, req, deps.clock.now()).catch(() => null);
       if (caller?.kind === 'key') announceKeyChange(deps.bus, deps.db, caller.prefix);
     }

@@ -1,11 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { capabilities } from '@vcs/contract';
 import type { Kv, Logger } from '@vcs/platform';
 import { identify } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
+import { capabilityOf } from './routeCapability.ts';
 
-/** Capability by route, derived from the catalog. */
-const byRoute = new Map(capabilities.map((c) => [`${c.method} ${c.path}`, c.name]));
 const CHARGED = Buffer.from('"meter":{"charged":"');
 
 export const meterKey = (account: string) => `meter:${account}`;
@@ -73,11 +71,11 @@ const charged = new WeakMap<FastifyRequest, number>();
 
 export function registerMeter(app: FastifyInstance, deps: GatewayDeps, meter: Meter) {
   app.addHook('onSend', async (req, _reply, payload) => {
-    if (byRoute.has(`${req.method} ${req.routeOptions.url}`)) charged.set(req, chargedCents(payload));
+    if (capabilityOf(req)) charged.set(req, chargedCents(payload));
     return payload;
   });
   app.addHook('onResponse', async (req, reply) => {
-    const capability = byRoute.get(`${req.method} ${req.routeOptions.url}`);
+    const capability = capabilityOf(req)?.name;
     // Rate-limited calls and idempotent replays did not run, so they are not metered.
     if (!capability || reply.statusCode === 429 || reply.getHeader('idempotent-replayed')) return;
     const caller = await identify(deps.db, req, deps.clock.now()).catch(() => null);

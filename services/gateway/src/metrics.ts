@@ -1,6 +1,7 @@
+import type { FastifyRequest } from 'fastify';
 import { Counter, Histogram } from 'prom-client';
-import { capabilities } from '@vcs/contract';
 import { metricsRegistry } from '@vcs/platform';
+import { capabilityOf } from './routeCapability.ts';
 
 export { metricsRegistry };
 
@@ -38,8 +39,8 @@ export const busRetries = new Counter({
 });
 
 // Labels stay bounded: a capability's name from its route pattern, else the route pattern, else "unmatched".
-const nameByRoute = new Map(capabilities.map((c) => [`${c.method} ${c.path}`, c.name]));
-export function capabilityLabel(method: string, routeUrl: string | undefined): string {
+export function capabilityLabel(req: FastifyRequest): string {
+  const routeUrl = req.routeOptions.url;
   if (!routeUrl) return 'unmatched';
-  return nameByRoute.get(`${method} ${routeUrl}`) ?? `${method} ${routeUrl}`;
+  return capabilityOf(req)?.name ?? `${req.method} ${routeUrl}`;
 }

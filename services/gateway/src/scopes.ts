@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { capabilities, type Capability } from '@vcs/contract';
+import type { Capability } from '@vcs/contract';
 import { identify } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { sendBlocked } from './reply.ts';
+import { capabilityOf } from './routeCapability.ts';
 
 /**
  * The scope a capability needs, derived from the catalog: one that declares events changes something (`act`),
@@ -13,12 +14,10 @@ export function scopeNeeded(c: Capability): 'read' | 'act' | null {
   return c.events.length ? 'act' : 'read';
 }
 
-const byRoute = new Map(capabilities.map((c) => [`${c.method} ${c.path}`, c]));
-
 /** Refuse a keyed call whose key was scoped away from what the capability needs (403 forbidden). */
 export function registerScopeCheck(app: FastifyInstance, deps: GatewayDeps) {
   app.addHook('preHandler', async (req, reply) => {
-    const c = byRoute.get(`${req.method} ${req.routeOptions.url}`);
+    const c = capabilityOf(req);
     const needed = c && scopeNeeded(c);
     if (!needed) return;
     const caller = await identify(deps.db, req, deps.clock.now());

@@ -18,6 +18,7 @@ export async function capabilityRoutes(app: FastifyInstance, deps: GatewayDeps) 
     app.route({
       method: c.method,
       url: c.path,
+      config: { capability: c },
       handler: async (req, reply) => {
         const raw = (c.method === 'GET' ? req.query : req.body) ?? {};
         const parsed = c.request.safeParse(raw);
