@@ -33,6 +33,7 @@ export function requiresMandateWhenDelegated(c: Capability): boolean {
 
 /** Internal bus subjects of the commerce pillar for money and people. */
 export const commerceSubjects = {
+  keysMint: 'sys.commerce.keys.mint',
   intentsCreate: 'sys.commerce.intents.create',
   intentsSettle: 'sys.commerce.intents.settle',
   intentsGet: 'sys.commerce.intents.get',

@@ -1,10 +1,9 @@
+import { commerceSubjects } from '@vcs/contract';
 import { insertKey, enc, type Services } from '@vcs/platform';
 
-/** Internal subject the gateway calls for POST /keys: mint an anonymous sandbox key and its account. */
-export const MINT_SUBJECT = 'sys.commerce.keys.mint';
-
+/** Serve the subject the gateway calls for POST /keys: mint an anonymous sandbox key and its account. */
 export function serveKeyMinting(services: Services) {
-  return services.bus.serve(MINT_SUBJECT, 'pillar.commerce', async () => {
+  return services.bus.serve(commerceSubjects.keysMint, 'pillar.commerce', async () => {
     const now = services.clock.now();
     const { key, row } = await services.db.tx(async (q) => {
       const minted = await insertKey(q, { environment: 'sandbox', now });

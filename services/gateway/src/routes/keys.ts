@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify';
+import { commerceSubjects } from '@vcs/contract';
 import { dec } from '@vcs/platform';
 import type { GatewayDeps } from '../deps.ts';
 import { sendBlocked } from '../reply.ts';
 
-export const MINT_SUBJECT = 'sys.commerce.keys.mint';
 
 /** POST /keys: an anonymous sandbox key and its account; no email, approval or CAPTCHA. */
 export async function keyRoutes(app: FastifyInstance, deps: GatewayDeps) {
   app.post('/keys', async (req, reply) => {
     try {
-      const r = await deps.bus.request(MINT_SUBJECT, new Uint8Array(), { timeoutMs: deps.config.busTimeoutMs, headers: { 'x-request-id': req.id } });
+      const r = await deps.bus.request(commerceSubjects.keysMint, new Uint8Array(), { timeoutMs: deps.config.busTimeoutMs, headers: { 'x-request-id': req.id } });
       const minted = JSON.parse(dec.decode(r.data)) as { key: string; account: string };
       const base = deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
       return reply.code(200).send({
