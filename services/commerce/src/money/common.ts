@@ -1,5 +1,5 @@
 import { blocked, capabilityByName, FREE_METER, statusOfCode as statusOf, type BlockedCode, type Capability } from '@vcs/contract';
-import { BusError, dec, enc, type CallContext, type Services } from '@vcs/platform';
+import { BusError, requestJson, type CallContext, type Services } from '@vcs/platform';
 
 /** What every money subject replies: the HTTP status the gateway should answer with, and the answer. */
 export interface MoneyReply { status: number; answer: Record<string, unknown>; replayed?: boolean }
@@ -25,9 +25,8 @@ export interface Execution { status: number; answer: Record<string, unknown>; un
  */
 export async function execute(services: Services, c: Capability, input: unknown, ctx: CallContext, timeoutMs: number): Promise<Execution> {
   try {
-    const r = await services.bus.request(c.subject, enc.encode(JSON.stringify({ input, ctx })), { timeoutMs, headers: { 'x-request-id': ctx.requestId } });
-    if (!r.data.length) throw new BusError('timeout', 'empty reply');
-    return { status: Number(r.headers.status ?? 200), answer: JSON.parse(dec.decode(r.data)), unavailable: null };
+    const r = await requestJson<Record<string, unknown>>(services.bus, c.subject, { input, ctx }, { timeoutMs, requestId: ctx.requestId });
+    return { status: r.status, answer: r.json, unavailable: null };
   } catch (err) {
     const why = err instanceof BusError ? err.code : 'timeout';
     const a = blocked('pillar-unavailable', `the ${c.pillar} pillar did not run ${c.name} (${why}); retry the settlement shortly`, { pillar: c.pillar, reason: why });

@@ -1,5 +1,5 @@
 import { blocked } from '@vcs/contract';
-import { dec, enc } from '@vcs/platform';
+import { requestJson } from '@vcs/platform';
 import type { FastifyReply } from 'fastify';
 import type { GatewayDeps } from '../deps.ts';
 
@@ -8,9 +8,7 @@ export interface MoneyReply { status: number; answer: Record<string, unknown>; r
 /** Ask commerce on one of its money subjects; an absent or silent pillar is a typed 503, never a hang. */
 export async function askCommerce(deps: GatewayDeps, subject: string, body: unknown, requestId: string, timeoutMs = deps.config.busTimeoutMs): Promise<MoneyReply> {
   try {
-    const r = await deps.bus.request(subject, enc.encode(JSON.stringify(body)), { timeoutMs, headers: { 'x-request-id': requestId } });
-    if (!r.data.length) throw new Error('empty reply');
-    return JSON.parse(dec.decode(r.data)) as MoneyReply;
+    return (await requestJson<MoneyReply>(deps.bus, subject, body, { timeoutMs, requestId })).json;
   } catch {
     return { status: 503, answer: blocked('pillar-unavailable', 'the commerce pillar is not answering; retry shortly', { pillar: 'commerce' }) as unknown as Record<string, unknown> };
   }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { CONNECTION_SUBJECTS } from '@vcs/contract';
-import { dec, enc } from '@vcs/platform';
+import { requestJson } from '@vcs/platform';
 import { identify } from '../auth.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { sendBlocked } from '../reply.ts';
@@ -8,7 +8,7 @@ import { sendBlocked } from '../reply.ts';
 /** POST /connections (going live) and GET /activation-queue, both keyed; served by the services pillar. */
 export async function connectionRoutes(app: FastifyInstance, deps: GatewayDeps) {
   const ask = async (subject: string, payload: unknown, requestId: string) =>
-    JSON.parse(dec.decode((await deps.bus.request(subject, enc.encode(JSON.stringify(payload)), { timeoutMs: deps.config.busTimeoutMs, headers: { 'x-request-id': requestId } })).data));
+    (await requestJson<any>(deps.bus, subject, payload, { timeoutMs: deps.config.busTimeoutMs, requestId })).json;
 
   app.post('/connections', async (req, reply) => {
     const caller = await identify(deps.db, req, deps.clock.now());

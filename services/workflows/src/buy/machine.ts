@@ -1,5 +1,5 @@
 import { blocked, capabilityByName, commerceSubjects, newId, statusOfCode, type BlockedCode, type DealStep } from '@vcs/contract';
-import { BusError, dec, enc, type CallContext, type Queryable, type Services } from '@vcs/platform';
+import { BusError, requestJson, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { kindOf, stepDef } from './checklist.ts';
 import { appendEvent, factOf, loadDeal, loadEvents, saveDeal, toValue, type DealRow } from './store.ts';
 
@@ -176,13 +176,10 @@ export class DealMachine {
   }
 
   private async request(subject: string, body: unknown): Promise<Reply> {
-    const m = await this.s.bus.request(subject, enc.encode(JSON.stringify(body)), { timeoutMs: STEP_TIMEOUT_MS });
-    const text = dec.decode(m.data);
-    if (!text) throw new BusError('timeout', `empty reply on ${subject}`);
-    const parsed = JSON.parse(text);
+    const { status, json: parsed } = await requestJson<any>(this.s.bus, subject, body, { timeoutMs: STEP_TIMEOUT_MS });
     // Capabilities reply with the envelope and a status header; commerce's system subjects with {status, answer}.
     if (parsed && typeof parsed === 'object' && 'answer' in parsed && 'status' in parsed) return parsed as Reply;
-    return { status: Number(m.headers.status ?? 200), answer: parsed };
+    return { status, answer: parsed };
   }
 
   /** Record a step's result if the claim still holds (same step, same attempt, still running). */
