@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 
 /** The sandbox's clock: every simulated date derives from this day, never from the wall clock. */
 export const SANDBOX_TODAY = '2026-01-15';
+/** The one payer the sandbox's deals have, so signing, mco and webhook payments name the same person. */
+export const SANDBOX_PAYER = { name: 'Avery Chen', castRow: 'super-prime', creditTier: 'super-prime' } as const;
+
 /** The VIN answered about when a capability is called without one. */
 export const SANDBOX_DEFAULT_VIN = '1HGCM82633A004352';
 

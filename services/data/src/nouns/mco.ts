@@ -1,6 +1,6 @@
 import type { mco } from '@vcs/contract';
 import { ok, type NounHandlers } from '@vcs/platform';
-import { SANDBOX_DEFAULT_VIN, Seeded, sandboxDate, stableId, vehicleFacts } from '@vcs/sandbox';
+import { SANDBOX_DEFAULT_VIN, SANDBOX_PAYER, Seeded, sandboxDate, stableId, vehicleFacts } from '@vcs/sandbox';
 
 // One Title per VIN: the same titleId, state and brands on every mco answer.
 function titleOf(vin: string) {
@@ -14,7 +14,6 @@ function titleOf(vin: string) {
     status: 'Ordered',
   };
 }
-const payer = { name: 'Avery Chen', castRow: 'super-prime', creditTier: 'super-prime' };
 const vinOf = (input: { vin?: string }) => input.vin ?? SANDBOX_DEFAULT_VIN;
 
 export const mcoHandlers: NounHandlers<typeof mco> = {
@@ -28,7 +27,7 @@ export const mcoHandlers: NounHandlers<typeof mco> = {
   },
   async fee(input) {
     const t = titleOf(vinOf(input));
-    return ok({ ...t, fee: { status: 'certificate-fee-posted' }, payer });
+    return ok({ ...t, fee: { status: 'certificate-fee-posted' }, payer: SANDBOX_PAYER });
   },
   async assign(input) {
     const t = titleOf(vinOf(input));
@@ -36,7 +35,7 @@ export const mcoHandlers: NounHandlers<typeof mco> = {
   },
   async pay(input) {
     const t = titleOf(vinOf(input));
-    return ok({ ...t, payment: { status: 'settled' }, payer });
+    return ok({ ...t, payment: { status: 'settled' }, payer: SANDBOX_PAYER });
   },
   async convert(input) {
     const t = titleOf(vinOf(input));

@@ -1,6 +1,6 @@
 import type { signing } from '@vcs/contract';
 import { ok, type NounHandlers } from '@vcs/platform';
-import { SANDBOX_DEFAULT_VIN, Seeded, sandboxDate, stableId } from '@vcs/sandbox';
+import { SANDBOX_DEFAULT_VIN, SANDBOX_PAYER, Seeded, sandboxDate, stableId } from '@vcs/sandbox';
 
 // One ceremony per VIN: its ids are stable so every signing answer about a VIN agrees.
 function ceremonyOf(vin: string) {
@@ -16,7 +16,7 @@ function ceremonyOf(vin: string) {
       { role: 'seller', identityId: stableId('idn_', vin, 'seller'), name: s.pick(['Bayview Motors', 'Cedar Auto Group', 'Northgate Cars']), status: 'not-yet-requested' },
     ],
     feeCents: s.int(12, 30) * 500,
-    payer: { name: 'Avery Chen', castRow: 'super-prime', creditTier: 'super-prime' },
+    payer: SANDBOX_PAYER,
   };
 }
 

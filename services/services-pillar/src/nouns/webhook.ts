@@ -1,7 +1,7 @@
 import type { webhook } from '@vcs/contract';
 import { newId } from '@vcs/contract';
 import { ok, type HandlerTools, type NounHandlers } from '@vcs/platform';
-import { SANDBOX_DEFAULT_VIN, sandboxTimestamp, stableId } from '@vcs/sandbox';
+import { SANDBOX_DEFAULT_VIN, SANDBOX_PAYER, sandboxTimestamp, stableId } from '@vcs/sandbox';
 import { deliveryConfig } from '../webhooks/config.ts';
 import { newSecret } from '../webhooks/signature.ts';
 
@@ -100,7 +100,7 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
   },
   async meteredPay(input) {
     const vin = vinOf(input);
-    return ok({ ...conn(vin), payment: { status: 'settled' }, payer: { name: 'Avery Chen', castRow: 'super-prime', creditTier: 'super-prime' } });
+    return ok({ ...conn(vin), payment: { status: 'settled' }, payer: SANDBOX_PAYER });
   },
   async deliveryLog(input, t) {
     const vin = vinOf(input);
