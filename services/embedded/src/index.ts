@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { commercePillar } from '@vcs/commerce';
 import { dataPillar } from '@vcs/data';
-import { buildApp, type RateLimits } from '@vcs/gateway';
+import { buildApp, LIMITS, type RateLimits } from '@vcs/gateway';
 import {
   MemoryBus, OutboxRelay, createMemoryKv, createPgliteDb, migrate, startPillar, systemClock,
   type Clock, type Infra, type Logger, type PillarDefinition, type Stoppable,
@@ -33,7 +33,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: Fasti
   for (const p of allPillars) pillars.push(await startPillar(p, infra, opts.log.child({ service: p.name }), { relay }));
   const app = await buildApp({
     ...infra, log: opts.log.child({ service: 'gateway' }),
-    config: { busTimeoutMs: opts.busTimeoutMs ?? 3000, bodyLimitBytes: opts.bodyLimitBytes ?? 1_048_576, publicBaseUrl: opts.publicBaseUrl, rateLimits: opts.rateLimits },
+    config: { busTimeoutMs: opts.busTimeoutMs ?? 3000, bodyLimitBytes: opts.bodyLimitBytes ?? LIMITS.bodyBytes, publicBaseUrl: opts.publicBaseUrl, rateLimits: opts.rateLimits },
   });
   return {
     app, infra,
