@@ -74,6 +74,19 @@ describe.each(modes())('foundation (%s)', (mode) => {
     expect((await text.json()).value.code).toBe('unsupported-media-type');
   });
 
+  it('reports health, readiness and Prometheus metrics, queue depths included', async () => {
+    expect((await call(h.baseUrl, 'GET', '/healthz')).status).toBe(200);
+    const ready = await call(h.baseUrl, 'GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.json.failed).toEqual([]);
+    await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`);
+    const m = await call(h.baseUrl, 'GET', '/metrics');
+    expect(m.status).toBe(200);
+    expect(m.text).toMatch(/vcs_requests_total\{[^}]*capability="signing.status"[^}]*\} \d+/);
+    expect(m.text).toMatch(/^vcs_outbox_unpublished \d+$/m);
+    expect(m.text).toMatch(/^vcs_webhook_pending \d+$/m);
+  });
+
   it('carries the request id it was given, or a new one, on every response', async () => {
     const given = await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`, { headers: { 'x-request-id': 'req_test_123' } });
     expect(given.headers.get('x-request-id')).toBe('req_test_123');

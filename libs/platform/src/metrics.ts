@@ -10,24 +10,32 @@ collectDefaultMetrics({ register: metricsRegistry, prefix: 'vcs_' });
 
 const outboxSources = new Set<Db>();
 
-/** Unpublished outbox rows, counted when Prometheus scrapes (not on the request path). */
-export const outboxDepth = new Gauge({
-  name: 'vcs_outbox_unpublished',
-  help: 'Outbox rows written but not yet relayed to the event stream (sampled on scrape)',
-  registers: [metricsRegistry],
-  async collect() {
-    let total = 0;
-    for (const db of outboxSources) {
-      try {
-        const r = await db.query<{ n: string }>('select count(*)::text as n from outbox_events where published_at is null');
-        total += Number(r.rows[0]?.n ?? 0);
-      } catch { /* store down: keep the last value; /readyz says why */ return; }
-    }
-    this.set(total);
-  },
-});
+/** A gauge summed over the watched stores on scrape (never on the request path); a store that is down keeps the last value. */
+function depthGauge(name: string, help: string, sql: string) {
+  return new Gauge({
+    name, help, registers: [metricsRegistry],
+    async collect() {
+      let total = 0;
+      for (const db of outboxSources) {
+        try {
+          const r = await db.query<{ n: string }>(sql);
+          total += Number(r.rows[0]?.n ?? 0);
+        } catch { /* store down: /readyz says why */ return; }
+      }
+      this.set(total);
+    },
+  });
+}
 
-/** Count this store's outbox in `vcs_outbox_unpublished`; returns the undo. */
+/** Unpublished outbox rows, counted when Prometheus scrapes (not on the request path). */
+export const outboxDepth = depthGauge('vcs_outbox_unpublished', 'Outbox rows written but not yet relayed to the event stream (sampled on scrape)',
+  'select count(*)::text as n from outbox_events where published_at is null');
+
+/** Webhook deliveries waiting to be sent or retried. */
+export const webhookQueueDepth = depthGauge('vcs_webhook_pending', 'Webhook deliveries pending (due now or waiting for a retry), sampled on scrape',
+  "select count(*)::text as n from webhook_deliveries where status = 'pending'");
+
+/** Count this store in the queue-depth gauges (`vcs_outbox_unpublished`, `vcs_webhook_pending`); returns the undo. */
 export function watchOutbox(db: Db): () => void {
   outboxSources.add(db);
   return () => { outboxSources.delete(db); };
