@@ -21,7 +21,7 @@ export interface Db extends Queryable {
 export class StoreUnavailableError extends Error { override name = 'StoreUnavailableError'; }
 
 const isConnError = (e: any) =>
-  e && (e.code === 'ECONNREFUSED' || e.code === '53300' || e.code === '57P01' || e.code === '57P03' || e.code === 'ECONNRESET' || /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(String(e.message)));
+  e && (e.code === 'ECONNREFUSED' || e.code === '53300' || e.code === '57P01' || e.code === '57P02' || e.code === '57P03' || e.code === 'ECONNRESET' || /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(String(e.message)));
 
 export function createPgDb(url: string, max = Number(process.env.PG_POOL_MAX ?? 5)): Db {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 2000, idleTimeoutMillis: 10_000 });
@@ -32,6 +32,11 @@ export function createPgDb(url: string, max = Number(process.env.PG_POOL_MAX ?? 
     query: (sql, params) => wrap(pool.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 }))),
     async tx(fn) {
       const client = await wrap(pool.connect());
+      // The pool listens for errors on idle clients only: a server shutting down mid-transaction emits 'error' on
+      // this checked-out one, and unheard that would crash the process. The query in flight rejects anyway.
+      let broken: Error | undefined;
+      const onError = (e: Error) => { broken = e; };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const out = await fn({ query: (sql, params) => client.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 })) });
@@ -42,7 +47,8 @@ export function createPgDb(url: string, max = Number(process.env.PG_POOL_MAX ?? 
         if (isConnError(e)) throw new StoreUnavailableError(String((e as Error).message));
         throw e;
       } finally {
-        client.release();
+        client.off('error', onError);
+        client.release(broken); // a broken client is destroyed, not returned to the pool
       }
     },
     async ping() { try { await pool.query('select 1'); return true; } catch { return false; } },
