@@ -113,10 +113,13 @@ export function servePillar(pillar: Pillar, handlers: PillarHandlers, services: 
     const handler = handlers[c.noun]?.[c.verb];
     if (!handler) throw new Error(`pillar ${pillar} has no handler for ${c.name}`);
     stops.push(services.bus.serve(c.subject, `pillar.${pillar}`, async (msg) => {
-      const requestId = msg.headers['x-request-id'] ?? 'unknown';
-      const log = services.log.child({ requestId, capability: c.name });
+      let requestId = msg.headers['x-request-id'] ?? 'unknown';
+      // A child logger per call only when something will be logged: building one is a real cost per request.
+      let log = services.log;
       try {
         const req = JSON.parse(dec.decode(msg.data)) as CapabilityRequest;
+        requestId = req.ctx?.requestId ?? requestId;
+        if (log.isLevelEnabled('info')) log = log.child({ requestId, capability: c.name });
         const { answer, status, events } = await runCapability(c, handler, req, { ...services, log });
         if (events.length) relay?.kick();
         log.info({ status, type: answer.type }, 'capability answered');
@@ -124,7 +127,7 @@ export function servePillar(pillar: Pillar, handlers: PillarHandlers, services: 
       } catch (err) {
         const unavailable = err instanceof StoreUnavailableError;
         const code = unavailable ? 'store-unavailable' : 'internal';
-        log.error({ err }, 'capability failed');
+        services.log.error({ err, requestId, capability: c.name }, 'capability failed');
         const value = { code, message: unavailable ? 'the store is unreachable; retry shortly' : `${c.name} failed unexpectedly; the failure is logged with request id ${requestId}` };
         const answer = { type: 'BLOCKED', answers: 'Blocked@1', value, evidence: value, provenance: { simulated: false, environment: 'sandbox', source: services.source }, events: [], meter: { charged: '0.00', posted: false } };
         return { data: enc.encode(JSON.stringify(answer)), headers: { status: String(statusOfCode(code)), kind: 'BLOCKED', 'served-by': servedBy } };

@@ -18,10 +18,25 @@ export function sandboxTimestamp(offsetDays = 0, hour = 12): string {
 }
 
 /** A deterministic generator seeded from a VIN and a salt: the same inputs give the same sequence. */
+/**
+ * sha256 of a short text, remembered: sandbox answers hash the same few (VIN, salt) pairs on every call, and a
+ * hash per id was a tenth of a pillar's CPU under load. Bounded, oldest dropped first.
+ */
+const digests = new Map<string, Buffer>();
+function digestOf(text: string): Buffer {
+  let d = digests.get(text);
+  if (!d) {
+    d = createHash('sha256').update(text).digest();
+    if (digests.size >= 20_000) digests.delete(digests.keys().next().value!);
+    digests.set(text, d);
+  }
+  return d;
+}
+
 export class Seeded {
   private state: number;
   constructor(readonly vin: string, salt = '') {
-    this.state = createHash('sha256').update(`${vin}|${salt}`).digest().readUInt32LE(0) || 1;
+    this.state = digestOf(`${vin}|${salt}`).readUInt32LE(0) || 1;
   }
   /** A float in [0, 1) (mulberry32). */
   next(): number {
@@ -40,7 +55,7 @@ export class Seeded {
 
 /** A stable id for (vin, kind): the same across every noun and call. */
 export function stableId(prefix: string, vin: string, kind = prefix, len = 12): string {
-  return prefix + createHash('sha256').update(`${vin}|${kind}`).digest('hex').slice(0, len);
+  return prefix + digestOf(`${vin}|${kind}`).toString('hex', 0, Math.ceil(len / 2)).slice(0, len);
 }
 
 /** Cents as a two-decimal string, computed in integers so no float rounding leaks into money. */

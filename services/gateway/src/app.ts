@@ -2,8 +2,8 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
-import { blocked, newId, type BlockedCode } from '@vcs/contract';
-import { StoreUnavailableError } from '@vcs/platform';
+import { blocked, idSequence, type BlockedCode } from '@vcs/contract';
+import { StoreUnavailableError, type Logger } from '@vcs/platform';
 import type { GatewayDeps } from './deps.ts';
 import { capabilityLabel, requestsTotal } from './metrics.ts';
 import { sendAnswer, sendBlocked } from './reply.ts';
@@ -67,7 +67,10 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     loggerInstance: deps.log as unknown as import("fastify").FastifyBaseLogger,
     bodyLimit: deps.config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
-    genReqId: () => newId('request'),
+    genReqId: idSequence('request'),
+    // A child logger per request costs a few µs; build it only when request lines are logged (info or finer).
+    // Errors logged without it name the request id themselves.
+    childLoggerFactory: (logger, bindings, opts) => ((logger as unknown as Logger).isLevelEnabled('info') ? logger.child(bindings, opts) : logger),
     routerOptions: { maxParamLength: LIMITS.paramLength, ignoreTrailingSlash: true },
     http: { maxHeaderSize: LIMITS.headerBytes },
     clientErrorHandler,
@@ -128,8 +131,8 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     if (status >= 400 && status < 500) return sendBlocked(reply, 'invalid-input', err.message);
     const storeDown = err instanceof StoreUnavailableError || err.name === 'StoreUnavailableError'
       || /ECONNREFUSED|Connection terminated|Connection is closed|Stream isn't writeable|enableOfflineQueue|MaxRetriesPerRequest|timeout exceeded when trying to connect/i.test(String(err.message));
-    if (storeDown) req.log.warn({ err: err.message }, 'store unavailable');
-    else req.log.error({ err }, 'unhandled error');
+    if (storeDown) req.log.warn({ reqId: req.id, err: err.message }, 'store unavailable');
+    else req.log.error({ reqId: req.id, err }, 'unhandled error');
     if (storeDown) return sendBlocked(reply, 'store-unavailable', 'a store this call needs is unreachable; retry shortly');
     return sendAnswer(reply, blocked('internal', `the gateway failed on this request; it is logged under request id ${req.id}`));
   });

@@ -1,5 +1,5 @@
 import { blocked, capabilities } from '@vcs/contract';
-import { BusError, enc, type Bus, type BusMessage, type CallContext } from '@vcs/platform';
+import { BusError, type Bus, type BusMessage, type CallContext } from '@vcs/platform';
 import { busRequestSeconds, busRetries } from './metrics.ts';
 
 export interface DispatchResult { status: number; body: Uint8Array | object; kind?: string; servedBy?: string }
@@ -7,14 +7,23 @@ export interface DispatchResult { status: number; body: Uint8Array | object; kin
 /** Reads are idempotent: a GET whose replica died, timed out or whose connection closed is tried once more. */
 const idempotentSubjects = new Set(capabilities.filter((c) => c.method === 'GET').map((c) => c.subject));
 
-async function timed(bus: Bus, subject: string, pillar: string, data: Uint8Array, ctx: CallContext, timeoutMs: number): Promise<BusMessage> {
-  const end = busRequestSeconds.startTimer({ pillar });
+// Histogram children resolved once per (pillar, outcome): observing through a child skips label hashing per call.
+const timers = new Map<string, ReturnType<typeof busRequestSeconds.labels>>();
+function observe(pillar: string, outcome: string, seconds: number) {
+  const k = `${pillar}|${outcome}`;
+  let child = timers.get(k);
+  if (!child) timers.set(k, (child = busRequestSeconds.labels({ pillar, outcome })));
+  child.observe(seconds);
+}
+
+async function timed(bus: Bus, subject: string, pillar: string, data: Uint8Array, timeoutMs: number): Promise<BusMessage> {
+  const start = performance.now();
   try {
-    const r = await bus.request(subject, data, { timeoutMs, headers: { 'x-request-id': ctx.requestId } });
-    end({ outcome: 'ok' });
+    const r = await bus.request(subject, data, { timeoutMs });
+    observe(pillar, 'ok', (performance.now() - start) / 1000);
     return r;
   } catch (err) {
-    end({ outcome: err instanceof BusError ? err.code : 'error' });
+    observe(pillar, err instanceof BusError ? err.code : 'error', (performance.now() - start) / 1000);
     throw err;
   }
 }
@@ -25,11 +34,11 @@ async function timed(bus: Bus, subject: string, pillar: string, data: Uint8Array
  * A GET is retried once (NATS queue groups pick another replica for the retry when one is left).
  */
 export async function dispatch(bus: Bus, subject: string, pillar: string, input: unknown, ctx: CallContext, timeoutMs: number): Promise<DispatchResult> {
-  const data = enc.encode(JSON.stringify({ input, ctx }));
+  const data = Buffer.from(JSON.stringify({ input, ctx }));
   let attempts = idempotentSubjects.has(subject) ? 2 : 1;
   for (;;) {
     try {
-      const reply = await timed(bus, subject, pillar, data, ctx, timeoutMs);
+      const reply = await timed(bus, subject, pillar, data, timeoutMs); // the request id travels in ctx
       const status = Number(reply.headers.status ?? 200);
       if (!reply.data.length) return { status: 503, body: blocked('pillar-unavailable', `the ${pillar} pillar failed to answer`, { pillar }), kind: 'BLOCKED' };
       return { status, body: reply.data, kind: reply.headers.kind, servedBy: reply.headers['served-by'] };

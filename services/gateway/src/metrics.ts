@@ -25,7 +25,7 @@ export const busRequestSeconds = new Histogram({
 /** Calls refused by rate limiting. Whoever enforces a limit increments this: `rateLimitRefusals.inc({ scope })`. */
 export const rateLimitRefusals = new Counter({
   name: 'vcs_rate_limit_refusals_total',
-  help: 'Calls answered 429 rate-limited, by limit scope (key, ip, account...)',
+  help: 'Calls answered 429 rate-limited, by limit class (anonymous, sandbox, live, mint)',
   labelNames: ['scope'] as const,
   registers: [metricsRegistry],
 });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { identify } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
+import { rateLimitRefusals } from './metrics.ts';
 import { sendBlocked } from './reply.ts';
 
 /** Calls per minute by class; sandbox and live keys each have their own, anonymous callers and minting go by client address. */
@@ -24,6 +25,65 @@ export function rateLimitsFrom(env: NodeJS.ProcessEnv = process.env): RateLimits
 type LimitClass = keyof RateLimits;
 const WINDOW_S = 60;
 
+/** What a limiter answers: tokens left in the window and when it resets (RateLimiterRes carries both). */
+type Consumed = Pick<RateLimiterRes, 'remainingPoints' | 'msBeforeNext'>;
+
+interface Lease { tokens: number; shared: number; resetAt: number; refused: boolean; fetching?: Promise<void> }
+
+/**
+ * Tokens taken from the shared (Redis) window ahead of use, so most calls need no Redis round trip: while a
+ * window has plenty left, a gateway leases a tenth of what remains (at most 100) and spends it locally; near
+ * the limit it takes one token per call, so the limit stays exact where it matters. One lease request per key
+ * is in flight at a time; concurrent calls wait for it. A lease left unspent when traffic moves to another
+ * gateway is lost to the window (at most a tenth of what remained).
+ */
+export class LeasedLimiter {
+  private leases = new Map<string, Lease>();
+  constructor(private readonly shared: RateLimiterAbstract) {}
+
+  async consume(id: string): Promise<Consumed> {
+    for (let round = 0; round < 5; round++) {
+      const now = Date.now();
+      let lease = this.leases.get(id);
+      if (lease && now >= lease.resetAt && !lease.fetching) { this.leases.delete(id); lease = undefined; }
+      if (lease && now < lease.resetAt) {
+        if (lease.tokens > 0) {
+          lease.tokens--;
+          return { remainingPoints: lease.shared + lease.tokens, msBeforeNext: lease.resetAt - now };
+        }
+        // A fixed window only fills up: once refused, refused until it resets, without asking Redis again.
+        if (lease.refused) throw new RateLimiterRes(0, lease.resetAt - now);
+      }
+      if (lease?.fetching) { await lease.fetching; continue; }
+      await this.lease(id, lease);
+    }
+    return this.shared.consume(id, 1); // lost every race for leased tokens: take one directly
+  }
+
+  private lease(id: string, known: Lease | undefined): Promise<void> {
+    const chunk = known ? Math.min(100, Math.max(1, Math.floor(known.shared / 10))) : 1;
+    const entry: Lease = known ?? { tokens: 0, shared: 0, resetAt: 0, refused: false };
+    if (!known) {
+      if (this.leases.size >= 10_000) { const now = Date.now(); for (const [k, l] of this.leases) if (l.resetAt <= now && !l.fetching) this.leases.delete(k); }
+      this.leases.set(id, entry);
+    }
+    entry.fetching = this.shared.consume(id, chunk).then(
+      (res) => { Object.assign(entry, { tokens: entry.tokens + chunk, shared: res.remainingPoints, resetAt: Date.now() + res.msBeforeNext, refused: false }); },
+      (e) => {
+        if (!(e instanceof RateLimiterRes)) { this.leases.delete(id); throw e; } // Redis unreachable: the caller fails open
+        Object.assign(entry, { tokens: 0, shared: 0, resetAt: Date.now() + e.msBeforeNext, refused: true });
+      },
+    ).finally(() => { entry.fetching = undefined; });
+    return entry.fetching;
+  }
+}
+
+/** One fixed window per caller, counted in Redis and shared by every gateway. */
+export function redisWindow(storeClient: NonNullable<GatewayDeps['kv']['redis']>, keyPrefix: string, points: number) {
+  return new RateLimiterRedis({ keyPrefix, points, duration: WINDOW_S, storeClient });
+}
+export { RateLimiterRes };
+
 /**
  * Fixed one-minute windows counted in Redis (so every gateway replica shares them), or in memory in the
  * embedded mode. Every answer carries the IETF RateLimit headers; over the limit is a 429 BLOCKED answer.
@@ -32,18 +92,19 @@ export function registerRateLimits(app: FastifyInstance, deps: GatewayDeps) {
   const limits = deps.config.rateLimits ?? rateLimitsFrom();
   const limiters = Object.fromEntries((Object.keys(limits) as LimitClass[]).map((cls) => {
     const opts = { keyPrefix: `rl:${cls}`, points: limits[cls], duration: WINDOW_S };
-    const l: RateLimiterAbstract = deps.kv.redis ? new RateLimiterRedis({ ...opts, storeClient: deps.kv.redis }) : new RateLimiterMemory(opts);
+    const l: { consume(id: string): Promise<Consumed> } = deps.kv.redis ? new LeasedLimiter(redisWindow(deps.kv.redis, opts.keyPrefix, opts.points)) : new RateLimiterMemory(opts);
     return [cls, l];
-  })) as Record<LimitClass, RateLimiterAbstract>;
+  })) as Record<LimitClass, { consume(id: string): Promise<Consumed> }>;
 
   app.addHook('onRequest', async (req, reply) => {
     const { cls, id } = await classify(req, deps);
     const limit = limits[cls];
-    let res: RateLimiterRes;
+    let res: Consumed;
     try {
-      res = await limiters[cls].consume(id, 1);
+      res = await limiters[cls].consume(id);
     } catch (e) {
       if (e instanceof RateLimiterRes) {
+        rateLimitRefusals.inc({ scope: cls });
         setHeaders(reply, limit, e);
         reply.header('retry-after', String(Math.max(1, Math.ceil(e.msBeforeNext / 1000))));
         return sendBlocked(reply, 'rate-limited', `over the limit of ${limit} calls a minute for ${describe(cls)}; retry after ${Math.ceil(e.msBeforeNext / 1000)} s`, { limit, window: `${WINDOW_S}s`, retryAfterSeconds: Math.ceil(e.msBeforeNext / 1000) });
@@ -63,7 +124,7 @@ async function classify(req: FastifyRequest, deps: GatewayDeps): Promise<{ cls: 
   return { cls: 'anonymous', id: req.ip };
 }
 
-function setHeaders(reply: FastifyReply, limit: number, res: RateLimiterRes) {
+function setHeaders(reply: FastifyReply, limit: number, res: Consumed) {
   const reset = Math.max(0, Math.ceil(res.msBeforeNext / 1000));
   reply.header('ratelimit-limit', String(limit));
   reply.header('ratelimit-remaining', String(Math.max(0, res.remainingPoints)));
