@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['libs/**/*.test.ts', 'services/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**'],
+    // Distributed suites run the built services (dist/), as production does: build them once per run.
+    globalSetup: ['test/support/build.ts'],
     testTimeout: 60_000,
     hookTimeout: 90_000,
     // Distributed suites spawn OS processes; a few files at a time keeps a 2-core machine responsive.

@@ -4,6 +4,7 @@
  *   REPLICAS_SERVICES=3 pnpm start:distributed
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
@@ -15,10 +16,19 @@ export function entryOf(service: ServiceName) {
   return join(root, 'services', service, 'src', 'main.ts');
 }
 
-/** Start one process of a service with `tsx`, inheriting env plus `extraEnv`. */
+/** The built file of a service (`pnpm build`, deploy/build.ts). */
+export function builtEntryOf(service: ServiceName) {
+  return join(root, 'dist', `${service}.js`);
+}
+
+/**
+ * Start one process of a service, inheriting env plus `extraEnv`: the built JavaScript (`pnpm build`) when it
+ * exists, else the TypeScript source through tsx. One OS process per service, so a signal reaches it directly.
+ */
 export function spawnService(service: ServiceName, extraEnv: Record<string, string> = {}, stdio: 'inherit' | 'pipe' = 'inherit'): ChildProcess {
-  // One OS process per service (node with tsx's loader), so a signal reaches the service itself.
-  return spawn(process.execPath, ['--import', 'tsx', entryOf(service)], { cwd: root, env: { ...process.env, ...extraEnv }, stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+  const built = builtEntryOf(service);
+  const args = existsSync(built) ? ['--enable-source-maps', built] : ['--import', 'tsx', entryOf(service)];
+  return spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...extraEnv }, stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
 }
 
 const replicasOf = (s: ServiceName) => Number(process.env[`REPLICAS_${s.replace('-pillar', '').toUpperCase()}`] ?? 1);

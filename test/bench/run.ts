@@ -1,17 +1,20 @@
 /**
  * `pnpm bench`: the full path (gateway, key check, meter, bus, pillar handler, answer) against the ceiling
  * (a bare fastify route answering the same bytes), distributed and embedded, at concurrency 1 and 50.
- * Servers are pinned to core 0 (NATS too, restored afterwards), this load generator to core 1.
- *   BENCH_SECONDS=3 BENCH_REPEATS=3 pnpm bench
+ * Servers (built JavaScript, as deployed) are pinned to core 0 (NATS too, restored afterwards); the load
+ * generator, wrk (Debian's package; autocannon when wrk is missing), to core 1.
+ *   BENCH_SECONDS=5 BENCH_REPEATS=3 pnpm bench
  * Distributed mode needs NATS_URL, DATABASE_URL and REDIS_URL (else it is skipped, with a note).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { spawnService, type ServiceName } from '../../deploy/launch.ts';
+import { build } from 'esbuild';
+import { BANNER, buildAll } from '../../deploy/build.ts';
+import { builtEntryOf, spawnService, type ServiceName } from '../../deploy/launch.ts';
 import { freePort } from '../support/harness.ts';
 import { privatePostgres, type PrivateServer } from '../support/private-infra.ts';
 
@@ -41,17 +44,48 @@ async function waitUp(url: string, ok = (s: number) => s < 500, timeoutMs = 90_0
 }
 
 interface Target { name: string; method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string }
-interface Server { label: string; baseUrl: string; pids: number[]; gatewayPid: number; stop(): Promise<void> }
-interface Row { server: string; target: string; c: number; rps: number; p50: number; p99: number; cpuUs: number; rssMb: number; errors: number }
+/** pids: the server's own processes, gateway first; sharedPids: servers it uses that run on core 0 too (NATS). */
+interface Server { label: string; baseUrl: string; pids: number[]; sharedPids: number[]; gatewayPid: number; stop(): Promise<void> }
+interface Row { server: string; target: string; c: number; rps: number; p50: number; p99: number; cpuUs: number; gatewayUs: number; rssMb: number; errors: number }
+
+const WRK = spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error ? null : 'wrk';
+
+/** wrk's figures (one thread, pinned to core 1 with this process); POST bodies go through a tiny Lua script. */
+function runWrk(url: string, t: Target, connections: number) {
+  const args = ['-t1', `-c${connections}`, `-d${SECONDS}s`, '--latency'];
+  for (const [k, v] of Object.entries(t.headers)) args.push('-H', `${k}: ${v}`);
+  if (t.method === 'POST') {
+    const lua = join(mkdtempSync(join(tmpdir(), 'vcs-wrk-')), 'post.lua');
+    writeFileSync(lua, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(t.body ?? '')}\n`);
+    args.push('-s', lua);
+  }
+  const out = spawnSync('taskset', ['-c', '1', 'wrk', ...args, url], { encoding: 'utf8' }).stdout;
+  const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? NaN);
+  const ms = (re: RegExp) => { const m = re.exec(out); if (!m) return NaN; const v = Number(m[1]); return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v; };
+  const total = num(/(\d+) requests in/);
+  const errors = num(/Non-2xx or 3xx responses: (\d+)/) || 0;
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  return {
+    total, rps: num(/Requests\/sec:\s+([\d.]+)/), p50: ms(/50%\s+([\d.]+)(us|ms|s)/), p99: ms(/99%\s+([\d.]+)(us|ms|s)/),
+    errors: errors + (socketErrors ? socketErrors.slice(1).reduce((a, x) => a + Number(x), 0) : 0),
+  };
+}
 
 async function measure(s: Server, t: Target, connections: number): Promise<Row> {
-  const before = s.pids.map(cpuTicks);
-  const r = await autocannon({ url: s.baseUrl + t.path, method: t.method, headers: t.headers, body: t.body, connections, duration: SECONDS });
-  const ticks = s.pids.map(cpuTicks).reduce((a, x, i) => a + x - before[i]!, 0);
-  const total = r.requests.total || 1;
+  const pids = [...s.pids, ...s.sharedPids];
+  const before = pids.map(cpuTicks);
+  let r: { total: number; rps: number; p50: number; p99: number; errors: number };
+  if (WRK) r = runWrk(s.baseUrl + t.path, t, connections);
+  else {
+    const a = await autocannon({ url: s.baseUrl + t.path, method: t.method, headers: t.headers, body: t.body, connections, duration: SECONDS });
+    r = { total: a.requests.total, rps: a.requests.average, p50: a.latency.p50, p99: a.latency.p99, errors: a.errors + a.non2xx };
+  }
+  const ticks = pids.map((p, i) => cpuTicks(p) - before[i]!);
+  const total = r.total || 1;
+  const us = (n: number) => (n / CLK_TCK) * 1e6 / total;
   return {
-    server: s.label, target: t.name, c: connections, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99,
-    cpuUs: (ticks / CLK_TCK) * 1e6 / total, rssMb: rssMb(s.gatewayPid), errors: r.errors + r.non2xx,
+    server: s.label, target: t.name, c: connections, rps: r.rps, p50: r.p50, p99: r.p99,
+    cpuUs: us(ticks.reduce((a, x) => a + x, 0)), gatewayUs: us(ticks[0]!), rssMb: rssMb(s.gatewayPid), errors: r.errors,
   };
 }
 
@@ -66,10 +100,10 @@ async function startEmbedded(): Promise<Server> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env, ...NO_LIMITS, PORT: String(port), HOST: '127.0.0.1', PGLITE_DIR: 'memory://', LOG_LEVEL: 'silent' };
   for (const k of ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']) delete env[k]; // embedded: none of the servers
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'services/embedded/src/main.ts')], { cwd: root, stdio: 'ignore', env });
+  const child = spawn(process.execPath, [builtEntryOf('embedded' as ServiceName)], { cwd: root, stdio: 'ignore', env });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUp(`${baseUrl}/signings/status?vin=${VIN}`, (s) => s === 200);
-  return { label: 'embedded', baseUrl, pids: [child.pid!], gatewayPid: child.pid!, stop: () => stopAll([child]) };
+  return { label: 'embedded', baseUrl, pids: [child.pid!], sharedPids: [], gatewayPid: child.pid!, stop: () => stopAll([child]) };
 }
 
 async function startDistributed(): Promise<Server | null> {
@@ -101,7 +135,7 @@ async function startDistributed(): Promise<Server | null> {
     await waitUp(`${baseUrl}/deals/open`, (s) => s !== 503, 90_000, { method: 'POST' });
   } catch (err) { await stopAll(children); await privatePg?.destroy(); throw err; }
   return {
-    label: 'distributed', baseUrl, pids: children.map((c) => c.pid!), gatewayPid: gateway.pid!,
+    label: 'distributed', baseUrl, pids: [gateway.pid!, ...children.filter((c) => c !== gateway).map((c) => c.pid!)], sharedPids: natsPid ? [natsPid] : [], gatewayPid: gateway.pid!,
     async stop() {
       await stopAll(children);
       await privatePg?.destroy();
@@ -118,10 +152,13 @@ async function startCeiling(bytes: Buffer): Promise<Server> {
   const file = join(mkdtempSync(join(tmpdir(), 'vcs-bench-')), 'body.json');
   writeFileSync(file, bytes);
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'test/bench/ceiling.ts')], { cwd: root, stdio: 'ignore', env: { ...process.env, PORT: String(port), CEILING_BODY_FILE: file } });
+  // Built like the services (plain JavaScript), so RSS and CPU compare like with like.
+  const built = join(dirname(file), 'ceiling.js');
+  await build({ entryPoints: [join(root, 'test/bench/ceiling.ts')], outfile: built, bundle: true, platform: 'node', format: 'esm', target: 'node20', banner: { js: BANNER }, logLevel: 'warning' });
+  const child = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...process.env, PORT: String(port), CEILING_BODY_FILE: file } });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUp(`${baseUrl}/x`, (s) => s === 200);
-  return { label: 'ceiling (bare fastify)', baseUrl, pids: [child.pid!], gatewayPid: child.pid!, stop: () => stopAll([child]) };
+  return { label: 'ceiling (bare fastify)', baseUrl, pids: [child.pid!], sharedPids: [], gatewayPid: child.pid!, stop: () => stopAll([child]) };
 }
 
 async function targetsFor(s: Server): Promise<Target[]> {
@@ -133,8 +170,10 @@ async function targetsFor(s: Server): Promise<Target[]> {
   ];
 }
 
+const natsPid = Number(spawnSync('pgrep', ['-o', '-x', 'nats-server'], { encoding: 'utf8' }).stdout.trim()) || 0;
+
 async function main() {
-  const natsPid = Number(spawnSync('pgrep', ['-o', '-x', 'nats-server'], { encoding: 'utf8' }).stdout.trim()) || 0;
+  await buildAll();
   const natsAffinity = natsPid ? affinityOf(natsPid) : undefined;
   const pinnedSelf = taskset(1, process.pid);
   const pinnedNats = natsPid ? taskset(0, natsPid) : false;
@@ -167,15 +206,16 @@ async function main() {
   for (const r of rows) { const k = `${r.server}|${r.target}|${r.c}`; groups.set(k, [...(groups.get(k) ?? []), r]); }
   const med = [...groups.values()].map((g) => ({
     ...g[0]!, rps: median(g.map((r) => r.rps)), p50: median(g.map((r) => r.p50)), p99: median(g.map((r) => r.p99)),
-    cpuUs: median(g.map((r) => r.cpuUs)), rssMb: Math.max(...g.map((r) => r.rssMb)), errors: g.reduce((a, r) => a + r.errors, 0),
+    cpuUs: median(g.map((r) => r.cpuUs)), gatewayUs: median(g.map((r) => r.gatewayUs)), rssMb: Math.max(...g.map((r) => r.rssMb)), errors: g.reduce((a, r) => a + r.errors, 0),
   }));
   const ceilingAt = (c: number) => med.find((r) => r.server.startsWith('ceiling') && r.c === c)!;
   console.log(`\nmachine: ${cpus().length}× ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
-  console.log(`pinning: servers → core 0 (${natsPid ? `NATS pid ${natsPid} ${pinnedNats ? 'pinned' : 'NOT pinned'}` : 'NATS not found'}), load generator → core 1 (${pinnedSelf ? 'pinned' : 'NOT pinned'}); ${SECONDS}s per run, median of ${REPEATS}\n`);
-  console.log(['server', 'target', 'c', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MB', 'errors', '× ceiling'].join('\t'));
+  console.log(`pinning: servers → core 0 (${natsPid ? `NATS pid ${natsPid} ${pinnedNats ? 'pinned' : 'NOT pinned'}` : 'NATS not found'}), load generator (${WRK ?? 'autocannon'}) → core 1 (${pinnedSelf ? 'pinned' : 'NOT pinned'}); ${SECONDS}s per run, median of ${REPEATS}`);
+  console.log('CPU µs/req: every server process (gateway + pillars, and NATS in the distributed mode) per request; gw µs: the gateway alone\n');
+  console.log(['server', 'target', 'c', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'gw µs/req', 'RSS MB', 'errors', '× ceiling'].join('\t'));
   for (const r of med) {
     const ratio = r.rps / ceilingAt(r.c).rps;
-    console.log([r.server, r.target, r.c, r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), r.cpuUs.toFixed(0), r.rssMb.toFixed(0), r.errors, ratio.toFixed(2)].join('\t'));
+    console.log([r.server, r.target, r.c, r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), r.cpuUs.toFixed(0), r.gatewayUs.toFixed(0), r.rssMb.toFixed(0), r.errors, ratio.toFixed(2)].join('\t'));
   }
 }
 

@@ -1,0 +1,79 @@
+/**
+ * `pnpm build`: each service as one JavaScript file in dist/ (esbuild), so production processes run plain
+ * `node dist/<service>.js`: no TypeScript loader thread, fewer modules, a smaller heap, a faster start.
+ * Packages that load their own files at run time (WebAssembly: PGlite, QuickJS) stay outside the bundle and are
+ * imported by relative path from where pnpm installed them.
+ */
+import { build, type Plugin } from 'esbuild';
+import { readFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const DIST = join(root, 'dist');
+const LOAD_OWN_FILES = /^(@electric-sql\/pglite|quickjs-emscripten|@jitl\/)/;
+
+const keepWasmPackagesOutside: Plugin = {
+  name: 'keep-wasm-packages-outside',
+  setup(b) {
+    b.onResolve({ filter: LOAD_OWN_FILES }, async (args) => {
+      if (args.pluginData === 'inner') return undefined;
+      const r = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: 'inner' });
+      if (r.errors.length) return { errors: r.errors };
+      return { path: `./${relative(DIST, r.path)}`, external: true };
+    });
+  },
+};
+
+/**
+ * Our modules that find files beside themselves (migrations, suite verdicts) keep doing so from the bundle:
+ * `import.meta.url` becomes the URL of the source file, computed relative to the bundle, so dist/ can move with
+ * the repository.
+ */
+const sourceRelativeUrls: Plugin = {
+  name: 'source-relative-urls',
+  setup(b) {
+    b.onLoad({ filter: /\.ts$/ }, async (args) => {
+      if (args.path.includes('/node_modules/')) return undefined;
+      const text = await readFile(args.path, 'utf8');
+      if (!text.includes('import.meta.url')) return undefined;
+      const url = `new URL(${JSON.stringify(relative(DIST, args.path))}, import.meta.url).href`;
+      return { contents: text.replaceAll('import.meta.url', url), loader: 'ts' };
+    });
+  },
+};
+
+/** Bundled CommonJS packages call require() and read __dirname: give the ESM output both. */
+export const BANNER = "import { createRequire as __vcsRequire } from 'node:module'; import { fileURLToPath as __vcsPath } from 'node:url'; const require = __vcsRequire(import.meta.url); const __filename = __vcsPath(import.meta.url); const __dirname = __vcsPath(new URL('.', import.meta.url));";
+
+export const entries = {
+  embedded: 'services/embedded/src/main.ts',
+  gateway: 'services/gateway/src/main.ts',
+  data: 'services/data/src/main.ts',
+  'services-pillar': 'services/services-pillar/src/main.ts',
+  commerce: 'services/commerce/src/main.ts',
+  workflows: 'services/workflows/src/main.ts',
+};
+
+export async function buildAll() {
+  await build({
+    absWorkingDir: root,
+    entryPoints: Object.fromEntries(Object.entries(entries).map(([k, v]) => [k, join(root, v)])),
+    outdir: DIST,
+    bundle: true,
+    splitting: true, // code shared by the services lands in shared chunks
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: true,
+    plugins: [keepWasmPackagesOutside, sourceRelativeUrls],
+    banner: { js: BANNER },
+    logLevel: 'warning',
+  });
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const t = performance.now();
+  await buildAll();
+  console.log(`built dist/ in ${Math.round(performance.now() - t)} ms`);
+}
