@@ -1,17 +1,17 @@
 /**
  * `pnpm build`: each service as one JavaScript file in dist/ (esbuild), so production processes run plain
  * `node dist/<service>.js`: no TypeScript loader thread, fewer modules, a smaller heap, a faster start.
- * Packages that load their own files at run time (WebAssembly: PGlite, QuickJS) stay outside the bundle and are
- * imported by relative path from where pnpm installed them.
+ * Packages that load their own files at run time (WebAssembly: PGlite, QuickJS; esbuild's binary, which MCP exec
+ * uses to compile TypeScript) stay outside the bundle and are imported by relative path from where pnpm put them.
  */
 import { build, type Plugin } from 'esbuild';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST = join(root, 'dist');
-const LOAD_OWN_FILES = /^(@electric-sql\/pglite|quickjs-emscripten|@jitl\/)/;
+const LOAD_OWN_FILES = /^(@electric-sql\/pglite|quickjs-emscripten|@jitl\/|esbuild$)/;
 
 const keepWasmPackagesOutside: Plugin = {
   name: 'keep-wasm-packages-outside',
@@ -26,19 +26,25 @@ const keepWasmPackagesOutside: Plugin = {
 };
 
 /**
- * Our modules that find files beside themselves (migrations, suite verdicts) keep doing so from the bundle:
- * `import.meta.url` becomes the URL of the source file, computed relative to the bundle, so dist/ can move with
- * the repository.
+ * Our modules that find files beside themselves (migrations, suite verdicts, the SDK's source for MCP exec) keep
+ * doing so from the bundle: `import.meta.url` becomes the URL of the source file and `import.meta.resolve('x')`
+ * the URL of what it resolved to at build time, both relative to the bundle, so dist/ can move with the repository.
  */
 const sourceRelativeUrls: Plugin = {
   name: 'source-relative-urls',
   setup(b) {
+    const urlOf = (file: string) => `new URL(${JSON.stringify(relative(DIST, file))}, import.meta.url).href`;
     b.onLoad({ filter: /\.ts$/ }, async (args) => {
       if (args.path.includes('/node_modules/')) return undefined;
-      const text = await readFile(args.path, 'utf8');
-      if (!text.includes('import.meta.url')) return undefined;
-      const url = `new URL(${JSON.stringify(relative(DIST, args.path))}, import.meta.url).href`;
-      return { contents: text.replaceAll('import.meta.url', url), loader: 'ts' };
+      const source = await readFile(args.path, 'utf8');
+      if (!source.includes('import.meta.')) return undefined;
+      let text = source.replaceAll('import.meta.url', urlOf(args.path));
+      for (const [call, spec] of text.matchAll(/import\.meta\.resolve\(['"]([^'"]+)['"]\)/g)) {
+        const r = await b.resolve(spec!, { kind: 'import-statement', resolveDir: dirname(args.path) });
+        if (r.errors.length) return { errors: r.errors };
+        text = text.replaceAll(call, urlOf(r.path));
+      }
+      return { contents: text, loader: 'ts' };
     });
   },
 };
@@ -56,6 +62,7 @@ export const entries = {
 };
 
 export async function buildAll() {
+  await rm(DIST, { recursive: true, force: true }); // no stale chunks from an earlier build
   await build({
     absWorkingDir: root,
     entryPoints: Object.fromEntries(Object.entries(entries).map(([k, v]) => [k, join(root, v)])),

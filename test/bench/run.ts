@@ -12,6 +12,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { NatsBus } from '@vcs/platform';
 import { build } from 'esbuild';
 import { BANNER, buildAll } from '../../deploy/build.ts';
 import { builtEntryOf, spawnService, type ServiceName } from '../../deploy/launch.ts';
@@ -139,6 +140,8 @@ async function startDistributed(): Promise<Server | null> {
     async stop() {
       await stopAll(children);
       await privatePg?.destroy();
+      const bus = await NatsBus.connect(NATS_URL, 'bench-cleanup', tag); // and its event stream
+      await bus.deleteStream().finally(() => bus.drain());
       if (!privatePg) { // the bench's database goes with the run
         const admin = new pg.Client({ connectionString: DATABASE_URL });
         await admin.connect();

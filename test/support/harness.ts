@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
-import { createLogger, ManualClock, type Clock, type Logger } from '@vcs/platform';
+import { createLogger, ManualClock, NatsBus, type Clock, type Logger } from '@vcs/platform';
 import { startEmbedded } from '@vcs/embedded';
 import { spawnService, type ServiceName } from '../../deploy/launch.ts';
 
@@ -165,8 +165,16 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
       await Promise.race([Promise.all(all.map(exited)), new Promise((r) => setTimeout(r, 8000))]);
       for (const c of all) if (c.exitCode === null) c.kill('SIGKILL');
       await dropDatabase(env.DATABASE_URL).catch(() => undefined);
+      // Only on the shared NATS: a private one (fault suites) goes away with its stream.
+      if (env.NATS_URL === process.env.NATS_URL) await dropStream(env.NATS_URL!, env.NATS_NAMESPACE!).catch(() => undefined);
     },
   };
+}
+
+/** A run's event stream goes with the run too (the shared NATS would otherwise keep one per run for 7 days). */
+async function dropStream(url: string, namespace: string) {
+  const bus = await NatsBus.connect(url, 'harness-cleanup', namespace);
+  try { await bus.deleteStream(); } finally { await bus.drain(); }
 }
 
 /** A run's database goes with the run, so a long-lived CI machine does not collect them. */

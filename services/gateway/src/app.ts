@@ -5,7 +5,7 @@ import cors from '@fastify/cors';
 import { blocked, idSequence, type BlockedCode } from '@vcs/contract';
 import { StoreUnavailableError, type Logger } from '@vcs/platform';
 import type { GatewayDeps } from './deps.ts';
-import { capabilityLabel, requestsTotal } from './metrics.ts';
+import { capabilityLabel, countAnswer } from './metrics.ts';
 import { sendAnswer, sendBlocked } from './reply.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
 import { dealRoutes } from './routes/deals.ts';
@@ -107,16 +107,15 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     }
   });
 
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback-style hooks where nothing is awaited: no promise per request.
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     const kind = reply.getHeader('x-answer-kind');
-    requestsTotal.inc({
-      capability: capabilityLabel(req),
-      kind: typeof kind === 'string' ? kind : reply.statusCode >= 400 ? 'BLOCKED' : 'OK',
-      status: String(reply.statusCode),
-    });
+    countAnswer(capabilityLabel(req), typeof kind === 'string' ? kind : reply.statusCode >= 400 ? 'BLOCKED' : 'OK', reply.statusCode);
+    done();
   });
 
   app.setNotFoundHandler((req, reply) =>

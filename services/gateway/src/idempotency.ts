@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { addRouteHook } from './routeCapability.ts';
 import { identify } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { sendBlocked } from './reply.ts';
@@ -31,7 +32,8 @@ function canonical(v: unknown): string {
  * or per client address when anonymous, so two callers never collide on a key.
  */
 export function registerIdempotency(app: FastifyInstance, deps: GatewayDeps) {
-  app.addHook('preHandler', async (req, reply) => {
+  const isPost = (route: RouteOptions) => route.method === 'POST' || (Array.isArray(route.method) && route.method.includes('POST'));
+  addRouteHook(app, 'preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
     if (req.method !== 'POST') return;
     const header = req.headers['idempotency-key'];
     if (header === undefined) return;
@@ -59,9 +61,9 @@ export function registerIdempotency(app: FastifyInstance, deps: GatewayDeps) {
       }
       return reply.code(seen.status).type(seen.contentType).header('idempotent-replayed', 'true').send(seen.body);
     }
-  });
+  }, isPost);
 
-  app.addHook('onSend', async (req, reply, payload) => {
+  addRouteHook(app, 'onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const claim = claims.get(req);
     if (!claim) return payload;
     claims.delete(req);
@@ -76,5 +78,5 @@ export function registerIdempotency(app: FastifyInstance, deps: GatewayDeps) {
     const stored: Stored = { state: 'done', fp: claim.fp, status, contentType: String(reply.getHeader('content-type') ?? 'application/json'), body };
     await deps.kv.set(claim.kvKey, JSON.stringify(stored), IDEMPOTENCY_TTL_MS).catch((err) => req.log.warn({ err }, 'idempotency record not stored'));
     return payload;
-  });
+  }, isPost);
 }

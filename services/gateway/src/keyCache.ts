@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { dec, enc, findKeyByPrefix, type Bus, type Db, type KeyRow } from '@vcs/platform';
 import { identify } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
-import { capabilityOf } from './routeCapability.ts';
+import { addRouteHook } from './routeCapability.ts';
 
 /** Subject on which every gateway hears that a key changed (revoked, rotated, scoped) and drops its cached row. */
 export const KEYS_CHANGED = 'sys.keys.changed';
@@ -53,12 +53,12 @@ const CHANGING = new Set(['apiKey.rotate', 'apiKey.revoke', 'apiKey.scope']);
  */
 export function registerKeyChangeNotices(app: FastifyInstance, deps: GatewayDeps) {
   const watch = watchKeyChanges(deps.bus, deps.db);
-  app.addHook('onSend', async (req, reply, payload) => {
-    if (reply.statusCode === 200 && CHANGING.has(capabilityOf(req)?.name ?? '')) {
+  addRouteHook(app, 'onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    if (reply.statusCode === 200) {
       const caller = await identify(deps.db, req, deps.clock.now()).catch(() => null);
       if (caller?.kind === 'key') announceKeyChange(deps.bus, deps.db, caller.prefix);
     }
     return payload;
-  });
+  }, (route) => CHANGING.has(route.config?.capability?.name ?? ''));
   app.addHook('onClose', async () => watch.stop());
 }

@@ -1,8 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kv, Logger } from '@vcs/platform';
-import { identify } from './auth.ts';
+import { identify, presentedKey } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
-import { capabilityOf } from './routeCapability.ts';
+import { addRouteHook, capabilityOf, servesCapability } from './routeCapability.ts';
 
 const CHARGED = Buffer.from('"meter":{"charged":"');
 
@@ -70,16 +70,19 @@ function chargedCents(payload: unknown): number {
 const charged = new WeakMap<FastifyRequest, number>();
 
 export function registerMeter(app: FastifyInstance, deps: GatewayDeps, meter: Meter) {
-  app.addHook('onSend', async (req, _reply, payload) => {
-    if (capabilityOf(req)) charged.set(req, chargedCents(payload));
-    return payload;
-  });
-  app.addHook('onResponse', async (req, reply) => {
+  // Callback-style hooks, only on capability routes: an anonymous call (no key) costs no promise here.
+  addRouteHook(app, 'onSend', (req: FastifyRequest, _reply: unknown, payload: unknown, done: (err: null, p: unknown) => void) => {
+    if (presentedKey(req)) charged.set(req, chargedCents(payload));
+    done(null, payload);
+  }, servesCapability);
+  addRouteHook(app, 'onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    done();
     const capability = capabilityOf(req)?.name;
-    // Rate-limited calls and idempotent replays did not run, so they are not metered.
-    if (!capability || reply.statusCode === 429 || reply.getHeader('idempotent-replayed')) return;
-    const caller = await identify(deps.db, req, deps.clock.now()).catch(() => null);
-    if (caller?.kind === 'key') meter.count(caller.account, capability, charged.get(req) ?? 0);
-  });
+    // Anonymous calls are not metered; rate-limited calls and idempotent replays did not run.
+    if (!capability || !presentedKey(req) || reply.statusCode === 429 || reply.getHeader('idempotent-replayed')) return;
+    identify(deps.db, req, deps.clock.now()).then((caller) => {
+      if (caller.kind === 'key') meter.count(caller.account, capability, charged.get(req) ?? 0);
+    }, () => undefined);
+  }, servesCapability);
   app.addHook('onClose', async () => { await meter.stop(); });
 }

@@ -13,6 +13,15 @@ export const requestsTotal = new Counter({
   registers: [metricsRegistry],
 });
 
+// Counter children resolved once per label set: incrementing through a child skips label hashing per request.
+const answerCounters = new Map<string, ReturnType<typeof requestsTotal.labels>>();
+export function countAnswer(capability: string, kind: string, status: number) {
+  const k = `${capability}|${kind}|${status}`;
+  let child = answerCounters.get(k);
+  if (!child) answerCounters.set(k, (child = requestsTotal.labels({ capability, kind, status: String(status) })));
+  child.inc();
+}
+
 /** Round trip gateway → pillar → gateway over the bus, by pillar and outcome. */
 export const busRequestSeconds = new Histogram({
   name: 'vcs_bus_request_seconds',

@@ -1,9 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Capability } from '@vcs/contract';
-import { identify } from './auth.ts';
+import { identify, presentedKey } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { sendBlocked } from './reply.ts';
-import { capabilityOf } from './routeCapability.ts';
+import { addRouteHook, capabilityOf, servesCapability } from './routeCapability.ts';
 
 /**
  * The scope a capability needs, derived from the catalog: one that declares events changes something (`act`),
@@ -16,12 +16,12 @@ export function scopeNeeded(c: Capability): 'read' | 'act' | null {
 
 /** Refuse a keyed call whose key was scoped away from what the capability needs (403 forbidden). */
 export function registerScopeCheck(app: FastifyInstance, deps: GatewayDeps) {
-  app.addHook('preHandler', async (req, reply) => {
+  addRouteHook(app, 'preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
     const c = capabilityOf(req);
     const needed = c && scopeNeeded(c);
-    if (!needed) return;
+    if (!needed || !presentedKey(req)) return;
     const caller = await identify(deps.db, req, deps.clock.now());
     if (caller.kind !== 'key' || caller.scopes.includes(needed)) return;
     return sendBlocked(reply, 'forbidden', `${c.name} needs the "${needed}" scope and this key holds [${caller.scopes.join(', ')}]; use a key with that scope (POST /api-keys/mint)`, { capability: c.name, scopes: caller.scopes, needed });
-  });
+  }, servesCapability);
 }

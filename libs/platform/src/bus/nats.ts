@@ -161,6 +161,12 @@ export class NatsBus implements Bus {
     return { stop: async () => { await Promise.resolve(messages.close()).catch(() => undefined); await done.catch(() => undefined); } };
   }
 
+  /** Delete this namespace's event stream: test runs and benches on a shared server clean up after themselves. */
+  async deleteStream() {
+    const jsm = await jetstreamManager(this.nc);
+    await jsm.streams.delete(this.stream).catch(() => false);
+  }
+
   broadcast(subject: string, data: Uint8Array) { this.nc.publish(this.s(subject), data); }
   onBroadcast(subject: string, handler: (d: Uint8Array) => void) {
     const sub = this.nc.subscribe(this.s(subject), { callback: (err, msg) => { if (!err) handler(msg.data); } });
