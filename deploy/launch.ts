@@ -17,7 +17,7 @@ export function entryOf(service: ServiceName) {
 }
 
 /** The built file of a service (`pnpm build`, deploy/build.ts). */
-export function builtEntryOf(service: ServiceName) {
+export function builtEntryOf(service: ServiceName | 'embedded') {
   return join(root, 'dist', `${service}.js`);
 }
 

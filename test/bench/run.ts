@@ -14,7 +14,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { NatsBus } from '@vcs/platform';
 import { build } from 'esbuild';
-import { BANNER, buildAll } from '../../deploy/build.ts';
+import { BUNDLE, buildAll } from '../../deploy/build.ts';
 import { builtEntryOf, spawnService, type ServiceName } from '../../deploy/launch.ts';
 import { freePort } from '../support/harness.ts';
 import { privatePostgres, type PrivateServer } from '../support/private-infra.ts';
@@ -101,7 +101,7 @@ async function startEmbedded(): Promise<Server> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env, ...NO_LIMITS, PORT: String(port), HOST: '127.0.0.1', PGLITE_DIR: 'memory://', LOG_LEVEL: 'silent' };
   for (const k of ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']) delete env[k]; // embedded: none of the servers
-  const child = spawn(process.execPath, [builtEntryOf('embedded' as ServiceName)], { cwd: root, stdio: 'ignore', env });
+  const child = spawn(process.execPath, [builtEntryOf('embedded')], { cwd: root, stdio: 'ignore', env });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUp(`${baseUrl}/signings/status?vin=${VIN}`, (s) => s === 200);
   return { label: 'embedded', baseUrl, pids: [child.pid!], sharedPids: [], gatewayPid: child.pid!, stop: () => stopAll([child]) };
@@ -157,7 +157,7 @@ async function startCeiling(bytes: Buffer): Promise<Server> {
   const port = await freePort();
   // Built like the services (plain JavaScript), so RSS and CPU compare like with like.
   const built = join(dirname(file), 'ceiling.js');
-  await build({ entryPoints: [join(root, 'test/bench/ceiling.ts')], outfile: built, bundle: true, platform: 'node', format: 'esm', target: 'node20', banner: { js: BANNER }, logLevel: 'warning' });
+  await build({ ...BUNDLE, entryPoints: [join(root, 'test/bench/ceiling.ts')], outfile: built });
   const child = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...process.env, PORT: String(port), CEILING_BODY_FILE: file } });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUp(`${baseUrl}/x`, (s) => s === 200);

@@ -17,7 +17,6 @@ export function sandboxTimestamp(offsetDays = 0, hour = 12): string {
   return `${sandboxDate(offsetDays)}T${String(hour).padStart(2, '0')}:00:00.000Z`;
 }
 
-/** A deterministic generator seeded from a VIN and a salt: the same inputs give the same sequence. */
 /**
  * sha256 of a short text, remembered: sandbox answers hash the same few (VIN, salt) pairs on every call, and a
  * hash per id was a tenth of a pillar's CPU under load. Bounded, oldest dropped first.
@@ -33,6 +32,7 @@ function digestOf(text: string): Buffer {
   return d;
 }
 
+/** A deterministic generator seeded from a VIN and a salt: the same inputs give the same sequence. */
 export class Seeded {
   private state: number;
   constructor(readonly vin: string, salt = '') {

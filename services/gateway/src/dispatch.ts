@@ -1,20 +1,14 @@
 import { blocked, capabilities } from '@vcs/contract';
 import { BusError, type Bus, type BusMessage, type CallContext } from '@vcs/platform';
-import { busRequestSeconds, busRetries } from './metrics.ts';
+import { busRequestSeconds, busRetries, childrenOf } from './metrics.ts';
 
 export interface DispatchResult { status: number; body: Uint8Array | object; kind?: string; servedBy?: string }
 
 /** Reads are idempotent: a GET whose replica died, timed out or whose connection closed is tried once more. */
 const idempotentSubjects = new Set(capabilities.filter((c) => c.method === 'GET').map((c) => c.subject));
 
-// Histogram children resolved once per (pillar, outcome): observing through a child skips label hashing per call.
-const timers = new Map<string, ReturnType<typeof busRequestSeconds.labels>>();
-function observe(pillar: string, outcome: string, seconds: number) {
-  const k = `${pillar}|${outcome}`;
-  let child = timers.get(k);
-  if (!child) timers.set(k, (child = busRequestSeconds.labels({ pillar, outcome })));
-  child.observe(seconds);
-}
+const busTimer = childrenOf(busRequestSeconds);
+const observe = (pillar: string, outcome: string, seconds: number) => busTimer({ pillar, outcome }).observe(seconds);
 
 async function timed(bus: Bus, subject: string, pillar: string, data: Uint8Array, timeoutMs: number): Promise<BusMessage> {
   const start = performance.now();

@@ -13,13 +13,23 @@ export const requestsTotal = new Counter({
   registers: [metricsRegistry],
 });
 
-// Counter children resolved once per label set: incrementing through a child skips label hashing per request.
-const answerCounters = new Map<string, ReturnType<typeof requestsTotal.labels>>();
+/**
+ * A metric's children, resolved once per label set: observing through a child skips prom-client's label
+ * hashing on every request. Label sets are bounded (see capabilityLabel), so the memo is too.
+ */
+export function childrenOf<L extends string, C>(metric: { labels(labels: Partial<Record<L, string>>): C }): (labels: Record<L, string>) => C {
+  const children = new Map<string, C>();
+  return (labels) => {
+    const k = Object.values(labels).join('|');
+    let child = children.get(k);
+    if (!child) children.set(k, (child = metric.labels(labels)));
+    return child;
+  };
+}
+
+const answerCounter = childrenOf(requestsTotal);
 export function countAnswer(capability: string, kind: string, status: number) {
-  const k = `${capability}|${kind}|${status}`;
-  let child = answerCounters.get(k);
-  if (!child) answerCounters.set(k, (child = requestsTotal.labels({ capability, kind, status: String(status) })));
-  child.inc();
+  answerCounter({ capability, kind, status: String(status) }).inc();
 }
 
 /** Round trip gateway → pillar → gateway over the bus, by pillar and outcome. */

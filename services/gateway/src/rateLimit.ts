@@ -27,6 +27,8 @@ const WINDOW_S = 60;
 
 /** What a limiter answers: tokens left in the window and when it resets (RateLimiterRes carries both). */
 type Consumed = Pick<RateLimiterRes, 'remainingPoints' | 'msBeforeNext'>;
+/** A limiter of one class: throws RateLimiterRes when over the limit. */
+type Limiter = { consume(id: string): Promise<Consumed> };
 
 interface Lease { tokens: number; shared: number; resetAt: number; refused: boolean; fetching?: Promise<void> }
 
@@ -37,7 +39,7 @@ interface Lease { tokens: number; shared: number; resetAt: number; refused: bool
  * is in flight at a time; concurrent calls wait for it. A lease left unspent when traffic moves to another
  * gateway is lost to the window (at most a tenth of what remained).
  */
-export class LeasedLimiter {
+export class LeasedLimiter implements Limiter {
   private leases = new Map<string, Lease>();
   constructor(private readonly shared: RateLimiterAbstract) {}
 
@@ -91,10 +93,10 @@ export { RateLimiterRes };
 export function registerRateLimits(app: FastifyInstance, deps: GatewayDeps) {
   const limits = deps.config.rateLimits ?? rateLimitsFrom();
   const limiters = Object.fromEntries((Object.keys(limits) as LimitClass[]).map((cls) => {
-    const opts = { keyPrefix: `rl:${cls}`, points: limits[cls], duration: WINDOW_S };
-    const l: { consume(id: string): Promise<Consumed> } = deps.kv.redis ? new LeasedLimiter(redisWindow(deps.kv.redis, opts.keyPrefix, opts.points)) : new RateLimiterMemory(opts);
+    const keyPrefix = `rl:${cls}`;
+    const l: Limiter = deps.kv.redis ? new LeasedLimiter(redisWindow(deps.kv.redis, keyPrefix, limits[cls])) : new RateLimiterMemory({ keyPrefix, points: limits[cls], duration: WINDOW_S });
     return [cls, l];
-  })) as Record<LimitClass, { consume(id: string): Promise<Consumed> }>;
+  })) as Record<LimitClass, Limiter>;
 
   app.addHook('onRequest', async (req, reply) => {
     const { cls, id } = await classify(req, deps);
