@@ -74,18 +74,23 @@ export async function startEmbeddedHarness(opts: HarnessOptions = {}): Promise<H
   };
 }
 
-/** A fresh database, Redis prefix and NATS namespace per run, so runs never see each other. */
-export async function freshStores(): Promise<Record<string, string>> {
+/**
+ * A fresh database, Redis prefix and NATS namespace per run, so runs never see each other. A run that brings its
+ * own database (a fault suite's private Postgres) gets none made on the shared server: nothing would drop it.
+ */
+export async function freshStores(ownDatabaseUrl?: string): Promise<Record<string, string>> {
   const env = distributedEnv();
   if (!env) throw new Error('distributed mode needs NATS_URL, DATABASE_URL and REDIS_URL');
   const tag = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const stores = { ...env, REDIS_PREFIX: `vcs:${tag}:`, NATS_NAMESPACE: tag, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' };
+  if (ownDatabaseUrl) return { ...stores, DATABASE_URL: ownDatabaseUrl };
   const admin = new pg.Client({ connectionString: env.DATABASE_URL });
   await admin.connect();
   await admin.query(`create database vcs_${tag}`);
   await admin.end();
   const url = new URL(env.DATABASE_URL);
   url.pathname = `/vcs_${tag}`;
-  return { ...env, DATABASE_URL: url.toString(), REDIS_PREFIX: `vcs:${tag}:`, NATS_NAMESPACE: tag, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' };
+  return { ...stores, DATABASE_URL: url.toString() };
 }
 
 // Generous on purpose: on a loaded CI machine seven tsx processes take a while to start.
@@ -106,7 +111,7 @@ async function waitReady(url: string, timeoutMs = READY_MS) {
 export async function startDistributedHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const port = await freePort();
   const env: Record<string, string> = {
-    ...(await freshStores()), PORT: String(port), HOST: '127.0.0.1', BUS_TIMEOUT_MS: String(opts.busTimeoutMs ?? 3000),
+    ...(await freshStores(opts.env?.DATABASE_URL)), PORT: String(port), HOST: '127.0.0.1', BUS_TIMEOUT_MS: String(opts.busTimeoutMs ?? 3000),
     ...rateLimitEnv({ ...TEST_RATE_LIMITS, ...(opts.rateLimits ?? {}) }), ...(opts.env ?? {}),
   };
   const procs = new Map<ServiceName, ChildProcess[]>();
