@@ -40,6 +40,23 @@ export class NatsBus implements Bus {
   private readonly inbox: string;
   private nextToken = 0;
   private pending = new Map<string, { resolve(m: BusMessage): void; reject(e: BusError): void; timer: NodeJS.Timeout; subject: string }>();
+  /**
+   * Publishes wait for the end of this event-loop turn and go out together. nats.js flushes its buffer once per
+   * microtask checkpoint, and every HTTP request (or every reply a pillar finishes) is its own checkpoint, so
+   * without this each request and each reply was its own write(2) on the socket: under load, dozens per turn.
+   */
+  private outgoing: { subject: string; data: Uint8Array; reply?: string; headers?: MsgHdrs; failed?(err: Error): void; sent?(): void }[] = [];
+  private readonly publishOutgoing = () => {
+    const batch = this.outgoing;
+    this.outgoing = [];
+    for (const m of batch) {
+      try { this.nc.publish(m.subject, m.data, { reply: m.reply, headers: m.headers }); } catch (err) { m.failed?.(err as Error); }
+      m.sent?.();
+    }
+  };
+  private publishSoon(m: NatsBus['outgoing'][number]) {
+    if (this.outgoing.push(m) === 1) setImmediate(this.publishOutgoing);
+  }
   /** False between a disconnect and the reconnect, so /readyz tells the truth during a NATS outage. */
   private connected = true;
   private constructor(readonly nc: NatsConnection, private readonly ns: string) {
@@ -95,13 +112,14 @@ export class NatsBus implements Bus {
         reject(new BusError('timeout', `no reply on ${subject} within ${opts.timeoutMs} ms`));
       }, opts.timeoutMs);
       this.pending.set(token, { resolve, reject, timer, subject });
-      try {
-        this.nc.publish(this.s(subject), data, { reply: this.inbox + token, headers: toHeaders(opts.headers) });
-      } catch (err) {
-        this.pending.delete(token);
-        clearTimeout(timer);
-        reject(new BusError('closed', `request on ${subject} failed: ${(err as Error).message}`));
-      }
+      this.publishSoon({
+        subject: this.s(subject), data, reply: this.inbox + token, headers: toHeaders(opts.headers),
+        failed: (err) => {
+          if (!this.pending.delete(token)) return;
+          clearTimeout(timer);
+          reject(new BusError('closed', `request on ${subject} failed: ${err.message}`));
+        },
+      });
     });
   }
 
@@ -123,10 +141,14 @@ export class NatsBus implements Bus {
         if (err) return;
         this.inflight++;
         // The responder is async; a rejection must still reply, or the caller waits for a time-out.
+        // A request counts as in flight until its reply has been handed to the connection.
+        const reply = msg.reply;
+        const sent = () => { this.inflight--; if (this.inflight === 0) this.idle?.(); };
+        if (!reply) { responder({ data: msg.data, headers: fromHeaders(msg.headers) }).catch(() => undefined).finally(sent); return; }
         responder({ data: msg.data, headers: fromHeaders(msg.headers) }).then(
-          (r) => msg.respond(r.data, { headers: toHeaders(r.headers) }),
-          () => msg.respond(new Uint8Array(), { headers: toHeaders({ status: '500' }) }),
-        ).catch(() => undefined).finally(() => { this.inflight--; if (this.inflight === 0) this.idle?.(); });
+          (r) => this.publishSoon({ subject: reply, data: r.data, headers: toHeaders(r.headers), sent }),
+          () => this.publishSoon({ subject: reply, data: new Uint8Array(), headers: toHeaders({ status: '500' }), sent }),
+        );
       },
     });
     this.subs.add(sub);
