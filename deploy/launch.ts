@@ -22,12 +22,19 @@ export function builtEntryOf(service: ServiceName | 'embedded') {
 }
 
 /**
+ * How every built service runs (also `pnpm start` in package.json and the Dockerfile's CMD): source-mapped
+ * stack traces, and a young generation capped at 4 MB per semi-space. V8's default lets it grow to 16 MB
+ * under load, which held a gateway's RSS about 25 MB higher for no throughput we could measure (docs/performance.md).
+ */
+export const NODE_FLAGS = ['--enable-source-maps', '--max-semi-space-size=4'];
+
+/**
  * Start one process of a service, inheriting env plus `extraEnv`: the built JavaScript (`pnpm build`) when it
  * exists, else the TypeScript source through tsx. One OS process per service, so a signal reaches it directly.
  */
 export function spawnService(service: ServiceName, extraEnv: Record<string, string> = {}, stdio: 'inherit' | 'pipe' = 'inherit'): ChildProcess {
   const built = builtEntryOf(service);
-  const args = existsSync(built) ? ['--enable-source-maps', built] : ['--import', 'tsx', entryOf(service)];
+  const args = existsSync(built) ? [...NODE_FLAGS, built] : ['--import', 'tsx', entryOf(service)];
   return spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...extraEnv }, stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
 }
 

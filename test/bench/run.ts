@@ -5,6 +5,8 @@
  * generator, wrk (Debian's package; autocannon when wrk is missing), to core 1.
  *   BENCH_SECONDS=5 BENCH_REPEATS=3 pnpm bench
  * Distributed mode needs NATS_URL, DATABASE_URL and REDIS_URL (else it is skipped, with a note).
+ * The peer, a Moleculer gateway (moleculer-web) and responder on the same NATS answering the same bytes
+ * (test/bench/moleculer-peer.ts), runs beside them for the free GET.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
@@ -15,7 +17,7 @@ import pg from 'pg';
 import { NatsBus } from '@vcs/platform';
 import { build } from 'esbuild';
 import { BUNDLE, buildAll } from '../../deploy/build.ts';
-import { builtEntryOf, spawnService, type ServiceName } from '../../deploy/launch.ts';
+import { builtEntryOf, NODE_FLAGS, spawnService, type ServiceName } from '../../deploy/launch.ts';
 import { freePort } from '../support/harness.ts';
 import { privatePostgres, type PrivateServer } from '../support/private-infra.ts';
 
@@ -72,8 +74,22 @@ function runWrk(url: string, t: Target, connections: number) {
   };
 }
 
+/**
+ * Wait until the servers are quiet (under 3 % of a core for half a second, at most 30 s): a keyed POST leaves
+ * events being relayed and consumed, and that work must not be counted against the next run.
+ */
+async function settle(pids: number[]) {
+  const until = Date.now() + 30_000;
+  while (Date.now() < until) {
+    const before = pids.reduce((a, p) => a + cpuTicks(p), 0);
+    await sleep(500);
+    if (pids.reduce((a, p) => a + cpuTicks(p), 0) - before <= 1) return;
+  }
+}
+
 async function measure(s: Server, t: Target, connections: number): Promise<Row> {
   const pids = [...s.pids, ...s.sharedPids];
+  await settle(pids);
   const before = pids.map(cpuTicks);
   let r: { total: number; rps: number; p50: number; p99: number; errors: number };
   if (WRK) r = runWrk(s.baseUrl + t.path, t, connections);
@@ -101,7 +117,7 @@ async function startEmbedded(): Promise<Server> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env, ...NO_LIMITS, PORT: String(port), HOST: '127.0.0.1', PGLITE_DIR: 'memory://', LOG_LEVEL: 'silent' };
   for (const k of ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']) delete env[k]; // embedded: none of the servers
-  const child = spawn(process.execPath, [builtEntryOf('embedded')], { cwd: root, stdio: 'ignore', env });
+  const child = spawn(process.execPath, [...NODE_FLAGS, builtEntryOf('embedded')], { cwd: root, stdio: 'ignore', env });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUp(`${baseUrl}/signings/status?vin=${VIN}`, (s) => s === 200);
   return { label: 'embedded', baseUrl, pids: [child.pid!], sharedPids: [], gatewayPid: child.pid!, stop: () => stopAll([child]) };
@@ -133,7 +149,7 @@ async function startDistributed(): Promise<Server | null> {
   for (const p of [`/signings/status?vin=${VIN}`, `/mcos/status?vin=${VIN}`]) await waitUp(baseUrl + p, (s) => s === 200);
   try {
     await waitUp(`${baseUrl}/keys`, (s) => s === 200, 90_000, { method: 'POST' });
-    await waitUp(`${baseUrl}/deals/open`, (s) => s !== 503, 90_000, { method: 'POST' });
+    await waitUp(`${baseUrl}/total-loss/acv`, (s) => s !== 503, 90_000, { method: 'POST' });
   } catch (err) { await stopAll(children); await privatePg?.destroy(); throw err; }
   return {
     label: 'distributed', baseUrl, pids: [gateway.pid!, ...children.filter((c) => c !== gateway).map((c) => c.pid!)], sharedPids: natsPid ? [natsPid] : [], gatewayPid: gateway.pid!,
@@ -164,12 +180,33 @@ async function startCeiling(bytes: Buffer): Promise<Server> {
   return { label: 'ceiling (bare fastify)', baseUrl, pids: [child.pid!], sharedPids: [], gatewayPid: child.pid!, stop: () => stopAll([child]) };
 }
 
+/** The peer: a moleculer-web gateway and one responder on the same NATS (and core), answering the same bytes. */
+async function startMoleculer(bytes: Buffer): Promise<Server | null> {
+  if (!process.env.NATS_URL) return null;
+  const dir = mkdtempSync(join(tmpdir(), 'vcs-bench-'));
+  const file = join(dir, 'body.json');
+  writeFileSync(file, bytes);
+  // Moleculer loads its transporter with require() at run time: bundle our file, leave its packages to Node.
+  const built = join(root, 'test/bench/.moleculer-peer.js');
+  await build({ ...BUNDLE, entryPoints: [join(root, 'test/bench/moleculer-peer.ts')], outfile: built, packages: 'external' });
+  const port = await freePort();
+  const env = { ...process.env, NATS_URL: process.env.NATS_URL, MOLECULER_NAMESPACE: `bench${Date.now().toString(36)}`, PORT: String(port), PEER_BODY_FILE: file };
+  const responder = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...env, MOLECULER_ROLE: 'responder' } });
+  const gateway = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...env, MOLECULER_ROLE: 'gateway' } });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  try { await waitUp(`${baseUrl}/signings/status?vin=${VIN}`, (s) => s === 200, 30_000); } catch (err) { await stopAll([gateway, responder]); throw err; }
+  return {
+    label: 'peer (Moleculer)', baseUrl, pids: [gateway.pid!, responder.pid!], sharedPids: natsPid ? [natsPid] : [], gatewayPid: gateway.pid!,
+    stop: () => stopAll([gateway, responder]),
+  };
+}
+
 async function targetsFor(s: Server): Promise<Target[]> {
   const minted = await (await fetch(`${s.baseUrl}/keys`, { method: 'POST' })).json() as { key: string };
   const keyed = { authorization: `Bearer ${minted.key}`, 'content-type': 'application/json' };
   return [
     { name: 'free GET /signings/status', method: 'GET', path: `/signings/status?vin=${VIN}`, headers: {} },
-    { name: 'keyed POST /deals/open', method: 'POST', path: '/deals/open', headers: keyed, body: JSON.stringify({ workflow: 'buy', vin: VIN }) },
+    { name: 'keyed POST /total-loss/acv', method: 'POST', path: '/total-loss/acv', headers: keyed, body: '{}' },
   ];
 }
 
@@ -194,6 +231,14 @@ async function main() {
       for (let i = 0; i < REPEATS; i++) for (const t of targets) for (const c of [1, 50]) { const r = await measure(s, t, c); rows.push(r); console.log(JSON.stringify(r)); }
       await s.stop();
     }
+    const peer = await startMoleculer(ceilingBytes!);
+    if (peer) {
+      for (const pid of peer.pids) taskset(0, pid);
+      const free: Target = { name: 'free GET /signings/status', method: 'GET', path: `/signings/status?vin=${VIN}`, headers: {} };
+      await measure(peer, free, 10);
+      for (let i = 0; i < REPEATS; i++) for (const c of [1, 50]) { const r = await measure(peer, free, c); rows.push(r); console.log(JSON.stringify(r)); }
+      await peer.stop();
+    }
     const ceil = await startCeiling(ceilingBytes!);
     for (const pid of ceil.pids) taskset(0, pid);
     const ct: Target = { name: 'same bytes', method: 'GET', path: '/x', headers: {} };
@@ -212,13 +257,16 @@ async function main() {
     cpuUs: median(g.map((r) => r.cpuUs)), gatewayUs: median(g.map((r) => r.gatewayUs)), rssMb: Math.max(...g.map((r) => r.rssMb)), errors: g.reduce((a, r) => a + r.errors, 0),
   }));
   const ceilingAt = (c: number) => med.find((r) => r.server.startsWith('ceiling') && r.c === c)!;
+  const peerAt = (c: number) => med.find((r) => r.server.startsWith('peer') && r.c === c);
   console.log(`\nmachine: ${cpus().length}× ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   console.log(`pinning: servers → core 0 (${natsPid ? `NATS pid ${natsPid} ${pinnedNats ? 'pinned' : 'NOT pinned'}` : 'NATS not found'}), load generator (${WRK ?? 'autocannon'}) → core 1 (${pinnedSelf ? 'pinned' : 'NOT pinned'}); ${SECONDS}s per run, median of ${REPEATS}`);
   console.log('CPU µs/req: every server process (gateway + pillars, and NATS in the distributed mode) per request; gw µs: the gateway alone\n');
-  console.log(['server', 'target', 'c', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'gw µs/req', 'RSS MB', 'errors', '× ceiling'].join('\t'));
+  console.log(['server', 'target', 'c', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'gw µs/req', 'RSS MB', 'errors', '× ceiling', '× peer'].join('\t'));
   for (const r of med) {
     const ratio = r.rps / ceilingAt(r.c).rps;
-    console.log([r.server, r.target, r.c, r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), r.cpuUs.toFixed(0), r.gatewayUs.toFixed(0), r.rssMb.toFixed(0), r.errors, ratio.toFixed(2)].join('\t'));
+    // Against the peer only where it did the same work: the free GET, on NATS.
+    const peer = r.server === 'distributed' && r.target === peerAt(r.c)?.target ? (r.rps / peerAt(r.c)!.rps).toFixed(2) : '';
+    console.log([r.server, r.target, r.c, r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), r.cpuUs.toFixed(0), r.gatewayUs.toFixed(0), r.rssMb.toFixed(0), r.errors, ratio.toFixed(2), peer].join('\t'));
   }
 }
 

@@ -78,8 +78,24 @@ export async function runCapability(
   return { answer, status: httpStatusOf(answer as any), events: emitted };
 }
 
-// a secret shown once (secretOnce) is never kept in the facts
-const factJson = (value: Record<string, unknown>) => JSON.stringify(value, (k, v) => (k === 'secretOnce' ? undefined : v));
+// a secret shown once (secretOnce) is never kept in the facts; the replacer (slow) runs only when one is there
+const factJson = (value: Record<string, unknown>) => {
+  const json = JSON.stringify(value);
+  return json.includes('"secretOnce"') ? JSON.stringify(value, (k, v) => (k === 'secretOnce' ? undefined : v)) : json;
+};
+
+/** The answer as JSON bytes; `value` and `evidence` are usually one object, serialized once and written twice. */
+export function answerBytes(answer: Record<string, unknown>): Buffer {
+  if (answer.evidence !== answer.value) return Buffer.from(JSON.stringify(answer));
+  const value = JSON.stringify(answer.value);
+  let out = '{';
+  for (const k in answer) {
+    const v = answer[k];
+    if (v === undefined) continue;
+    out += `${out.length > 1 ? ',' : ''}${JSON.stringify(k)}:${k === 'value' || k === 'evidence' ? value : JSON.stringify(v)}`;
+  }
+  return Buffer.from(out + '}');
+}
 
 function postFact(q: Queryable, c: Capability, ctx: CallContext, json: string, vin: string) {
   return q.query(
@@ -123,7 +139,7 @@ export function servePillar(pillar: Pillar, handlers: PillarHandlers, services: 
         const { answer, status, events } = await runCapability(c, handler, req, { ...services, log });
         if (events.length) relay?.kick();
         log.info({ status, type: answer.type }, 'capability answered');
-        return { data: enc.encode(JSON.stringify(answer)), headers: { status: String(status), kind: String(answer.type), 'served-by': servedBy } };
+        return { data: answerBytes(answer), headers: { status: String(status), kind: String(answer.type), 'served-by': servedBy } };
       } catch (err) {
         const unavailable = err instanceof StoreUnavailableError;
         const code = unavailable ? 'store-unavailable' : 'internal';

@@ -2,7 +2,6 @@ import { readdirSync, readFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { PGlite } from '@electric-sql/pglite';
 
 export interface Queryable {
   query<T = any>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount: number }>;
@@ -58,6 +57,8 @@ export function createPgDb(url: string, max = Number(process.env.PG_POOL_MAX ?? 
 
 export async function createPgliteDb(dir: string): Promise<Db> {
   if (dir !== 'memory://') mkdirSync(dir, { recursive: true });
+  // Loaded only here: distributed processes never pay for PGlite's module in memory.
+  const { PGlite } = await import('@electric-sql/pglite');
   const lite = await PGlite.create(dir === 'memory://' ? undefined : dir);
   return {
     kind: 'pglite',

@@ -69,7 +69,7 @@ export function recordFace(r: Awaited<ReturnType<typeof recordData>>): { json: u
   const { _lenses, ...json } = r;
   const d = r.decode;
   const doc: Doc = {
-    title: `${d.year} ${d.make} ${d.model === 'Unknown' ? '' : d.model + ' '}— VIN ${r.vin}`.replace(/\s+—/, ' —'),
+    title: `${d.year} ${d.make} ${d.model === 'Unknown' ? '' : d.model + ' '}— VIN ${r.vin}`.replace(/\s+\u2014/, ' \u2014'),
     summary: `Every fact posted for VIN ${r.vin}: its decode, each noun's facts on file and its deals.`,
     links: [
       { label: 'Decode (the listing data)', href: r.links.decode },

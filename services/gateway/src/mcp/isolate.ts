@@ -2,8 +2,7 @@
 // objects: no process, require, import, fetch, fs, env or timers. Its one way out is `__hostFetch`, a bridge the
 // host serves against the gateway itself with the caller's key, which the SDK inside the isolate uses as its fetch.
 import { fileURLToPath } from 'node:url';
-import { build, transform } from 'esbuild';
-import { newQuickJSWASMModule, type QuickJSContext, type QuickJSHandle } from 'quickjs-emscripten';
+import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten';
 
 export interface ExecLimits { cpuMs: number; wallMs: number; memoryBytes: number; stackBytes: number; maxCalls: number }
 export const EXEC_LIMITS: ExecLimits = { cpuMs: 1000, wallMs: 15_000, memoryBytes: 32 * 1024 * 1024, stackBytes: 512 * 1024, maxCalls: 50 };
@@ -16,10 +15,10 @@ export type ExecResult = { ok: true; result: unknown; calls: number } | { ok: fa
 let sdkBundle: Promise<string> | undefined;
 /** The pinned SDK as one script for the isolate: the same generated code that clients import. */
 function sdkSource(): Promise<string> {
-  sdkBundle ??= build({
+  sdkBundle ??= import('esbuild').then(({ build }) => build({
     entryPoints: [fileURLToPath(import.meta.resolve('@vcs/sdk'))],
     bundle: true, write: false, format: 'iife', globalName: '__vcs', platform: 'neutral', target: 'es2020', logLevel: 'silent',
-  }).then((r) => r.outputFiles[0].text);
+  })).then((r) => r.outputFiles[0]!.text);
   return sdkBundle;
 }
 
@@ -38,6 +37,7 @@ delete globalThis.__hostFetch;
 export async function prepare(code: string): Promise<string> {
   const rewritten = code.replace(/^\s*import\s+(type\s+)?(\{[^}]*\}|\*\s+as\s+\w+)\s+from\s+['"]@vcs\/sdk['"];?/gm, (_m, isType, what: string) =>
     isType ? '' : what.startsWith('*') ? `const ${what.split(/\s+as\s+/)[1]} = sdk;` : `const ${what.replace(/\btype\s+\w+\s*,?/g, '').replace(/\s+as\s+/g, ': ')} = sdk;`);
+  const { transform } = await import('esbuild'); // loaded on first use, like QuickJS
   const { code: js } = await transform(`async function __main() {\n${rewritten}\n}`, { loader: 'ts', target: 'es2020', format: 'esm' });
   return `${js}\n__main().then((v) => JSON.stringify(v === undefined ? null : v));`;
 }
@@ -61,6 +61,8 @@ export async function execInIsolate(code: string, hostFetch: HostFetch, limits: 
   let js: string;
   try { js = await prepare(code); } catch (e) { return { ok: false, error: `could not compile: ${(e as Error).message.split('\n').slice(0, 3).join(' ')}`, calls }; }
   const sdk = await sdkSource();
+  // Loaded on the first run, not at start: a gateway that never runs agent code keeps QuickJS out of its memory.
+  const { newQuickJSWASMModule } = await import('quickjs-emscripten');
   const mod = await newQuickJSWASMModule();
   const runtime = mod.newRuntime();
   runtime.setMemoryLimit(limits.memoryBytes);
