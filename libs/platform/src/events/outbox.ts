@@ -60,9 +60,9 @@ export class OutboxRelay {
           'select seq, id, subject, payload from outbox_events where published_at is null order by seq limit $1 for update skip locked',
           [batch],
         );
-        for (const r of rows) {
-          await this.bus.publishEvent(r.subject, enc.encode(typeof r.payload === 'string' ? r.payload : JSON.stringify(r.payload)), r.id);
-        }
+        // All of a batch in flight at once: one connection keeps them in order on the stream, and if any fails
+        // the transaction rolls back and the whole batch is published again (the stream drops duplicates by id).
+        await Promise.all(rows.map((r) => this.bus.publishEvent(r.subject, enc.encode(typeof r.payload === 'string' ? r.payload : JSON.stringify(r.payload)), r.id)));
         if (rows.length) await q.query('update outbox_events set published_at = now() where seq = any($1::bigint[])', [rows.map((r) => r.seq)]);
         return rows.length;
       });
