@@ -14,7 +14,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { NatsBus } from '@vcs/platform';
+import { createRedisKv, NatsBus } from '@vcs/platform';
 import { build } from 'esbuild';
 import { BUNDLE, buildAll } from '../../deploy/build.ts';
 import { builtEntryOf, NODE_FLAGS, spawnService, type ServiceName } from '../../deploy/launch.ts';
@@ -158,6 +158,9 @@ async function startDistributed(): Promise<Server | null> {
       await privatePg?.destroy();
       const bus = await NatsBus.connect(NATS_URL, 'bench-cleanup', tag); // and its event stream
       await bus.deleteStream().finally(() => bus.drain());
+      const kv = createRedisKv(REDIS_URL); // and its Redis keys (meters keep no expiry)
+      for await (const keys of kv.redis!.scanStream({ match: `vcs:${tag}:*`, count: 500 }) as AsyncIterable<string[]>) if (keys.length) await kv.redis!.del(...keys);
+      await kv.close();
       if (!privatePg) { // the bench's database goes with the run
         const admin = new pg.Client({ connectionString: DATABASE_URL });
         await admin.connect();

@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
-import { createLogger, ManualClock, NatsBus, type Clock, type Logger } from '@vcs/platform';
+import { createLogger, createRedisKv, ManualClock, NatsBus, type Clock, type Logger } from '@vcs/platform';
 import { startEmbedded } from '@vcs/embedded';
 import { spawnService, type ServiceName } from '../../deploy/launch.ts';
 
@@ -172,6 +172,7 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
       await dropDatabase(env.DATABASE_URL).catch(() => undefined);
       // Only on the shared NATS: a private one (fault suites) goes away with its stream.
       if (env.NATS_URL === process.env.NATS_URL) await dropStream(env.NATS_URL!, env.NATS_NAMESPACE!).catch(() => undefined);
+      if (env.REDIS_URL === process.env.REDIS_URL) await dropRedisKeys(env.REDIS_URL!, env.REDIS_PREFIX!).catch(() => undefined);
     },
   };
 }
@@ -180,6 +181,15 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
 async function dropStream(url: string, namespace: string) {
   const bus = await NatsBus.connect(url, 'harness-cleanup', namespace);
   try { await bus.deleteStream(); } finally { await bus.drain(); }
+}
+
+/** And its Redis keys (meters keep no expiry): one run left ~170 behind on the shared Redis. */
+async function dropRedisKeys(url: string, prefix: string) {
+  if (!/^vcs:t[a-z0-9]+:$/.test(prefix)) return; // only the prefixes freshStores made
+  const kv = createRedisKv(url);
+  try {
+    for await (const keys of kv.redis!.scanStream({ match: `${prefix}*`, count: 500 }) as AsyncIterable<string[]>) if (keys.length) await kv.redis!.del(...keys);
+  } finally { await kv.close(); }
 }
 
 /** A run's database goes with the run, so a long-lived CI machine does not collect them. */
