@@ -159,7 +159,9 @@ async function startDistributed(): Promise<Server | null> {
       const bus = await NatsBus.connect(NATS_URL, 'bench-cleanup', tag); // and its event stream
       await bus.deleteStream().finally(() => bus.drain());
       const kv = createRedisKv(REDIS_URL); // and its Redis keys (meters keep no expiry)
-      for await (const keys of kv.redis!.scanStream({ match: `vcs:${tag}:*`, count: 500 }) as AsyncIterable<string[]>) if (keys.length) await kv.redis!.del(...keys);
+      const redis = kv.redis!;
+      if (redis.status !== 'ready') await new Promise((resolve, reject) => { redis.once('ready', resolve); redis.once('end', reject); });
+      for await (const keys of redis.scanStream({ match: `vcs:${tag}:*`, count: 500 }) as AsyncIterable<string[]>) if (keys.length) await redis.del(...keys);
       await kv.close();
       if (!privatePg) { // the bench's database goes with the run
         const admin = new pg.Client({ connectionString: DATABASE_URL });

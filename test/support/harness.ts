@@ -169,10 +169,13 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
       for (const c of all) c.kill('SIGTERM');
       await Promise.race([Promise.all(all.map(exited)), new Promise((r) => setTimeout(r, 8000))]);
       for (const c of all) if (c.exitCode === null) c.kill('SIGKILL');
-      await dropDatabase(env.DATABASE_URL).catch(() => undefined);
-      // Only on the shared NATS: a private one (fault suites) goes away with its stream.
-      if (env.NATS_URL === process.env.NATS_URL) await dropStream(env.NATS_URL!, env.NATS_NAMESPACE!).catch(() => undefined);
-      if (env.REDIS_URL === process.env.REDIS_URL) await dropRedisKeys(env.REDIS_URL!, env.REDIS_PREFIX!).catch(() => undefined);
+      // Side by side, so one slow clean-up does not keep the others from running within the hook's time.
+      // Only on the shared NATS and Redis: private ones (fault suites) go away with their data.
+      await Promise.allSettled([
+        dropDatabase(env.DATABASE_URL),
+        env.NATS_URL === process.env.NATS_URL ? dropStream(env.NATS_URL!, env.NATS_NAMESPACE!) : undefined,
+        env.REDIS_URL === process.env.REDIS_URL ? dropRedisKeys(env.REDIS_URL!, env.REDIS_PREFIX!) : undefined,
+      ]);
     },
   };
 }
@@ -187,8 +190,11 @@ async function dropStream(url: string, namespace: string) {
 async function dropRedisKeys(url: string, prefix: string) {
   if (!/^vcs:t[a-z0-9]+:$/.test(prefix)) return; // only the prefixes freshStores made
   const kv = createRedisKv(url);
+  const redis = kv.redis!;
   try {
-    for await (const keys of kv.redis!.scanStream({ match: `${prefix}*`, count: 500 }) as AsyncIterable<string[]>) if (keys.length) await kv.redis!.del(...keys);
+    // The client queues nothing while it connects (enableOfflineQueue: false): wait until it is ready.
+    if (redis.status !== 'ready') await new Promise((resolve, reject) => { redis.once('ready', resolve); redis.once('end', reject); });
+    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 500 }) as AsyncIterable<string[]>) if (keys.length) await redis.del(...keys);
   } finally { await kv.close(); }
 }
 
