@@ -55,7 +55,8 @@ const WRK = spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error ? null :
 
 /** wrk's figures (one thread, pinned to core 1 with this process); POST bodies go through a tiny Lua script. */
 function runWrk(url: string, t: Target, connections: number) {
-  const args = ['-t1', `-c${connections}`, `-d${SECONDS}s`, '--latency'];
+  // A 10 s client time-out (wrk's default is 2 s): a slow answer is a latency, not an error, in these figures.
+  const args = ['-t1', `-c${connections}`, `-d${SECONDS}s`, '--timeout', '10s', '--latency'];
   for (const [k, v] of Object.entries(t.headers)) args.push('-H', `${k}: ${v}`);
   if (t.method === 'POST') {
     const lua = join(mkdtempSync(join(tmpdir(), 'vcs-wrk-')), 'post.lua');
