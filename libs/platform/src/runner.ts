@@ -1,5 +1,5 @@
 import { capabilitiesOfPillar, httpStatusOf, statusOfCode, type Capability, type EventEnvelope, type Pillar } from '@vcs/contract';
-import { dec, enc } from './bus/types.ts';
+import { dec } from './bus/types.ts';
 import type { OutboxRelay } from './events/outbox.ts';
 import { writeEvents } from './events/outbox.ts';
 import type { CallContext, HandlerResult, Handler, Services } from './handler.ts';
@@ -33,7 +33,7 @@ function eventsFor(c: Capability, result: HandlerResult<any>, failed: boolean): 
  */
 export async function runCapability(
   c: Capability, handler: Handler<any>, req: CapabilityRequest, services: Services,
-): Promise<{ answer: Record<string, unknown>; status: number; events: EventEnvelope[] }> {
+): Promise<{ answer: Record<string, unknown>; status: number; events: EventEnvelope[]; valueJson?: string }> {
   const { ctx } = req;
   const parsed = c.request.safeParse(req.input ?? {});
   if (!parsed.success) {
@@ -58,9 +58,12 @@ export async function runCapability(
   // posted only when this process has not already posted the same one (the hot path of free reads).
   if (!c.events.length) {
     result ??= await handler(parsed.data, { ...services, ctx, tx: services.db });
-    if (result.kind === 'OK') await postFactOnce(services, c, ctx, result.value as Record<string, unknown>, vin);
+    // The value's JSON, made once: the fact and the answer's value and evidence all carry it.
+    const value = result.kind === 'OK' ? (result.value as Record<string, unknown> | undefined) : undefined;
+    const valueJson = value === undefined ? undefined : JSON.stringify(value);
+    if (valueJson) await postFactOnce(services, c, ctx, value!, vin, valueJson);
     const answer = envelope(c, result, ctx, services.source);
-    return { answer, status: httpStatusOf(answer as any), events: [] };
+    return { answer, status: httpStatusOf(answer as any), events: [], valueJson };
   }
   const emitted = await services.db.tx(async (tx) => {
     result ??= await handler(parsed.data, { ...services, ctx, tx });
@@ -79,15 +82,16 @@ export async function runCapability(
 }
 
 // a secret shown once (secretOnce) is never kept in the facts; the replacer (slow) runs only when one is there
-const factJson = (value: Record<string, unknown>) => {
-  const json = JSON.stringify(value);
-  return json.includes('"secretOnce"') ? JSON.stringify(value, (k, v) => (k === 'secretOnce' ? undefined : v)) : json;
-};
+const factJson = (value: Record<string, unknown>, json = JSON.stringify(value)) =>
+  json.includes('"secretOnce"') ? JSON.stringify(value, (k, v) => (k === 'secretOnce' ? undefined : v)) : json;
 
-/** The answer as JSON bytes; `value` and `evidence` are usually one object, serialized once and written twice. */
-export function answerBytes(answer: Record<string, unknown>): Buffer {
+/**
+ * The answer as JSON bytes; `value` and `evidence` are usually one object, serialized once (or passed in, already
+ * serialized) and written twice.
+ */
+export function answerBytes(answer: Record<string, unknown>, valueJson?: string): Buffer {
   if (answer.evidence !== answer.value) return Buffer.from(JSON.stringify(answer));
-  const value = JSON.stringify(answer.value);
+  const value = valueJson ?? JSON.stringify(answer.value);
   let out = '{';
   for (const k in answer) {
     const v = answer[k];
@@ -107,10 +111,10 @@ function postFact(q: Queryable, c: Capability, ctx: CallContext, json: string, v
 
 /** Facts posted to each store by this process, by (vin, capability) → value; bounded, so memory stays flat. */
 const postedFactsByStore = new WeakMap<object, Map<string, string>>();
-async function postFactOnce(services: Services, c: Capability, ctx: CallContext, value: Record<string, unknown>, inputVin: string | null) {
+async function postFactOnce(services: Services, c: Capability, ctx: CallContext, value: Record<string, unknown>, inputVin: string | null, valueJson: string) {
   const vin = typeof value.vin === 'string' ? value.vin : inputVin;
   if (!vin) return;
-  const json = factJson(value);
+  const json = factJson(value, valueJson);
   const memo = `${vin}|${c.name}`;
   let postedFacts = postedFactsByStore.get(services.db);
   if (!postedFacts) postedFactsByStore.set(services.db, (postedFacts = new Map()));
@@ -136,17 +140,17 @@ export function servePillar(pillar: Pillar, handlers: PillarHandlers, services: 
         const req = JSON.parse(dec.decode(msg.data)) as CapabilityRequest;
         requestId = req.ctx?.requestId ?? requestId;
         if (log.isLevelEnabled('info')) log = log.child({ requestId, capability: c.name });
-        const { answer, status, events } = await runCapability(c, handler, req, { ...services, log });
+        const { answer, status, events, valueJson } = await runCapability(c, handler, req, { ...services, log });
         if (events.length) relay?.kick();
         log.info({ status, type: answer.type }, 'capability answered');
-        return { data: answerBytes(answer), headers: { status: String(status), kind: String(answer.type), 'served-by': servedBy } };
+        return { data: answerBytes(answer, valueJson), headers: { status: String(status), kind: String(answer.type), 'served-by': servedBy } };
       } catch (err) {
         const unavailable = err instanceof StoreUnavailableError;
         const code = unavailable ? 'store-unavailable' : 'internal';
         services.log.error({ err, requestId, capability: c.name }, 'capability failed');
         const value = { code, message: unavailable ? 'the store is unreachable; retry shortly' : `${c.name} failed unexpectedly; the failure is logged with request id ${requestId}` };
         const answer = { type: 'BLOCKED', answers: 'Blocked@1', value, evidence: value, provenance: { simulated: false, environment: 'sandbox', source: services.source }, events: [], meter: { charged: '0.00', posted: false } };
-        return { data: enc.encode(JSON.stringify(answer)), headers: { status: String(statusOfCode(code)), kind: 'BLOCKED', 'served-by': servedBy } };
+        return { data: answerBytes(answer), headers: { status: String(statusOfCode(code)), kind: 'BLOCKED', 'served-by': servedBy } };
       }
     }));
   }
