@@ -13,12 +13,10 @@ import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import autocannon from 'autocannon';
-import pg from 'pg';
-import { createRedisKv, NatsBus } from '@vcs/platform';
 import { build } from 'esbuild';
 import { BUNDLE, buildAll } from '../../deploy/build.ts';
 import { builtEntryOf, NODE_FLAGS, spawnService, type ServiceName } from '../../deploy/launch.ts';
-import { freePort } from '../support/harness.ts';
+import { dropStores, freePort, freshStores } from '../support/harness.ts';
 import { privatePostgres, type PrivateServer } from '../support/private-infra.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -125,51 +123,33 @@ async function startEmbedded(): Promise<Server> {
 }
 
 async function startDistributed(): Promise<Server | null> {
-  const { NATS_URL, DATABASE_URL, REDIS_URL } = process.env;
-  if (!NATS_URL || !DATABASE_URL || !REDIS_URL) return null;
-  const tag = `bench${Date.now().toString(36)}`;
+  if (!process.env.NATS_URL || !process.env.DATABASE_URL || !process.env.REDIS_URL) return null;
   let privatePg: PrivateServer | undefined;
-  let dbUrl: string;
+  let stores: Record<string, string>;
   try {
-    const admin = new pg.Client({ connectionString: DATABASE_URL });
-    await admin.connect(); await admin.query(`create database vcs_${tag}`); await admin.end();
-    const db = new URL(DATABASE_URL); db.pathname = `/vcs_${tag}`; dbUrl = db.toString();
+    stores = await freshStores(); // a fresh database, Redis prefix and NATS namespace, as the test harness makes
   } catch (err) {
     // The shared Postgres may be full (other suites running): bench on a private one instead, and say so.
     console.log(`note: DATABASE_URL refused (${(err as Error).message}); using a private Postgres`);
     privatePg = await privatePostgres();
-    dbUrl = privatePg.url;
+    stores = await freshStores(privatePg.url);
   }
+  const cleanUp = async () => { await dropStores(stores); await privatePg?.destroy(); };
   const port = await freePort();
-  const env = { ...NO_LIMITS, DATABASE_URL: dbUrl, REDIS_PREFIX: `vcs:${tag}:`, NATS_NAMESPACE: tag, LOG_LEVEL: 'silent', PORT: String(port), HOST: '127.0.0.1' };
+  const env = { ...stores, ...NO_LIMITS, LOG_LEVEL: 'silent', PORT: String(port), HOST: '127.0.0.1' };
   const children: ChildProcess[] = [];
   for (const s of ['data', 'services-pillar', 'commerce', 'workflows'] as ServiceName[]) children.push(spawnService(s, env, 'pipe'));
   const gateway = spawnService('gateway', env, 'pipe');
   children.push(gateway);
   const baseUrl = `http://127.0.0.1:${port}`;
-  for (const p of [`/signings/status?vin=${VIN}`, `/mcos/status?vin=${VIN}`]) await waitUp(baseUrl + p, (s) => s === 200);
   try {
+    for (const p of [`/signings/status?vin=${VIN}`, `/mcos/status?vin=${VIN}`]) await waitUp(baseUrl + p, (s) => s === 200);
     await waitUp(`${baseUrl}/keys`, (s) => s === 200, 90_000, { method: 'POST' });
     await waitUp(`${baseUrl}/total-loss/acv`, (s) => s !== 503, 90_000, { method: 'POST' });
-  } catch (err) { await stopAll(children); await privatePg?.destroy(); throw err; }
+  } catch (err) { await stopAll(children); await cleanUp(); throw err; }
   return {
     label: 'distributed', baseUrl, pids: [gateway.pid!, ...children.filter((c) => c !== gateway).map((c) => c.pid!)], sharedPids: natsPid ? [natsPid] : [], gatewayPid: gateway.pid!,
-    async stop() {
-      await stopAll(children);
-      await privatePg?.destroy();
-      const bus = await NatsBus.connect(NATS_URL, 'bench-cleanup', tag); // and its event stream
-      await bus.deleteStream().finally(() => bus.drain());
-      const kv = createRedisKv(REDIS_URL); // and its Redis keys (meters keep no expiry)
-      const redis = kv.redis!;
-      if (redis.status !== 'ready') await new Promise((resolve, reject) => { redis.once('ready', resolve); redis.once('end', reject); });
-      for await (const keys of redis.scanStream({ match: `vcs:${tag}:*`, count: 500 }) as AsyncIterable<string[]>) if (keys.length) await redis.del(...keys);
-      await kv.close();
-      if (!privatePg) { // the bench's database goes with the run
-        const admin = new pg.Client({ connectionString: DATABASE_URL });
-        await admin.connect();
-        await admin.query(`drop database if exists vcs_${tag} with (force)`).finally(() => admin.end());
-      }
-    },
+    async stop() { await stopAll(children); await cleanUp(); }, // the bench's database, stream and Redis keys go with it
   };
 }
 

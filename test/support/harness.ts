@@ -169,15 +169,22 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
       for (const c of all) c.kill('SIGTERM');
       await Promise.race([Promise.all(all.map(exited)), new Promise((r) => setTimeout(r, 8000))]);
       for (const c of all) if (c.exitCode === null) c.kill('SIGKILL');
-      // Side by side, so one slow clean-up does not keep the others from running within the hook's time.
-      // Only on the shared NATS and Redis: private ones (fault suites) go away with their data.
-      await Promise.allSettled([
-        dropDatabase(env.DATABASE_URL),
-        env.NATS_URL === process.env.NATS_URL ? dropStream(env.NATS_URL!, env.NATS_NAMESPACE!) : undefined,
-        env.REDIS_URL === process.env.REDIS_URL ? dropRedisKeys(env.REDIS_URL!, env.REDIS_PREFIX!) : undefined,
-      ]);
+      await dropStores(env);
     },
   };
+}
+
+/**
+ * Remove what freshStores made for a run: its database, event stream and Redis keys. Side by side, so one slow
+ * clean-up does not keep the others from running within a hook's time. Only on the shared NATS and Redis: private
+ * ones (fault suites) go away with their data. Never throws.
+ */
+export async function dropStores(env: Record<string, string>) {
+  await Promise.allSettled([
+    dropDatabase(env.DATABASE_URL!),
+    env.NATS_URL === process.env.NATS_URL ? dropStream(env.NATS_URL!, env.NATS_NAMESPACE!) : undefined,
+    env.REDIS_URL === process.env.REDIS_URL ? dropRedisKeys(env.REDIS_URL!, env.REDIS_PREFIX!) : undefined,
+  ]);
 }
 
 /** A run's event stream goes with the run too (the shared NATS would otherwise keep one per run for 7 days). */
