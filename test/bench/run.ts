@@ -3,7 +3,7 @@
  * (a bare fastify route answering the same bytes), distributed and embedded, at concurrency 1 and 50.
  * Servers (built JavaScript, as deployed) are pinned to core 0 (NATS too, restored afterwards); the load
  * generator, wrk (Debian's package; autocannon when wrk is missing), to core 1.
- *   BENCH_SECONDS=5 BENCH_REPEATS=3 pnpm bench
+ *   BENCH_SECONDS=5 BENCH_REPEATS=3 pnpm bench      (BENCH_ONLY=distributed,peer: only those rows; BENCH_NATS=shared)
  * Distributed mode needs NATS_URL, DATABASE_URL and REDIS_URL (else it is skipped, with a note).
  * The peer, a Moleculer gateway (moleculer-web) and responder on the same NATS answering the same bytes
  * (test/bench/moleculer-peer.ts), runs beside them for the free GET.
@@ -17,7 +17,7 @@ import { build } from 'esbuild';
 import { BUNDLE, buildAll } from '../../deploy/build.ts';
 import { builtEntryOf, NODE_FLAGS, spawnService, type ServiceName } from '../../deploy/launch.ts';
 import { dropStores, freePort, freshStores } from '../support/harness.ts';
-import { privatePostgres, type PrivateServer } from '../support/private-infra.ts';
+import { privateNats, privatePostgres, type PrivateServer } from '../support/private-infra.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 // The bench measures the full path, not the rate limiter's refusals: lift the limits far above any load here.
@@ -187,6 +187,12 @@ async function startMoleculer(bytes: Buffer): Promise<Server | null> {
   };
 }
 
+/** The free GET's answer bytes, for the peer and the ceiling when neither of our rows ran (BENCH_ONLY). */
+async function sampleAnswer(): Promise<Buffer> {
+  const s = await startEmbedded();
+  try { return Buffer.from(await (await fetch(`${s.baseUrl}/signings/status?vin=${VIN}`)).arrayBuffer()); } finally { await s.stop(); }
+}
+
 async function targetsFor(s: Server): Promise<Target[]> {
   const minted = await (await fetch(`${s.baseUrl}/keys`, { method: 'POST' })).json() as { key: string };
   const keyed = { authorization: `Bearer ${minted.key}`, 'content-type': 'application/json' };
@@ -196,15 +202,33 @@ async function targetsFor(s: Server): Promise<Target[]> {
   ];
 }
 
-const natsPid = Number(spawnSync('pgrep', ['-o', '-x', 'nats-server'], { encoding: 'utf8' }).stdout.trim()) || 0;
+/**
+ * NATS for the distributed and peer rows. By default a private nats-server (the same local binary) started on
+ * core 0: Go sizes its scheduler from the CPUs it may use when it starts, so the shared server, started on both
+ * cores and pinned afterwards, keeps two scheduler threads spinning for one core, taking CPU from every process
+ * beside it (docs/performance.md). BENCH_NATS=shared re-pins the shared server instead (restored afterwards).
+ */
+const SHARED_NATS = process.env.BENCH_NATS === 'shared';
+let natsPid = 0;
+/** BENCH_ONLY=distributed,embedded,peer,ceiling: run only those rows (the ceiling is always run for the ratios). */
+const ONLY = process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
+const wanted = (row: string) => !ONLY || ONLY.includes(row);
 
 async function main() {
   await buildAll();
-  const natsAffinity = natsPid ? affinityOf(natsPid) : undefined;
+  let ownNats: PrivateServer | undefined;
+  if (!SHARED_NATS && process.env.NATS_URL) {
+    ownNats = await privateNats({ cpu: 0 });
+    process.env.NATS_URL = ownNats.url;
+    natsPid = ownNats.pid ?? 0;
+  } else {
+    natsPid = Number(spawnSync('pgrep', ['-o', '-x', 'nats-server'], { encoding: 'utf8' }).stdout.trim()) || 0;
+  }
+  const natsAffinity = natsPid && SHARED_NATS ? affinityOf(natsPid) : undefined;
   const pinnedSelf = taskset(1, process.pid);
   const pinnedNats = natsPid ? taskset(0, natsPid) : false;
   const rows: Row[] = [];
-  const servers: (() => Promise<Server | null>)[] = [startDistributed, startEmbedded];
+  const servers = ([['distributed', startDistributed], ['embedded', startEmbedded]] as const).filter(([row]) => wanted(row)).map(([, start]) => start);
   let ceilingBytes: Buffer | undefined;
   try {
     for (const start of servers) {
@@ -217,7 +241,8 @@ async function main() {
       for (let i = 0; i < REPEATS; i++) for (const t of targets) for (const c of [1, 50]) { const r = await measure(s, t, c); rows.push(r); console.log(JSON.stringify(r)); }
       await s.stop();
     }
-    const peer = await startMoleculer(ceilingBytes!);
+    ceilingBytes ??= await sampleAnswer();
+    const peer = wanted('peer') ? await startMoleculer(ceilingBytes) : null;
     if (peer) {
       for (const pid of peer.pids) taskset(0, pid);
       const free: Target = { name: 'free GET /signings/status', method: 'GET', path: `/signings/status?vin=${VIN}`, headers: {} };
@@ -225,7 +250,7 @@ async function main() {
       for (let i = 0; i < REPEATS; i++) for (const c of [1, 50]) { const r = await measure(peer, free, c); rows.push(r); console.log(JSON.stringify(r)); }
       await peer.stop();
     }
-    const ceil = await startCeiling(ceilingBytes!);
+    const ceil = await startCeiling(ceilingBytes);
     for (const pid of ceil.pids) taskset(0, pid);
     const ct: Target = { name: 'same bytes', method: 'GET', path: '/x', headers: {} };
     await measure(ceil, ct, 10);
@@ -233,6 +258,7 @@ async function main() {
     await ceil.stop();
   } finally {
     if (natsPid && natsAffinity) spawnSync('taskset', ['-a', '-cp', natsAffinity, String(natsPid)], { stdio: 'ignore' });
+    await ownNats?.destroy();
   }
 
   // Medians per (server, target, concurrency), and the ratio to the ceiling at the same concurrency.
@@ -245,7 +271,7 @@ async function main() {
   const ceilingAt = (c: number) => med.find((r) => r.server.startsWith('ceiling') && r.c === c)!;
   const peerAt = (c: number) => med.find((r) => r.server.startsWith('peer') && r.c === c);
   console.log(`\nmachine: ${cpus().length}× ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
-  console.log(`pinning: servers → core 0 (${natsPid ? `NATS pid ${natsPid} ${pinnedNats ? 'pinned' : 'NOT pinned'}` : 'NATS not found'}), load generator (${WRK ?? 'autocannon'}) → core 1 (${pinnedSelf ? 'pinned' : 'NOT pinned'}); ${SECONDS}s per run, median of ${REPEATS}`);
+  console.log(`pinning: servers → core 0 (${natsPid ? `${SHARED_NATS ? 'shared NATS, re-pinned' : 'private NATS started on core 0'}, pid ${natsPid} ${pinnedNats ? 'pinned' : 'NOT pinned'}` : 'NATS not found'}), load generator (${WRK ?? 'autocannon'}) → core 1 (${pinnedSelf ? 'pinned' : 'NOT pinned'}); ${SECONDS}s per run, median of ${REPEATS}`);
   console.log('CPU µs/req: every server process (gateway + pillars, and NATS in the distributed mode) per request; gw µs: the gateway alone\n');
   console.log(['server', 'target', 'c', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'gw µs/req', 'RSS MB', 'errors', '× ceiling', '× peer'].join('\t'));
   for (const r of med) {

@@ -9,7 +9,7 @@ import { freePort } from './harness.ts';
  * Private NATS, Postgres and Redis servers for fault tests, so stopping one never disturbs the shared
  * servers other test files use in parallel. Each keeps its port and data across stop/start.
  */
-export interface PrivateServer { url: string; port: number; stop(signal?: NodeJS.Signals): Promise<void>; start(): Promise<void>; destroy(): Promise<void> }
+export interface PrivateServer { url: string; port: number; readonly pid?: number; stop(signal?: NodeJS.Signals): Promise<void>; start(): Promise<void>; destroy(): Promise<void> }
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((r) => { const s = connect(port, '127.0.0.1'); s.once('connect', () => { s.destroy(); r(true); }); s.once('error', () => r(false)); });
@@ -27,6 +27,7 @@ function processServer(port: number, url: string, cmd: string, args: string[], d
   let child: ChildProcess | undefined;
   const server: PrivateServer = {
     url, port,
+    get pid() { return child?.pid; },
     async start() { child = spawn(cmd, args, { stdio: 'ignore' }); await waitPort(port, true); },
     async stop(signal = 'SIGTERM') { if (!child) return; const c = child; child = undefined; c.kill(signal); await exited(c); await waitPort(port, false); },
     async destroy() { await server.stop('SIGKILL').catch(() => undefined); rmSync(dir, { recursive: true, force: true }); },
@@ -34,10 +35,18 @@ function processServer(port: number, url: string, cmd: string, args: string[], d
   return server;
 }
 
-export async function privateNats(): Promise<PrivateServer> {
+/**
+ * `cpu`: start the server pinned to that core (taskset execs it, so the pid is the server's). Go sizes its
+ * scheduler (GOMAXPROCS) from the CPUs it may use at start, so a server pinned after it started keeps one
+ * scheduler thread per machine core, all contending for the one core it was given.
+ */
+export async function privateNats(opts: { cpu?: number } = {}): Promise<PrivateServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'vcs-nats-'));
-  const s = processServer(port, `nats://127.0.0.1:${port}`, '/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir], dir);
+  const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir];
+  const s = opts.cpu === undefined
+    ? processServer(port, `nats://127.0.0.1:${port}`, '/usr/sbin/nats-server', args, dir)
+    : processServer(port, `nats://127.0.0.1:${port}`, 'taskset', ['-c', String(opts.cpu), '/usr/sbin/nats-server', ...args], dir);
   await s.start();
   return s;
 }
