@@ -5,8 +5,36 @@ import { writeEvents } from './events/outbox.ts';
 import type { CallContext, HandlerResult, Handler, Services } from './handler.ts';
 import { StoreUnavailableError, type Queryable } from './store/db.ts';
 
-/** What the gateway sends on `cap.<pillar>.<noun>.<verb>`. */
-export interface CapabilityRequest { input: Record<string, unknown>; ctx: CallContext }
+/**
+ * What the gateway sends on `cap.<pillar>.<noun>.<verb>`. `reply: 'framed'` asks for the answer's metadata in
+ * a first line of the reply (`framedReply`) instead of NATS headers; a caller that does not ask (the workflow
+ * engine, a gateway of an earlier version) gets headers, so versions can be mixed during a rolling upgrade.
+ */
+export interface CapabilityRequest { input: Record<string, unknown>; ctx: CallContext; reply?: 'framed' }
+
+/** An answer's metadata as the pillar reports it: HTTP status, answer kind, and which replica answered. */
+export interface ReplyMeta { status: number; kind: string; servedBy: string }
+
+/**
+ * `<status> <kind> <served-by>\n<answer JSON>`: one line the gateway splits off without copying the answer.
+ * Headers cost an encoding in the pillar, a decoding in the gateway and a header frame through NATS on every
+ * call; this costs one string join and a scan of the first few dozen bytes.
+ */
+export function framedReply(meta: ReplyMeta, json: string): Buffer {
+  return Buffer.from(`${meta.status} ${meta.kind} ${meta.servedBy}\n${json}`);
+}
+
+/** The metadata and answer bytes of a framed reply (a view, not a copy), or null when `data` is not one. */
+export function unframeReply(data: Uint8Array): (ReplyMeta & { body: Uint8Array }) | null {
+  const end = data.subarray(0, 256).indexOf(10); // '\n'
+  if (end < 0) return null;
+  const line = Buffer.from(data.buffer, data.byteOffset, end).toString('latin1');
+  const a = line.indexOf(' ');
+  const b = line.indexOf(' ', a + 1);
+  const status = Number(line.slice(0, a));
+  if (a < 0 || b < 0 || !(status >= 100 && status <= 599)) return null;
+  return { status, kind: line.slice(a + 1, b), servedBy: line.slice(b + 1), body: data.subarray(end + 1) };
+}
 
 export type PillarHandlers = Record<string, Record<string, Handler<any>>>;
 
@@ -86,11 +114,11 @@ const factJson = (value: Record<string, unknown>, json = JSON.stringify(value)) 
   json.includes('"secretOnce"') ? JSON.stringify(value, (k, v) => (k === 'secretOnce' ? undefined : v)) : json;
 
 /**
- * The answer as JSON bytes; `value` and `evidence` are usually one object, serialized once (or passed in, already
+ * The answer as JSON; `value` and `evidence` are usually one object, serialized once (or passed in, already
  * serialized) and written twice.
  */
-export function answerBytes(answer: Record<string, unknown>, valueJson?: string): Buffer {
-  if (answer.evidence !== answer.value) return Buffer.from(JSON.stringify(answer));
+export function answerJson(answer: Record<string, unknown>, valueJson?: string): string {
+  if (answer.evidence !== answer.value) return JSON.stringify(answer);
   const value = valueJson ?? JSON.stringify(answer.value);
   let out = '{';
   for (const k in answer) {
@@ -98,7 +126,13 @@ export function answerBytes(answer: Record<string, unknown>, valueJson?: string)
     if (v === undefined) continue;
     out += `${out.length > 1 ? ',' : ''}${JSON.stringify(k)}:${k === 'value' || k === 'evidence' ? value : JSON.stringify(v)}`;
   }
-  return Buffer.from(out + '}');
+  return out + '}';
+}
+
+/** A pillar's reply: framed when the caller asked for it, else the answer with its metadata in headers. */
+function replyOf(framed: boolean, meta: ReplyMeta, json: string) {
+  if (framed) return { data: framedReply(meta, json) };
+  return { data: Buffer.from(json), headers: { status: String(meta.status), kind: meta.kind, 'served-by': meta.servedBy } };
 }
 
 function postFact(q: Queryable, c: Capability, ctx: CallContext, json: string, vin: string) {
@@ -136,21 +170,23 @@ export function servePillar(pillar: Pillar, handlers: PillarHandlers, services: 
       let requestId = msg.headers['x-request-id'] ?? 'unknown';
       // A child logger per call only when something will be logged: building one is a real cost per request.
       let log = services.log;
+      let framed = false;
       try {
         const req = JSON.parse(dec.decode(msg.data)) as CapabilityRequest;
+        framed = req.reply === 'framed';
         requestId = req.ctx?.requestId ?? requestId;
         if (log.isLevelEnabled('info')) log = log.child({ requestId, capability: c.name });
         const { answer, status, events, valueJson } = await runCapability(c, handler, req, { ...services, log });
         if (events.length) relay?.kick();
         log.info({ status, type: answer.type }, 'capability answered');
-        return { data: answerBytes(answer, valueJson), headers: { status: String(status), kind: String(answer.type), 'served-by': servedBy } };
+        return replyOf(framed, { status, kind: String(answer.type), servedBy }, answerJson(answer, valueJson));
       } catch (err) {
         const unavailable = err instanceof StoreUnavailableError;
         const code = unavailable ? 'store-unavailable' : 'internal';
         services.log.error({ err, requestId, capability: c.name }, 'capability failed');
         const value = { code, message: unavailable ? 'the store is unreachable; retry shortly' : `${c.name} failed unexpectedly; the failure is logged with request id ${requestId}` };
         const answer = { type: 'BLOCKED', answers: 'Blocked@1', value, evidence: value, provenance: { simulated: false, environment: 'sandbox', source: services.source }, events: [], meter: { charged: '0.00', posted: false } };
-        return { data: answerBytes(answer), headers: { status: String(statusOfCode(code)), kind: 'BLOCKED', 'served-by': servedBy } };
+        return replyOf(framed, { status: statusOfCode(code), kind: 'BLOCKED', servedBy }, answerJson(answer));
       }
     }));
   }

@@ -1,5 +1,5 @@
 import { blocked, capabilities } from '@vcs/contract';
-import { BusError, type Bus, type BusMessage, type CallContext } from '@vcs/platform';
+import { BusError, unframeReply, type Bus, type BusMessage, type CallContext, type CapabilityRequest } from '@vcs/platform';
 import { busRequestSeconds, busRetries, childrenOf } from './metrics.ts';
 
 export interface DispatchResult { status: number; body: Uint8Array | object; kind?: string; servedBy?: string }
@@ -28,14 +28,18 @@ async function timed(bus: Bus, subject: string, pillar: string, data: Uint8Array
  * A GET is retried once (NATS queue groups pick another replica for the retry when one is left).
  */
 export async function dispatch(bus: Bus, subject: string, pillar: string, input: unknown, ctx: CallContext, timeoutMs: number): Promise<DispatchResult> {
-  const data = Buffer.from(JSON.stringify({ input, ctx }));
+  const data = Buffer.from(JSON.stringify({ input: input as CapabilityRequest['input'], ctx, reply: 'framed' } satisfies CapabilityRequest));
   let attempts = idempotentSubjects.has(subject) ? 2 : 1;
   for (;;) {
     try {
       const reply = await timed(bus, subject, pillar, data, timeoutMs); // the request id travels in ctx
-      const status = Number(reply.headers.status ?? 200);
-      if (!reply.data.length) return { status: 503, body: blocked('pillar-unavailable', `the ${pillar} pillar failed to answer`, { pillar }), kind: 'BLOCKED' };
-      return { status, body: reply.data, kind: reply.headers.kind, servedBy: reply.headers['served-by'] };
+      // An empty reply is a responder that failed (bus/nats.ts); a pillar of an earlier version answers with
+      // headers; the current one frames its answer (runner.ts).
+      const answer = !reply.data.length ? null
+        : reply.headers.status ? { status: Number(reply.headers.status), kind: reply.headers.kind, servedBy: reply.headers['served-by'], body: reply.data }
+        : unframeReply(reply.data);
+      if (!answer) return { status: 503, body: blocked('pillar-unavailable', `the ${pillar} pillar failed to answer`, { pillar }), kind: 'BLOCKED' };
+      return answer;
     } catch (err) {
       const why = err instanceof BusError ? err.code : 'error';
       if (--attempts > 0) {
