@@ -1,8 +1,9 @@
 /**
  * `pnpm bench`: the full path (gateway, key check, meter, bus, pillar handler, answer) against the ceiling
  * (a bare fastify route answering the same bytes), distributed and embedded, at concurrency 1 and 50.
- * Servers (built JavaScript, as deployed) are pinned to core 0 (NATS too, restored afterwards); the load
- * generator, wrk (Debian's package; autocannon when wrk is missing), to core 1.
+ * Servers (built JavaScript, as deployed) are all started first and pinned to core 0 (NATS too: a private one
+ * started there); the runs go round them in turn, each repeat. The load generator, wrk (Debian's package;
+ * autocannon when wrk is missing), runs on core 1.
  *   BENCH_SECONDS=5 BENCH_REPEATS=3 pnpm bench      (BENCH_ONLY=distributed,peer: only those rows; BENCH_NATS=shared)
  * Distributed mode needs NATS_URL, DATABASE_URL and REDIS_URL (else it is skipped, with a note).
  * The peer, a Moleculer gateway (moleculer-web) and responder on the same NATS answering the same bytes
@@ -73,22 +74,32 @@ function runWrk(url: string, t: Target, connections: number) {
   };
 }
 
+const ticksOf = (pids: number[]) => pids.reduce((a, p) => a + cpuTicks(p), 0);
+
+/** Share of one core the servers take while none is under load (their timers and pollers), over two seconds. */
+async function idleLoad(pids: number[]) {
+  const before = ticksOf(pids);
+  await sleep(2000);
+  return ((ticksOf(pids) - before) / CLK_TCK / 2) * 100;
+}
+
 /**
- * Wait until the servers are quiet (under 3 % of a core for half a second, at most 30 s): a keyed POST leaves
+ * Wait until every server is quiet (at most 4 % of a core for half a second, at most 30 s): a keyed POST leaves
  * events being relayed and consumed, and that work must not be counted against the next run.
  */
 async function settle(pids: number[]) {
   const until = Date.now() + 30_000;
   while (Date.now() < until) {
-    const before = pids.reduce((a, p) => a + cpuTicks(p), 0);
+    const before = ticksOf(pids);
     await sleep(500);
-    if (pids.reduce((a, p) => a + cpuTicks(p), 0) - before <= 1) return;
+    if (ticksOf(pids) - before <= 2) return;
   }
 }
 
-async function measure(s: Server, t: Target, connections: number): Promise<Row> {
+/** One run against `s`; `quiet` are the processes that must be idle before it starts (every server's). */
+async function measure(s: Server, t: Target, connections: number, quiet: number[]): Promise<Row> {
   const pids = [...s.pids, ...s.sharedPids];
-  await settle(pids);
+  await settle(quiet);
   const before = pids.map(cpuTicks);
   let r: { total: number; rps: number; p50: number; p99: number; errors: number };
   if (WRK) r = runWrk(s.baseUrl + t.path, t, connections);
@@ -230,35 +241,35 @@ async function main() {
   const pinnedSelf = taskset(1, process.pid);
   const pinnedNats = natsPid ? taskset(0, natsPid) : false;
   const rows: Row[] = [];
-  const servers = ([['distributed', startDistributed], ['embedded', startEmbedded]] as const).filter(([row]) => wanted(row)).map(([, start]) => start);
-  let ceilingBytes: Buffer | undefined;
+  const starts = ([['distributed', startDistributed], ['embedded', startEmbedded]] as const).filter(([row]) => wanted(row));
+  // Every server is started first and the runs go round them in turn, repeat after repeat: drift in this noisy
+  // VM's speed over the minutes of a run then falls on every row alike instead of on whichever ran last.
+  const running: { server: Server; targets: Target[] }[] = [];
+  let idlePct = 0;
   try {
-    for (const start of servers) {
+    for (const [row, start] of starts) {
       const s = await start();
-      if (!s) { console.log('distributed: skipped (set NATS_URL, DATABASE_URL, REDIS_URL)'); continue; }
-      for (const pid of s.pids) taskset(0, pid);
-      const targets = await targetsFor(s);
-      ceilingBytes ??= Buffer.from(await (await fetch(s.baseUrl + targets[0]!.path)).arrayBuffer());
-      for (const t of targets) await measure(s, t, 10); // warm-up (JIT, pools, caches)
-      for (let i = 0; i < REPEATS; i++) for (const t of targets) for (const c of [1, 50]) { const r = await measure(s, t, c); rows.push(r); console.log(JSON.stringify(r)); }
-      await s.stop();
+      if (!s) { console.log(`${row}: skipped (set NATS_URL, DATABASE_URL, REDIS_URL)`); continue; }
+      running.push({ server: s, targets: await targetsFor(s) });
     }
-    ceilingBytes ??= await sampleAnswer();
+    const ceilingBytes = running.length
+      ? Buffer.from(await (await fetch(running[0]!.server.baseUrl + running[0]!.targets[0]!.path)).arrayBuffer())
+      : await sampleAnswer();
+    const free: Target = { name: 'free GET /signings/status', method: 'GET', path: `/signings/status?vin=${VIN}`, headers: {} };
     const peer = wanted('peer') ? await startMoleculer(ceilingBytes) : null;
-    if (peer) {
-      for (const pid of peer.pids) taskset(0, pid);
-      const free: Target = { name: 'free GET /signings/status', method: 'GET', path: `/signings/status?vin=${VIN}`, headers: {} };
-      await measure(peer, free, 10);
-      for (let i = 0; i < REPEATS; i++) for (const c of [1, 50]) { const r = await measure(peer, free, c); rows.push(r); console.log(JSON.stringify(r)); }
-      await peer.stop();
+    if (peer) running.push({ server: peer, targets: [free] });
+    running.push({ server: await startCeiling(ceilingBytes), targets: [{ name: 'same bytes', method: 'GET', path: '/x', headers: {} }] });
+    for (const { server } of running) for (const pid of server.pids) taskset(0, pid);
+    const everyPid = [...new Set(running.flatMap(({ server }) => [...server.pids, ...server.sharedPids]))];
+    for (const { server, targets } of running) for (const t of targets) await measure(server, t, 10, everyPid); // warm-up (JIT, pools, caches)
+    idlePct = await idleLoad(everyPid);
+    for (let i = 0; i < REPEATS; i++) {
+      for (const { server, targets } of running) {
+        for (const t of targets) for (const c of [1, 50]) { const r = await measure(server, t, c, everyPid); rows.push(r); console.log(JSON.stringify(r)); }
+      }
     }
-    const ceil = await startCeiling(ceilingBytes);
-    for (const pid of ceil.pids) taskset(0, pid);
-    const ct: Target = { name: 'same bytes', method: 'GET', path: '/x', headers: {} };
-    await measure(ceil, ct, 10);
-    for (let i = 0; i < REPEATS; i++) for (const c of [1, 50]) rows.push(await measure(ceil, ct, c));
-    await ceil.stop();
   } finally {
+    for (const { server } of running) await server.stop();
     if (natsPid && natsAffinity) spawnSync('taskset', ['-a', '-cp', natsAffinity, String(natsPid)], { stdio: 'ignore' });
     await ownNats?.destroy();
   }
@@ -274,6 +285,7 @@ async function main() {
   const peerAt = (c: number) => med.find((r) => r.server.startsWith('peer') && r.c === c);
   console.log(`\nmachine: ${cpus().length}× ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   console.log(`pinning: servers → core 0 (${natsPid ? `${SHARED_NATS ? 'shared NATS, re-pinned' : 'private NATS started on core 0'}, pid ${natsPid} ${pinnedNats ? 'pinned' : 'NOT pinned'}` : 'NATS not found'}), load generator (${WRK ?? 'autocannon'}) → core 1 (${pinnedSelf ? 'pinned' : 'NOT pinned'}); ${SECONDS}s per run, median of ${REPEATS}`);
+  console.log(`idle: the servers not under load took ${idlePct.toFixed(1)} % of core 0 between runs (timers, pollers)`);
   console.log('CPU µs/req: every server process (gateway + pillars, and NATS in the distributed mode) per request; gw µs: the gateway alone\n');
   console.log(['server', 'target', 'c', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'gw µs/req', 'RSS MB', 'errors', '× ceiling', '× peer'].join('\t'));
   for (const r of med) {
