@@ -48,7 +48,7 @@ async function waitUp(url: string, ok = (s: number) => s < 500, timeoutMs = 90_0
 interface Target { name: string; method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string }
 /** pids: the server's own processes, gateway first; sharedPids: servers it uses that run on core 0 too (NATS). */
 interface Server { label: string; baseUrl: string; pids: number[]; sharedPids: number[]; gatewayPid: number; stop(): Promise<void> }
-interface Row { server: string; target: string; c: number; rps: number; p50: number; p99: number; cpuUs: number; gatewayUs: number; rssMb: number; errors: number }
+interface Row { server: string; target: string; c: number; round?: number; rps: number; p50: number; p99: number; cpuUs: number; gatewayUs: number; rssMb: number; errors: number }
 
 const WRK = spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error ? null : 'wrk';
 
@@ -265,7 +265,7 @@ async function main() {
     idlePct = await idleLoad(everyPid);
     for (let i = 0; i < REPEATS; i++) {
       for (const { server, targets } of running) {
-        for (const t of targets) for (const c of [1, 50]) { const r = await measure(server, t, c, everyPid); rows.push(r); console.log(JSON.stringify(r)); }
+        for (const t of targets) for (const c of [1, 50]) { const r = { ...(await measure(server, t, c, everyPid)), round: i }; rows.push(r); console.log(JSON.stringify(r)); }
       }
     }
   } finally {
@@ -281,17 +281,23 @@ async function main() {
     ...g[0]!, rps: median(g.map((r) => r.rps)), p50: median(g.map((r) => r.p50)), p99: median(g.map((r) => r.p99)),
     cpuUs: median(g.map((r) => r.cpuUs)), gatewayUs: median(g.map((r) => r.gatewayUs)), rssMb: Math.max(...g.map((r) => r.rssMb)), errors: g.reduce((a, r) => a + r.errors, 0),
   }));
-  const ceilingAt = (c: number) => med.find((r) => r.server.startsWith('ceiling') && r.c === c)!;
-  const peerAt = (c: number) => med.find((r) => r.server.startsWith('peer') && r.c === c);
+  // Ratios are taken round by round (the rows of one round ran minutes apart at most), then their median.
+  const ratioTo = (r: Row, other: (x: Row) => boolean) => median(groups.get(`${r.server}|${r.target}|${r.c}`)!.flatMap((x) => {
+    const o = rows.find((y) => other(y) && y.c === x.c && y.round === x.round);
+    return o ? [x.rps / o.rps] : [];
+  }));
+  const isCeiling = (x: Row) => x.server.startsWith('ceiling');
+  const isPeer = (x: Row) => x.server.startsWith('peer');
   console.log(`\nmachine: ${cpus().length}× ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   console.log(`pinning: servers → core 0 (${natsPid ? `${SHARED_NATS ? 'shared NATS, re-pinned' : 'private NATS started on core 0'}, pid ${natsPid} ${pinnedNats ? 'pinned' : 'NOT pinned'}` : 'NATS not found'}), load generator (${WRK ?? 'autocannon'}) → core 1 (${pinnedSelf ? 'pinned' : 'NOT pinned'}); ${SECONDS}s per run, median of ${REPEATS}`);
   console.log(`idle: the servers not under load took ${idlePct.toFixed(1)} % of core 0 between runs (timers, pollers)`);
-  console.log('CPU µs/req: every server process (gateway + pillars, and NATS in the distributed mode) per request; gw µs: the gateway alone\n');
+  console.log('CPU µs/req: every server process (gateway + pillars, and NATS in the distributed mode) per request; gw µs: the gateway alone');
+  console.log('× ceiling, × peer: req/s against theirs in the same round, median over the rounds\n');
   console.log(['server', 'target', 'c', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'gw µs/req', 'RSS MB', 'errors', '× ceiling', '× peer'].join('\t'));
   for (const r of med) {
-    const ratio = r.rps / ceilingAt(r.c).rps;
+    const ratio = ratioTo(r, isCeiling);
     // Against the peer only where it answers the same read, on NATS: the free and the keyed GET.
-    const peer = r.server === 'distributed' && r.target.endsWith(' GET /signings/status') && peerAt(r.c) ? (r.rps / peerAt(r.c)!.rps).toFixed(2) : '';
+    const peer = r.server === 'distributed' && r.target.endsWith(' GET /signings/status') && rows.some(isPeer) ? ratioTo(r, isPeer).toFixed(2) : '';
     console.log([r.server, r.target, r.c, r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), r.cpuUs.toFixed(0), r.gatewayUs.toFixed(0), r.rssMb.toFixed(0), r.errors, ratio.toFixed(2), peer].join('\t'));
   }
 }
