@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capabilities } from '@vcs/contract';
 import {
-  NatsBus, createLogger, createMemoryKv, createPgDb, migrate, startPillar, systemClock, unframeReply,
-  type CallContext, type Db, type Stoppable,
+  BusError, MemoryBus, NatsBus, createLogger, createMemoryKv, createPgDb, migrate, startPillar, systemClock, unframeReply,
+  type Bus, type CallContext, type Db, type Stoppable,
 } from '@vcs/platform';
 import { allPillars } from '@vcs/embedded';
 import { dispatch } from '../services/gateway/src/dispatch.ts';
@@ -72,5 +72,47 @@ describe.runIf(distributedEnv())('pillar reply protocol (real NATS and Postgres)
       earlier.stop();
       unreadable.stop();
     }
+  });
+});
+
+/**
+ * A request not answered in time times out (never hangs, never answers twice), its late answer is dropped, and
+ * the bus keeps answering afterwards.
+ */
+async function timesOutThenAnswers(bus: Bus) {
+  const silent = bus.serve('cap.test.silent', 'test', (m) => new Promise((r) => setTimeout(() => r({ data: m.data }), 500)));
+  const echo = bus.serve('cap.test.echo', 'test', async (m) => ({ data: m.data }));
+  try {
+    for (const timeoutMs of [120, 300]) {
+      const t0 = Date.now();
+      const err = await bus.request('cap.test.silent', Buffer.from('x'), { timeoutMs }).then(() => null, (e) => e);
+      const took = Date.now() - t0;
+      expect(err).toBeInstanceOf(BusError);
+      expect((err as BusError).code).toBe('timeout');
+      expect(took).toBeGreaterThanOrEqual(timeoutMs - 5);
+      expect(took).toBeLessThan(timeoutMs + 200);
+    }
+    // Many at once, some answered and some not: each settles once, the right way.
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) =>
+      bus.request(i % 2 ? 'cap.test.echo' : 'cap.test.silent', Buffer.from(String(i)), { timeoutMs: 150 })
+        .then((m) => Buffer.from(m.data).toString(), (e: BusError) => e.code)));
+    results.forEach((r, i) => expect(r).toBe(i % 2 ? String(i) : 'timeout'));
+    const after = await bus.request('cap.test.echo', Buffer.from('again'), { timeoutMs: 1000 });
+    expect(Buffer.from(after.data).toString()).toBe('again');
+  } finally {
+    silent.stop();
+    echo.stop();
+  }
+}
+
+describe('bus time-outs', () => {
+  it('in-process bus (embedded mode)', async () => {
+    const bus = new MemoryBus();
+    try { await timesOutThenAnswers(bus); } finally { await bus.drain(); }
+  });
+  it.runIf(distributedEnv())('NATS', async () => {
+    const stores = await freshStores();
+    const bus = await NatsBus.connect(stores.NATS_URL!, 'timeout-test', stores.NATS_NAMESPACE);
+    try { await timesOutThenAnswers(bus); } finally { await bus.drain(); await dropStores(stores); }
   });
 });
