@@ -8,10 +8,17 @@ export const SANDBOX_PAYER = { name: 'Avery Chen', castRow: 'super-prime', credi
 /** The VIN answered about when a capability is called without one. */
 export const SANDBOX_DEFAULT_VIN = '1HGCM82633A004352';
 
+/** Dates by offset, made once: answers carry several, and a Date and its ISO string each was 4 % of a pillar's CPU. */
+const datesByOffset = new Map<number, string>();
 export function sandboxDate(offsetDays = 0): string {
-  const d = new Date(`${SANDBOX_TODAY}T00:00:00.000Z`);
-  d.setUTCDate(d.getUTCDate() + offsetDays);
-  return d.toISOString().slice(0, 10);
+  let date = datesByOffset.get(offsetDays);
+  if (date === undefined) {
+    const d = new Date(`${SANDBOX_TODAY}T00:00:00.000Z`);
+    d.setUTCDate(d.getUTCDate() + offsetDays);
+    date = d.toISOString().slice(0, 10);
+    if (datesByOffset.size < 10_000) datesByOffset.set(offsetDays, date);
+  }
+  return date;
 }
 export function sandboxTimestamp(offsetDays = 0, hour = 12): string {
   return `${sandboxDate(offsetDays)}T${String(hour).padStart(2, '0')}:00:00.000Z`;
