@@ -204,6 +204,26 @@ async function sampleAnswer(): Promise<Buffer> {
   try { return Buffer.from(await (await fetch(`${s.baseUrl}/signings/status?vin=${VIN}`)).arrayBuffer()); } finally { await s.stop(); }
 }
 
+/** The transport alone (test/bench/transport-path.ts): a bare fastify route → NATS request → a responder of fixed bytes. */
+async function startTransportPath(bytes: Buffer): Promise<Server | null> {
+  if (!process.env.NATS_URL) return null;
+  const dir = mkdtempSync(join(tmpdir(), 'vcs-bench-'));
+  const file = join(dir, 'body.json');
+  writeFileSync(file, bytes);
+  const built = join(dir, 'transport-path.js');
+  await build({ ...BUNDLE, entryPoints: [join(root, 'test/bench/transport-path.ts')], outfile: built });
+  const port = await freePort();
+  const env = { ...process.env, NATS_URL: process.env.NATS_URL, TRANSPORT_SUBJECT: `bench${Date.now().toString(36)}.signings.status`, PORT: String(port), BODY_FILE: file };
+  const responder = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...env, TRANSPORT_ROLE: 'responder' } });
+  const gateway = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...env, TRANSPORT_ROLE: 'gateway' } });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  try { await waitUp(`${baseUrl}/signings/status?vin=${VIN}`, (s) => s === 200, 30_000); } catch (err) { await stopAll([gateway, responder]); throw err; }
+  return {
+    label: 'reference: fastify → NATS → fixed bytes', baseUrl, pids: [gateway.pid!, responder.pid!], sharedPids: natsPid ? [natsPid] : [], gatewayPid: gateway.pid!,
+    stop: () => stopAll([gateway, responder]),
+  };
+}
+
 async function targetsFor(s: Server): Promise<Target[]> {
   const minted = await (await fetch(`${s.baseUrl}/keys`, { method: 'POST' })).json() as { key: string };
   const keyed = { authorization: `Bearer ${minted.key}`, 'content-type': 'application/json' };
@@ -223,7 +243,7 @@ async function targetsFor(s: Server): Promise<Target[]> {
  */
 const SHARED_NATS = process.env.BENCH_NATS === 'shared';
 let natsPid = 0;
-/** BENCH_ONLY=distributed,embedded,peer,ceiling: run only those rows (the ceiling is always run for the ratios). */
+/** BENCH_ONLY=distributed,embedded,peer,transport: run only those rows (the ceiling is always run for the ratios). */
 const ONLY = process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
 const wanted = (row: string) => !ONLY || ONLY.includes(row);
 
@@ -258,6 +278,8 @@ async function main() {
     const free: Target = { name: 'free GET /signings/status', method: 'GET', path: `/signings/status?vin=${VIN}`, headers: {} };
     const peer = wanted('peer') ? await startMoleculer(ceilingBytes) : null;
     if (peer) running.push({ server: peer, targets: [free] });
+    const transport = wanted('transport') ? await startTransportPath(ceilingBytes) : null;
+    if (transport) running.push({ server: transport, targets: [free] });
     running.push({ server: await startCeiling(ceilingBytes), targets: [{ name: 'same bytes', method: 'GET', path: '/x', headers: {} }] });
     for (const { server } of running) for (const pid of server.pids) taskset(0, pid);
     const everyPid = [...new Set(running.flatMap(({ server }) => [...server.pids, ...server.sharedPids]))];
