@@ -5,12 +5,12 @@ import ApiGateway from 'moleculer-web';
 /**
  * The peer the bench compares with: a Moleculer gateway (moleculer-web) and a responder on the same NATS,
  * written the way its documentation shows, answering the same bytes as our free GET.
- *   MOLECULER_ROLE=responder | gateway, NATS_URL, MOLECULER_NAMESPACE, PORT (gateway), PEER_BODY_FILE (responder)
+ *   ROLE=responder | gateway, NATS_URL, NAMESPACE, PORT (gateway), BODY_FILE (responder)
  */
-const role = process.env.MOLECULER_ROLE;
+const role = process.env.ROLE;
 const broker = new ServiceBroker({
   nodeID: `${role}-${process.pid}`,
-  namespace: process.env.MOLECULER_NAMESPACE,
+  namespace: process.env.NAMESPACE,
   transporter: process.env.NATS_URL,
   logger: false,
   metrics: false,
@@ -18,7 +18,7 @@ const broker = new ServiceBroker({
 });
 
 if (role === 'responder') {
-  const answer = JSON.parse(readFileSync(process.env.PEER_BODY_FILE!, 'utf8'));
+  const answer = JSON.parse(readFileSync(process.env.BODY_FILE!, 'utf8'));
   broker.createService({ name: 'signings', actions: { status: { params: { vin: 'string' }, handler: () => answer } } });
 } else {
   broker.createService({

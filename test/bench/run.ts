@@ -177,51 +177,35 @@ async function startCeiling(bytes: Buffer): Promise<Server> {
   return { label: 'ceiling (bare fastify)', baseUrl, pids: [child.pid!], sharedPids: [], gatewayPid: child.pid!, stop: () => stopAll([child]) };
 }
 
-/** The peer: a moleculer-web gateway and one responder on the same NATS (and core), answering the same bytes. */
-async function startMoleculer(bytes: Buffer): Promise<Server | null> {
+/**
+ * A gateway and a responder, one script started twice on the same NATS (ROLE=gateway | responder), answering
+ * `bytes` (in the file BODY_FILE) at /signings/status: the Moleculer peer and the transport reference.
+ */
+async function startPair(label: string, entry: string, bytes: Buffer, bundle: import('esbuild').BuildOptions = {}): Promise<Server | null> {
   if (!process.env.NATS_URL) return null;
   const dir = mkdtempSync(join(tmpdir(), 'vcs-bench-'));
   const file = join(dir, 'body.json');
   writeFileSync(file, bytes);
-  // Moleculer loads its transporter with require() at run time: bundle our file, leave its packages to Node.
-  const built = join(root, 'test/bench/.moleculer-peer.js');
-  await build({ ...BUNDLE, entryPoints: [join(root, 'test/bench/moleculer-peer.ts')], outfile: built, packages: 'external' });
+  const built = join(root, 'test/bench', `.${entry.replace(/\.ts$/, '.js')}`);
+  await build({ ...BUNDLE, entryPoints: [join(root, 'test/bench', entry)], outfile: built, ...bundle });
   const port = await freePort();
-  const env = { ...process.env, NATS_URL: process.env.NATS_URL, MOLECULER_NAMESPACE: `bench${Date.now().toString(36)}`, PORT: String(port), PEER_BODY_FILE: file };
-  const responder = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...env, MOLECULER_ROLE: 'responder' } });
-  const gateway = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...env, MOLECULER_ROLE: 'gateway' } });
+  const env = { ...process.env, NATS_URL: process.env.NATS_URL, NAMESPACE: `bench${Date.now().toString(36)}`, PORT: String(port), BODY_FILE: file };
+  const responder = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...env, ROLE: 'responder' } });
+  const gateway = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...env, ROLE: 'gateway' } });
   const baseUrl = `http://127.0.0.1:${port}`;
   try { await waitUp(`${baseUrl}/signings/status?vin=${VIN}`, (s) => s === 200, 30_000); } catch (err) { await stopAll([gateway, responder]); throw err; }
-  return {
-    label: 'peer (Moleculer)', baseUrl, pids: [gateway.pid!, responder.pid!], sharedPids: natsPid ? [natsPid] : [], gatewayPid: gateway.pid!,
-    stop: () => stopAll([gateway, responder]),
-  };
+  return { label, baseUrl, pids: [gateway.pid!, responder.pid!], sharedPids: natsPid ? [natsPid] : [], gatewayPid: gateway.pid!, stop: () => stopAll([gateway, responder]) };
 }
+
+/** The peer: a moleculer-web gateway and one Moleculer responder (it loads its transporter with require() at run time, so its packages stay outside the bundle). */
+const startMoleculer = (bytes: Buffer) => startPair('peer (Moleculer)', 'moleculer-peer.ts', bytes, { packages: 'external' });
+/** The transport alone: a bare fastify route → a NATS request → a responder of fixed bytes. */
+const startTransportPath = (bytes: Buffer) => startPair('reference: fastify → NATS → fixed bytes', 'transport-path.ts', bytes);
 
 /** The free GET's answer bytes, for the peer and the ceiling when neither of our rows ran (BENCH_ONLY). */
 async function sampleAnswer(): Promise<Buffer> {
   const s = await startEmbedded();
   try { return Buffer.from(await (await fetch(`${s.baseUrl}/signings/status?vin=${VIN}`)).arrayBuffer()); } finally { await s.stop(); }
-}
-
-/** The transport alone (test/bench/transport-path.ts): a bare fastify route → NATS request → a responder of fixed bytes. */
-async function startTransportPath(bytes: Buffer): Promise<Server | null> {
-  if (!process.env.NATS_URL) return null;
-  const dir = mkdtempSync(join(tmpdir(), 'vcs-bench-'));
-  const file = join(dir, 'body.json');
-  writeFileSync(file, bytes);
-  const built = join(dir, 'transport-path.js');
-  await build({ ...BUNDLE, entryPoints: [join(root, 'test/bench/transport-path.ts')], outfile: built });
-  const port = await freePort();
-  const env = { ...process.env, NATS_URL: process.env.NATS_URL, TRANSPORT_SUBJECT: `bench${Date.now().toString(36)}.signings.status`, PORT: String(port), BODY_FILE: file };
-  const responder = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...env, TRANSPORT_ROLE: 'responder' } });
-  const gateway = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...env, TRANSPORT_ROLE: 'gateway' } });
-  const baseUrl = `http://127.0.0.1:${port}`;
-  try { await waitUp(`${baseUrl}/signings/status?vin=${VIN}`, (s) => s === 200, 30_000); } catch (err) { await stopAll([gateway, responder]); throw err; }
-  return {
-    label: 'reference: fastify → NATS → fixed bytes', baseUrl, pids: [gateway.pid!, responder.pid!], sharedPids: natsPid ? [natsPid] : [], gatewayPid: gateway.pid!,
-    stop: () => stopAll([gateway, responder]),
-  };
 }
 
 async function targetsFor(s: Server): Promise<Target[]> {

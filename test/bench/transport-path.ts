@@ -7,12 +7,12 @@ import { connect } from '@nats-io/transport-node';
  * with `noAsyncTraces: true` and the reply bytes passed through. It measures what the transport alone costs on
  * this machine: none of the gateway's work (key check, rate limit, validation, metering, metrics, CORS, answer
  * metadata) and no handler. The responder answers the same bytes as our free GET.
- *   TRANSPORT_ROLE=responder | gateway, NATS_URL, TRANSPORT_SUBJECT, PORT (gateway), BODY_FILE (responder)
+ *   ROLE=responder | gateway, NATS_URL, NAMESPACE, PORT (gateway), BODY_FILE (responder)
  */
 const nc = await connect({ servers: process.env.NATS_URL, noAsyncTraces: true });
-const subject = process.env.TRANSPORT_SUBJECT!;
+const subject = `${process.env.NAMESPACE}.signings.status`;
 
-if (process.env.TRANSPORT_ROLE === 'responder') {
+if (process.env.ROLE === 'responder') {
   const body = readFileSync(process.env.BODY_FILE!);
   nc.subscribe(subject, { callback: (err, msg) => { if (!err) msg.respond(body); } });
 } else {
