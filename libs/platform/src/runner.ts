@@ -30,9 +30,10 @@ export function unframeReply(data: Uint8Array): (ReplyMeta & { body: Uint8Array 
   if (end < 0) return null;
   const line = Buffer.from(data.buffer, data.byteOffset, end).toString('latin1');
   const a = line.indexOf(' ');
-  const b = line.indexOf(' ', a + 1);
+  const b = a < 0 ? -1 : line.indexOf(' ', a + 1);
+  if (b < 0) return null;
   const status = Number(line.slice(0, a));
-  if (a < 0 || b < 0 || !(status >= 100 && status <= 599)) return null;
+  if (!(status >= 100 && status <= 599)) return null;
   return { status, kind: line.slice(a + 1, b), servedBy: line.slice(b + 1), body: data.subarray(end + 1) };
 }
 
