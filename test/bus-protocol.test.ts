@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capabilities } from '@vcs/contract';
 import {
-  BusError, MemoryBus, NatsBus, createLogger, createMemoryKv, createPgDb, migrate, startPillar, systemClock, unframeReply,
+  BusError, MemoryBus, NatsBus, createLogger, framedReply, createMemoryKv, createPgDb, migrate, startPillar, systemClock, unframeReply,
   type Bus, type CallContext, type Db, type Stoppable,
 } from '@vcs/platform';
 import { allPillars } from '@vcs/embedded';
@@ -71,6 +71,19 @@ describe.runIf(distributedEnv())('pillar reply protocol (real NATS and Postgres)
     } finally {
       earlier.stop();
       unreadable.stop();
+    }
+  });
+});
+
+describe('framed replies', () => {
+  it('split the metadata line off a view of the answer, and refuse anything else', () => {
+    const framed = framedReply({ status: 402, kind: 'OFFER', servedBy: 'commerce@1.0.0/42' }, '{"type":"OFFER"}');
+    const meta = unframeReply(framed)!;
+    expect(meta).toMatchObject({ status: 402, kind: 'OFFER', servedBy: 'commerce@1.0.0/42' });
+    expect(Buffer.from(meta.body).toString()).toBe('{"type":"OFFER"}');
+    expect(meta.body.buffer).toBe(framed.buffer); // no copy of the answer
+    for (const bad of ['{"type":"OK"}', '200 OK\n{}', '200OKx\n{}', 'abc OK x\n{}', '99 OK x\n{}', '600 OK x\n{}', `200 OK ${'x'.repeat(300)}\n{}`]) {
+      expect(unframeReply(Buffer.from(bad)), bad).toBeNull();
     }
   });
 });
