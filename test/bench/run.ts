@@ -7,12 +7,13 @@
  *   BENCH_SECONDS=5 BENCH_REPEATS=3 pnpm bench      (BENCH_ONLY=distributed,peer: only those rows; BENCH_NATS=shared)
  * Distributed mode needs NATS_URL, DATABASE_URL and REDIS_URL (else it is skipped, with a note).
  * The peer, a Moleculer gateway (moleculer-web) and responder on the same NATS answering the same bytes
- * (test/bench/moleculer-peer.ts), runs beside them for the free GET.
+ * (test/bench/moleculer-peer.ts), and the transport reference (test/bench/transport-path.ts) run beside them
+ * for the free GET.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { build } from 'esbuild';
 import { BUNDLE, buildAll } from '../../deploy/build.ts';
@@ -46,6 +47,7 @@ async function waitUp(url: string, ok = (s: number) => s < 500, timeoutMs = 90_0
 }
 
 interface Target { name: string; method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string }
+const FREE_GET: Target = { name: 'free GET /signings/status', method: 'GET', path: `/signings/status?vin=${VIN}`, headers: {} };
 /** pids: the server's own processes, gateway first; sharedPids: servers it uses that run on core 0 too (NATS). */
 interface Server { label: string; baseUrl: string; pids: number[]; sharedPids: number[]; gatewayPid: number; stop(): Promise<void> }
 interface Row { server: string; target: string; c: number; round?: number; rps: number; p50: number; p99: number; cpuUs: number; gatewayUs: number; rssMb: number; errors: number }
@@ -164,14 +166,22 @@ async function startDistributed(): Promise<Server | null> {
   };
 }
 
-async function startCeiling(bytes: Buffer): Promise<Server> {
+/**
+ * A bench script (test/bench/<entry>) bundled like the services, so RSS and CPU compare like with like, beside
+ * it (test/bench/.<name>.js, so packages left external still resolve), and `bytes` written to a file it serves.
+ */
+async function bundleWithBody(entry: string, bytes: Buffer, bundle: import('esbuild').BuildOptions = {}) {
   const file = join(mkdtempSync(join(tmpdir(), 'vcs-bench-')), 'body.json');
   writeFileSync(file, bytes);
+  const built = join(root, 'test/bench', `.${entry.replace(/\.ts$/, '.js')}`);
+  await build({ ...BUNDLE, entryPoints: [join(root, 'test/bench', entry)], outfile: built, ...bundle });
+  return { built, file };
+}
+
+async function startCeiling(bytes: Buffer): Promise<Server> {
+  const { built, file } = await bundleWithBody('ceiling.ts', bytes);
   const port = await freePort();
-  // Built like the services (plain JavaScript), so RSS and CPU compare like with like.
-  const built = join(dirname(file), 'ceiling.js');
-  await build({ ...BUNDLE, entryPoints: [join(root, 'test/bench/ceiling.ts')], outfile: built });
-  const child = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...process.env, PORT: String(port), CEILING_BODY_FILE: file } });
+  const child = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...process.env, PORT: String(port), BODY_FILE: file } });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUp(`${baseUrl}/x`, (s) => s === 200);
   return { label: 'ceiling (bare fastify)', baseUrl, pids: [child.pid!], sharedPids: [], gatewayPid: child.pid!, stop: () => stopAll([child]) };
@@ -183,11 +193,7 @@ async function startCeiling(bytes: Buffer): Promise<Server> {
  */
 async function startPair(label: string, entry: string, bytes: Buffer, bundle: import('esbuild').BuildOptions = {}): Promise<Server | null> {
   if (!process.env.NATS_URL) return null;
-  const dir = mkdtempSync(join(tmpdir(), 'vcs-bench-'));
-  const file = join(dir, 'body.json');
-  writeFileSync(file, bytes);
-  const built = join(root, 'test/bench', `.${entry.replace(/\.ts$/, '.js')}`);
-  await build({ ...BUNDLE, entryPoints: [join(root, 'test/bench', entry)], outfile: built, ...bundle });
+  const { built, file } = await bundleWithBody(entry, bytes, bundle);
   const port = await freePort();
   const env = { ...process.env, NATS_URL: process.env.NATS_URL, NAMESPACE: `bench${Date.now().toString(36)}`, PORT: String(port), BODY_FILE: file };
   const responder = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...env, ROLE: 'responder' } });
@@ -212,7 +218,7 @@ async function targetsFor(s: Server): Promise<Target[]> {
   const minted = await (await fetch(`${s.baseUrl}/keys`, { method: 'POST' })).json() as { key: string };
   const keyed = { authorization: `Bearer ${minted.key}`, 'content-type': 'application/json' };
   return [
-    { name: 'free GET /signings/status', method: 'GET', path: `/signings/status?vin=${VIN}`, headers: {} },
+    FREE_GET,
     // The same read with a key: the key check (cached row), the key's rate limit and the meter, as the goals ask.
     { name: 'keyed GET /signings/status', method: 'GET', path: `/signings/status?vin=${VIN}`, headers: { authorization: keyed.authorization } },
     { name: 'keyed POST /total-loss/acv', method: 'POST', path: '/total-loss/acv', headers: keyed, body: '{}' },
@@ -220,10 +226,11 @@ async function targetsFor(s: Server): Promise<Target[]> {
 }
 
 /**
- * NATS for the distributed and peer rows. By default a private nats-server (the same local binary) started on
- * core 0: Go sizes its scheduler from the CPUs it may use when it starts, so the shared server, started on both
- * cores and pinned afterwards, keeps two scheduler threads spinning for one core, taking CPU from every process
- * beside it (docs/performance.md). BENCH_NATS=shared re-pins the shared server instead (restored afterwards).
+ * NATS for the distributed, peer and reference rows. By default a private nats-server (the same local binary)
+ * started on core 0: Go sizes its scheduler from the CPUs it may use when it starts, so the shared server, started
+ * on both cores and pinned afterwards, keeps a spare scheduler thread that wakes and spins for a core it does not
+ * have (measurable at c=1: docs/performance.md). BENCH_NATS=shared re-pins the shared server instead (restored
+ * afterwards).
  */
 const SHARED_NATS = process.env.BENCH_NATS === 'shared';
 let natsPid = 0;
@@ -259,11 +266,10 @@ async function main() {
     const ceilingBytes = running.length
       ? Buffer.from(await (await fetch(running[0]!.server.baseUrl + running[0]!.targets[0]!.path)).arrayBuffer())
       : await sampleAnswer();
-    const free: Target = { name: 'free GET /signings/status', method: 'GET', path: `/signings/status?vin=${VIN}`, headers: {} };
     const peer = wanted('peer') ? await startMoleculer(ceilingBytes) : null;
-    if (peer) running.push({ server: peer, targets: [free] });
+    if (peer) running.push({ server: peer, targets: [FREE_GET] });
     const transport = wanted('transport') ? await startTransportPath(ceilingBytes) : null;
-    if (transport) running.push({ server: transport, targets: [free] });
+    if (transport) running.push({ server: transport, targets: [FREE_GET] });
     running.push({ server: await startCeiling(ceilingBytes), targets: [{ name: 'same bytes', method: 'GET', path: '/x', headers: {} }] });
     for (const { server } of running) for (const pid of server.pids) taskset(0, pid);
     const everyPid = [...new Set(running.flatMap(({ server }) => [...server.pids, ...server.sharedPids]))];
@@ -297,7 +303,7 @@ async function main() {
   console.log(`\nmachine: ${cpus().length}× ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   console.log(`pinning: servers → core 0 (${natsPid ? `${SHARED_NATS ? 'shared NATS, re-pinned' : 'private NATS started on core 0'}, pid ${natsPid} ${pinnedNats ? 'pinned' : 'NOT pinned'}` : 'NATS not found'}), load generator (${WRK ?? 'autocannon'}) → core 1 (${pinnedSelf ? 'pinned' : 'NOT pinned'}); ${SECONDS}s per run, median of ${REPEATS}`);
   console.log(`idle: the servers not under load took ${idlePct.toFixed(1)} % of core 0 between runs (timers, pollers)`);
-  console.log('CPU µs/req: every server process (gateway + pillars, and NATS in the distributed mode) per request; gw µs: the gateway alone');
+  console.log('CPU µs/req: every server process (gateway + pillars, and NATS where the row uses it) per request; gw µs: the gateway alone');
   console.log('× ceiling, × peer: req/s against theirs in the same round, median over the rounds\n');
   console.log(['server', 'target', 'c', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'gw µs/req', 'RSS MB', 'errors', '× ceiling', '× peer'].join('\t'));
   for (const r of med) {

@@ -43,10 +43,9 @@ function processServer(port: number, url: string, cmd: string, args: string[], d
 export async function privateNats(opts: { cpu?: number } = {}): Promise<PrivateServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'vcs-nats-'));
-  const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir];
-  const s = opts.cpu === undefined
-    ? processServer(port, `nats://127.0.0.1:${port}`, '/usr/sbin/nats-server', args, dir)
-    : processServer(port, `nats://127.0.0.1:${port}`, 'taskset', ['-c', String(opts.cpu), '/usr/sbin/nats-server', ...args], dir);
+  const nats = ['/usr/sbin/nats-server', '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir];
+  const [cmd, ...args] = opts.cpu === undefined ? nats : ['taskset', '-c', String(opts.cpu), ...nats];
+  const s = processServer(port, `nats://127.0.0.1:${port}`, cmd!, args, dir);
   await s.start();
   return s;
 }
