@@ -5,6 +5,8 @@
  * started there); the runs go round them in turn, each repeat. The load generator, wrk (Debian's package;
  * autocannon when wrk is missing), runs on core 1.
  *   BENCH_SECONDS=5 BENCH_REPEATS=3 pnpm bench      (BENCH_ONLY=distributed,peer: only those rows; BENCH_NATS=shared)
+ * The write anchors (W0, W1, W2, E0: test/bench/write-anchors.ts) run the keyed POST beside ours; the table gives
+ * each keyed POST row its ratio to W0, W1 and W2 of the same round.
  * Distributed mode needs NATS_URL, DATABASE_URL and REDIS_URL (else it is skipped, with a note).
  * The peer, a Moleculer gateway (moleculer-web) and responder on the same NATS answering the same bytes
  * (test/bench/moleculer-peer.ts), and the transport reference (test/bench/transport-path.ts) run beside them
@@ -50,12 +52,12 @@ interface Target { name: string; method: 'GET' | 'POST'; path: string; headers: 
 const FREE_GET: Target = { name: 'free GET /signings/status', method: 'GET', path: `/signings/status?vin=${VIN}`, headers: {} };
 /** pids: the server's own processes, gateway first; sharedPids: servers it uses that run on core 0 too (NATS). */
 interface Server { label: string; baseUrl: string; pids: number[]; sharedPids: number[]; gatewayPid: number; stop(): Promise<void> }
-interface Row { server: string; target: string; c: number; round?: number; rps: number; p50: number; p99: number; cpuUs: number; gatewayUs: number; rssMb: number; errors: number }
+interface Row { server: string; target: string; c: number; round?: number; rps: number; p50: number; p99: number; cpuUs: number; gatewayUs: number; pgUs: number; readP99: number; rssMb: number; errors: number }
 
 const WRK = spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error ? null : 'wrk';
 
 /** wrk's figures (one thread, pinned to core 1 with this process); POST bodies go through a tiny Lua script. */
-function runWrk(url: string, t: Target, connections: number) {
+async function runWrk(url: string, t: Target, connections: number) {
   // A 10 s client time-out (wrk's default is 2 s): a slow answer is a latency, not an error, in these figures.
   const args = ['-t1', `-c${connections}`, `-d${SECONDS}s`, '--timeout', '10s', '--latency'];
   for (const [k, v] of Object.entries(t.headers)) args.push('-H', `${k}: ${v}`);
@@ -64,7 +66,11 @@ function runWrk(url: string, t: Target, connections: number) {
     writeFileSync(lua, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(t.body ?? '')}\n`);
     args.push('-s', lua);
   }
-  const out = spawnSync('taskset', ['-c', '1', 'wrk', ...args, url], { encoding: 'utf8' }).stdout;
+  // Spawned, not spawnSync: a side load (a free read beside the writes) runs in this process meanwhile.
+  const child = spawn('taskset', ['-c', '1', 'wrk', ...args, url], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  await new Promise((r) => child.once('close', r));
   const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? NaN);
   const ms = (re: RegExp) => { const m = re.exec(out); if (!m) return NaN; const v = Number(m[1]); return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v; };
   const total = num(/(\d+) requests in/);
@@ -77,6 +83,13 @@ function runWrk(url: string, t: Target, connections: number) {
 }
 
 const ticksOf = (pids: number[]) => pids.reduce((a, p) => a + cpuTicks(p), 0);
+/**
+ * Postgres's processes (the server's, shared by every row that uses it): writes must not move cost where the
+ * figures do not look. Backends come and go, so each is read by pid before and after a run (a new one counts from 0).
+ */
+const postgresPids = () => spawnSync('pgrep', ['-x', 'postgres'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+const postgresTicks = () => new Map(postgresPids().map((p) => [p, cpuTicks(p)]));
+const ticksSince = (before: Map<number, number>) => [...postgresTicks()].reduce((a, [p, t]) => a + t - (before.get(p) ?? 0), 0);
 
 /** Share of one core the servers take while none is under load (their timers and pollers), over two seconds. */
 async function idleLoad(pids: number[]) {
@@ -103,18 +116,24 @@ async function measure(s: Server, t: Target, connections: number, quiet: number[
   const pids = [...s.pids, ...s.sharedPids];
   await settle(quiet);
   const before = pids.map(cpuTicks);
+  const pgBefore = postgresTicks();
   let r: { total: number; rps: number; p50: number; p99: number; errors: number };
-  if (WRK) r = runWrk(s.baseUrl + t.path, t, connections);
+  // Reads must not stall behind writes: beside every keyed POST at c=50, two connections read the free GET.
+  const side = t.method === 'POST' && connections === 50
+    ? autocannon({ url: s.baseUrl + FREE_GET.path, connections: 2, duration: SECONDS }) : undefined;
+  if (WRK) r = await runWrk(s.baseUrl + t.path, t, connections);
   else {
     const a = await autocannon({ url: s.baseUrl + t.path, method: t.method, headers: t.headers, body: t.body, connections, duration: SECONDS });
     r = { total: a.requests.total, rps: a.requests.average, p50: a.latency.p50, p99: a.latency.p99, errors: a.errors + a.non2xx };
   }
+  const readBeside = side ? (await side).latency.p99 : NaN;
   const ticks = pids.map((p, i) => cpuTicks(p) - before[i]!);
+  const pgTicks = ticksSince(pgBefore);
   const total = r.total || 1;
   const us = (n: number) => (n / CLK_TCK) * 1e6 / total;
   return {
     server: s.label, target: t.name, c: connections, rps: r.rps, p50: r.p50, p99: r.p99,
-    cpuUs: us(ticks.reduce((a, x) => a + x, 0)), gatewayUs: us(ticks[0]!), rssMb: rssMb(s.gatewayPid), errors: r.errors,
+    cpuUs: us(ticks.reduce((a, x) => a + x, 0)), gatewayUs: us(ticks[0]!), pgUs: us(pgTicks), readP99: readBeside, rssMb: rssMb(s.gatewayPid), errors: r.errors,
   };
 }
 
@@ -208,6 +227,33 @@ const startMoleculer = (bytes: Buffer) => startPair('peer (Moleculer)', 'molecul
 /** The transport alone: a bare fastify route → a NATS request → a responder of fixed bytes. */
 const startTransportPath = (bytes: Buffer) => startPair('reference: fastify → NATS → fixed bytes', 'transport-path.ts', bytes);
 
+/**
+ * The write path's anchors (test/bench/write-anchors.ts): W0 durable write, W1 + relay + consumer, W2 = W1 split
+ * over a NATS hop, E0 = W0 on PGlite in-process. Each gets its own database and NATS namespace; the one target is
+ * the keyed POST our rows measure, with the same path, key header and body.
+ */
+const ANCHOR_KEY = 'vcs_bench_anchor_key';
+async function startAnchor(label: string, roles: string[]): Promise<Server | null> {
+  const pgliteDir = roles.includes('e0') ? mkdtempSync(join(tmpdir(), 'vcs-e0-')) : undefined;
+  if (!pgliteDir && !process.env.NATS_URL) return null;
+  const stores = pgliteDir ? {} : await freshStores();
+  const { built } = await bundleWithBody('write-anchors.ts', Buffer.alloc(0), { external: ['@electric-sql/pglite'] });
+  const port = await freePort();
+  const env = { ...process.env, ...stores, NAMESPACE: stores.NATS_NAMESPACE ?? '', PORT: String(port), KEY: ANCHOR_KEY, ...(pgliteDir ? { PGLITE_DIR: pgliteDir } : {}) };
+  // Every role makes the tables under one lock (migrate), so the order they start in does not matter.
+  const children = roles.map((ROLE) => spawn(process.execPath, [built], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env: { ...env, ROLE } }));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const stop = async () => { await stopAll(children); if (!pgliteDir) await dropStores(stores); };
+  // 90 s: PGlite's first start (E0) on a loaded machine takes a while.
+  try { await waitUp(`${baseUrl}/total-loss/acv`, (s) => s === 200, 90_000, { method: 'POST', headers: { authorization: `Bearer ${ANCHOR_KEY}`, 'content-type': 'application/json' }, body: '{}' }); } catch (err) { await stop(); throw new Error(`${label}: ${(err as Error).message}`); }
+  const pids = [...children].reverse().map((c) => c.pid!); // the listening process first, as gateways are
+  return { label, baseUrl, pids, sharedPids: roles.some((r) => r !== 'w0' && r !== 'e0') && natsPid ? [natsPid] : [], gatewayPid: pids[0]!, stop };
+}
+const ANCHORS: [string, string[]][] = [
+  ['W0 durable write', ['w0']], ['W1 = W0 + relay + consumer', ['w1']], ['W2 = W1 over a NATS hop', ['w2-writer', 'w2-gateway']], ['E0 = W0 on PGlite in-process', ['e0']],
+];
+const ANCHOR_TARGET: Target = { name: 'keyed POST /total-loss/acv', method: 'POST', path: '/total-loss/acv', headers: { authorization: `Bearer ${ANCHOR_KEY}`, 'content-type': 'application/json' }, body: '{}' };
+
 /** The free GET's answer bytes, for the peer and the ceiling when neither of our rows ran (BENCH_ONLY). */
 async function sampleAnswer(): Promise<Buffer> {
   const s = await startEmbedded();
@@ -222,6 +268,8 @@ async function targetsFor(s: Server): Promise<Target[]> {
     // The same read with a key: the key check (cached row), the key's rate limit and the meter, as the goals ask.
     { name: 'keyed GET /signings/status', method: 'GET', path: `/signings/status?vin=${VIN}`, headers: { authorization: keyed.authorization } },
     { name: 'keyed POST /total-loss/acv', method: 'POST', path: '/total-loss/acv', headers: keyed, body: '{}' },
+    // The keyless decode: the gateway asks the data pillar, which decodes from vPIC (a VIN seen before: its LRU).
+    { name: 'free GET /decode/{vin}', method: 'GET', path: `/decode/${VIN}`, headers: {} },
   ];
 }
 
@@ -234,7 +282,7 @@ async function targetsFor(s: Server): Promise<Target[]> {
  */
 const SHARED_NATS = process.env.BENCH_NATS === 'shared';
 let natsPid = 0;
-/** BENCH_ONLY=distributed,embedded,peer,transport: run only those rows (the ceiling is always run for the ratios). */
+/** BENCH_ONLY=distributed,embedded,peer,transport,anchors: run only those rows (the ceiling is always run for the ratios). */
 const ONLY = process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
 const wanted = (row: string) => !ONLY || ONLY.includes(row);
 
@@ -270,6 +318,12 @@ async function main() {
     if (peer) running.push({ server: peer, targets: [FREE_GET] });
     const transport = wanted('transport') ? await startTransportPath(ceilingBytes) : null;
     if (transport) running.push({ server: transport, targets: [FREE_GET] });
+    if (wanted('anchors')) {
+      for (const [label, roles] of ANCHORS) {
+        const a = await startAnchor(label, roles);
+        if (a) running.push({ server: a, targets: [ANCHOR_TARGET] });
+      }
+    }
     running.push({ server: await startCeiling(ceilingBytes), targets: [{ name: 'same bytes', method: 'GET', path: '/x', headers: {} }] });
     for (const { server } of running) for (const pid of server.pids) taskset(0, pid);
     const everyPid = [...new Set(running.flatMap(({ server }) => [...server.pids, ...server.sharedPids]))];
@@ -291,7 +345,7 @@ async function main() {
   for (const r of rows) { const k = `${r.server}|${r.target}|${r.c}`; groups.set(k, [...(groups.get(k) ?? []), r]); }
   const med = [...groups.values()].map((g) => ({
     ...g[0]!, rps: median(g.map((r) => r.rps)), p50: median(g.map((r) => r.p50)), p99: median(g.map((r) => r.p99)),
-    cpuUs: median(g.map((r) => r.cpuUs)), gatewayUs: median(g.map((r) => r.gatewayUs)), rssMb: Math.max(...g.map((r) => r.rssMb)), errors: g.reduce((a, r) => a + r.errors, 0),
+    cpuUs: median(g.map((r) => r.cpuUs)), gatewayUs: median(g.map((r) => r.gatewayUs)), pgUs: median(g.map((r) => r.pgUs)), readP99: median(g.map((r) => r.readP99)), rssMb: Math.max(...g.map((r) => r.rssMb)), errors: g.reduce((a, r) => a + r.errors, 0),
   }));
   // Ratios are taken round by round (the rows of one round ran minutes apart at most), then their median.
   const ratioTo = (r: Row, other: (x: Row) => boolean) => median(groups.get(`${r.server}|${r.target}|${r.c}`)!.flatMap((x) => {
@@ -300,17 +354,22 @@ async function main() {
   }));
   const isCeiling = (x: Row) => x.server.startsWith('ceiling');
   const isPeer = (x: Row) => x.server.startsWith('peer');
+  const anchor = (name: string) => (x: Row) => x.server.startsWith(name) && x.target === ANCHOR_TARGET.name;
+  const isWrite = (r: Row) => r.target === ANCHOR_TARGET.name;
   console.log(`\nmachine: ${cpus().length}× ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   console.log(`pinning: servers → core 0 (${natsPid ? `${SHARED_NATS ? 'shared NATS, re-pinned' : 'private NATS started on core 0'}, pid ${natsPid} ${pinnedNats ? 'pinned' : 'NOT pinned'}` : 'NATS not found'}), load generator (${WRK ?? 'autocannon'}) → core 1 (${pinnedSelf ? 'pinned' : 'NOT pinned'}); ${SECONDS}s per run, median of ${REPEATS}`);
   console.log(`idle: the servers not under load took ${idlePct.toFixed(1)} % of core 0 between runs (timers, pollers)`);
   console.log('CPU µs/req: every server process (gateway + pillars, and NATS where the row uses it) per request; gw µs: the gateway alone');
-  console.log('× ceiling, × peer: req/s against theirs in the same round, median over the rounds\n');
-  console.log(['server', 'target', 'c', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'gw µs/req', 'RSS MB', 'errors', '× ceiling', '× peer'].join('\t'));
+  console.log('read p99 ms: a free GET on 2 connections beside the keyed POST at c=50 (reads must not stall behind writes)');
+  console.log('PG µs/req: every postgres process on the machine (only rows that use the server; E0 and embedded use PGlite, counted in CPU µs)');
+  console.log('× ceiling, × peer, × W0/W1/W2 (keyed POST rows): req/s against theirs in the same round, median over the rounds\n');
+  console.log(['server', 'target', 'c', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'gw µs/req', 'PG µs/req', 'read p99 ms', 'RSS MB', 'errors', '× ceiling', '× peer', '× W0', '× W1', '× W2'].join('\t'));
   for (const r of med) {
     const ratio = ratioTo(r, isCeiling);
     // Against the peer only where it answers the same read, on NATS: the free and the keyed GET.
     const peer = r.server === 'distributed' && r.target.endsWith(' GET /signings/status') && rows.some(isPeer) ? ratioTo(r, isPeer).toFixed(2) : '';
-    console.log([r.server, r.target, r.c, r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), r.cpuUs.toFixed(0), r.gatewayUs.toFixed(0), r.rssMb.toFixed(0), r.errors, ratio.toFixed(2), peer].join('\t'));
+    const writes = ['W0', 'W1', 'W2'].map((w) => isWrite(r) && rows.some(anchor(w)) ? ratioTo(r, anchor(w)).toFixed(2) : '');
+    console.log([r.server, r.target, r.c, r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), r.cpuUs.toFixed(0), r.gatewayUs.toFixed(0), r.pgUs.toFixed(0), Number.isNaN(r.readP99) ? '' : r.readP99.toFixed(1), r.rssMb.toFixed(0), r.errors, ratio.toFixed(2), peer, ...writes].join('\t'));
   }
 }
 

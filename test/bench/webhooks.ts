@@ -2,6 +2,8 @@
  * Webhook delivery benchmark (not a test): embedded service, local receivers, events emitted by
  * signing.quote. Prints delivered events/s and p50/p99 from emit (the event's occurredAt) to a
  * verified receipt, with 1 and with 100 endpoints.   pnpm bench:webhooks
+ * Both webhook.register and signing.quote are offer-gated: every call carries `Accept-Price`, so each
+ * offer is settled in the same request (docs/money.md) and the answer is the capability's own.
  */
 import { createServer } from 'node:http';
 import { Webhook } from 'standardwebhooks';
@@ -34,8 +36,14 @@ async function run(endpoints: number, events: number) {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.address() as { port: number }).port;
-  const post = async (path: string, body: unknown, key?: string) =>
-    (await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) })).json() as Promise<any>;
+  const post = async (path: string, body: unknown, key?: string) => {
+    const headers = { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}`, 'accept-price': '1000.00 USD' } : {}) };
+    const res = await fetch(base + path, { method: 'POST', headers, body: JSON.stringify(body) });
+    const answer = await res.json() as any;
+    // A refused call would otherwise surface later as a missing member; say which call and why.
+    if (!res.ok) throw new Error(`${path} answered ${res.status}: ${JSON.stringify(answer.value ?? answer)}`);
+    return answer;
+  };
   const { key } = await post('/keys', {});
   for (let i = 0; i < endpoints; i++) {
     const reg = await post('/webhooks/register', { url: `http://127.0.0.1:${port}/hook/${i}` }, key);

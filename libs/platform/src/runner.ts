@@ -1,9 +1,10 @@
-import { capabilitiesOfPillar, httpStatusOf, statusOfCode, type Capability, type EventEnvelope, type Pillar } from '@vcs/contract';
+import { problemsOf, capabilitiesOfPillar, httpStatusOf, statusOfCode, type Capability, type EventEnvelope, type Pillar } from '@vcs/contract';
 import { dec } from './bus/types.ts';
 import type { OutboxRelay } from './events/outbox.ts';
 import { writeEvents } from './events/outbox.ts';
 import type { CallContext, HandlerResult, Handler, Services } from './handler.ts';
 import { StoreUnavailableError, type Queryable } from './store/db.ts';
+import { lazyTx, recorder } from './store/lazyTx.ts';
 
 /**
  * What the gateway sends on `cap.<pillar>.<noun>.<verb>`. `reply: 'framed'` asks for the answer's metadata in
@@ -66,7 +67,7 @@ export async function runCapability(
   const { ctx } = req;
   const parsed = c.request.safeParse(req.input ?? {});
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => ({ field: i.path.join('.') || '(body)', message: i.message }));
+    const problems = problemsOf(parsed.error.issues);
     const a = envelope(c, { kind: 'BLOCKED', code: 'invalid-input', message: 'the input does not match the capability', extra: { problems } }, ctx, services.source);
     return { answer: a, status: 400, events: [] };
   }
@@ -94,18 +95,25 @@ export async function runCapability(
     const answer = envelope(c, result, ctx, services.source);
     return { answer, status: httpStatusOf(answer as any), events: [], valueJson };
   }
-  const emitted = await services.db.tx(async (tx) => {
-    result ??= await handler(parsed.data, { ...services, ctx, tx });
+  // The handler's transaction opens only if it queries; the events and fact then join it, else they are one batch.
+  const tx = lazyTx(services.db);
+  let emitted: EventEnvelope[];
+  try {
+    result ??= await handler(parsed.data, { ...services, ctx, tx: tx.q });
     const types = eventsFor(c, result, failed);
     const value = result.kind === 'OK' ? (result.value as Record<string, unknown>) : {};
     const eventVin = (typeof value.vin === 'string' ? value.vin : vin) ?? null;
     const data = result.kind === 'OK' ? { ...value, ...(result.eventData ?? {}) } : { ...(result.kind === 'BLOCKED' ? { code: result.code, message: result.message } : {}) };
-    const events = await writeEvents(tx, types.map((type) => ({
+    const writes = recorder();
+    emitted = await writeEvents(writes, types.map((type) => ({
       type, occurredAt: services.clock.now().toISOString(), account: ctx.account, capability: c.name, vin: eventVin, data, simulated: ctx.environment === 'sandbox',
     })));
-    if (result.kind === 'OK' && eventVin) await postFact(tx, c, ctx, factJson(value), eventVin);
-    return events;
-  });
+    if (result.kind === 'OK' && eventVin) await postFact(writes, c, ctx, factJson(value), eventVin);
+    await tx.commit(writes.statements);
+  } catch (e) {
+    await tx.rollback();
+    throw e;
+  }
   const answer = envelope(c, result!, ctx, services.source);
   return { answer, status: httpStatusOf(answer as any), events: emitted };
 }

@@ -34,27 +34,30 @@ export class OutboxRelay {
   constructor(private db: Db, private bus: Bus, private log: Logger, private intervalMs = 250) {}
 
   start() {
-    const tick = () => { if (!this.stopped) { this.kick(); this.timer = setTimeout(tick, this.intervalMs); } };
+    const tick = () => { if (!this.stopped) { this.kick(true); this.timer = setTimeout(tick, this.intervalMs); } };
     tick();
     return this;
   }
 
-  /** Relay now (called right after a commit so events do not wait for the next tick). */
-  kick() {
+  /**
+   * Relay now: called right after a commit (rows are known to wait: no look first) so events do not wait for the
+   * next tick, and by the tick with `look` (an idle relay then costs one indexed read, not a transaction).
+   */
+  kick(look = false) {
     if (this.busy) { this.again = true; return; }
     this.busy = true;
-    this.flush().catch((e) => this.log.debug({ err: e }, 'outbox relay paused')).finally(() => {
+    this.flush(100, look).catch((e) => this.log.debug({ err: e }, 'outbox relay paused')).finally(() => {
       this.busy = false;
       if (this.again && !this.stopped) { this.again = false; this.kick(); }
     });
   }
 
   /** Publish every pending row; returns how many were relayed. */
-  async flush(batch = 100): Promise<number> {
+  async flush(batch = 100, look = true): Promise<number> {
     let total = 0;
     for (;;) {
-      // A cheap look first: an idle relay costs one indexed read, not a transaction (PGlite runs on the event loop).
-      if (!(await this.db.query('select 1 from outbox_events where published_at is null limit 1')).rows.length) return total;
+      if (look && !(await this.db.query('select 1 from outbox_events where published_at is null limit 1')).rows.length) return total;
+      look = true; // after the first round, only a full batch goes round again, and then a look is cheap
       const n = await this.db.tx(async (q) => {
         const { rows } = await q.query<{ seq: string; id: string; subject: string; payload: unknown }>(
           'select seq, id, subject, payload from outbox_events where published_at is null order by seq limit $1 for update skip locked',

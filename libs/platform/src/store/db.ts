@@ -1,9 +1,11 @@
 import { readdirSync, readFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import pg from 'pg';
+import { createPgliteThreadDb } from './pglite-thread.ts';
+import { groupCommitter, runGroupAtomically, type Statement } from './groupCommit.ts';
+
+export type { Statement } from './groupCommit.ts';
 
 export interface Queryable {
   query<T = any>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount: number }>;
@@ -15,6 +17,11 @@ export interface Db extends Queryable {
   readonly kind: 'postgres' | 'pglite';
   /** Run `fn` in one transaction; it commits when `fn` resolves and rolls back when it throws. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Run `statements` atomically when their text and parameters are known up front (an answer's events and fact).
+   * Concurrent batches share one transaction and one commit (group commit); each caller is answered after it.
+   */
+  batch(statements: Statement[]): Promise<void>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -24,11 +31,11 @@ export class StoreUnavailableError extends Error { override name = 'StoreUnavail
 const isConnError = (e: any) =>
   e && (e.code === 'ECONNREFUSED' || e.code === '53300' || e.code === '57P01' || e.code === '57P02' || e.code === '57P03' || e.code === 'ECONNRESET' || /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(String(e.message)));
 
-export function createPgDb(url: string, max = Number(process.env.PG_POOL_MAX ?? 5)): Db {
+export function createPgDb(url: string, max = 5): Db {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 2000, idleTimeoutMillis: 10_000 });
   pool.on('error', () => undefined); // a dropped idle client must not crash the process; the next query reconnects
   const wrap = async <T>(p: Promise<T>) => { try { return await p; } catch (e) { if (isConnError(e)) throw new StoreUnavailableError(String((e as Error).message)); throw e; } };
-  return {
+  const db: Db = {
     kind: 'postgres',
     query: (sql, params) => wrap(pool.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 }))),
     async tx(fn) {
@@ -54,35 +61,18 @@ export function createPgDb(url: string, max = Number(process.env.PG_POOL_MAX ?? 
     },
     async ping() { try { await pool.query('select 1'); return true; } catch { return false; } },
     close: () => pool.end(),
+    batch: (statements) => commit(statements),
   };
+  // Group commits take at most two of the pool's connections: reads and interactive transactions keep the rest.
+  const atomically = (statements: Statement[]) => db.tx(async (q) => { for (const st of statements) await q.query(st.sql, st.params); });
+  const commit = groupCommitter((group) => runGroupAtomically(atomically, group), { concurrency: Math.max(1, Math.min(2, max - 1)), maxGroup: 64 });
+  return db;
 }
 
-/**
- * One full collection. PGlite's initdb leaves ~350 MB of WebAssembly memory behind that only a full GC gives
- * back, and V8, seeing a small JavaScript heap, runs none for a long while: a first `pnpm start` held ~770 MB RSS,
- * ~450 MB after this. `gc` is exposed for this one call; it is reachable only from contexts made after the flag.
- */
-function collectGarbageNow() {
-  setFlagsFromString('--expose-gc');
-  (runInNewContext('gc') as () => void)();
-}
-
+/** The embedded store: PGlite on disk (or `memory://`), in a worker thread so its statements never block HTTP. */
 export async function createPgliteDb(dir: string): Promise<Db> {
   if (dir !== 'memory://') mkdirSync(dir, { recursive: true });
-  // Loaded only here: distributed processes never pay for PGlite's module in memory.
-  const { PGlite } = await import('@electric-sql/pglite');
-  const lite = await PGlite.create(dir === 'memory://' ? undefined : dir);
-  setTimeout(collectGarbageNow, 0).unref(); // on the next turn: until create() has returned, PGlite still holds initdb
-  return {
-    kind: 'pglite',
-    query: (sql, params) => lite.query<any>(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.affectedRows ?? r.rows.length })),
-    tx: (fn) => lite.transaction((t) => fn({
-      query: (sql, params) => t.query<any>(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.affectedRows ?? r.rows.length })),
-      exec: async (sql) => { await t.exec(sql); },
-    })),
-    async ping() { return !lite.closed; },
-    close: () => lite.close(),
-  };
+  return createPgliteThreadDb(dir);
 }
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');

@@ -1,5 +1,5 @@
-import { CONNECTION_SUBJECTS, connectionSubmission, newId, nouns as catalogNouns, type EventEnvelope } from '@vcs/contract';
-import { dec, enc, type Queryable, type Services, type Stoppable } from '@vcs/platform';
+import { problemsOf, CONNECTION_SUBJECTS, connectionSubmission, newId, nouns as catalogNouns, type EventEnvelope } from '@vcs/contract';
+import { consumeEventBatches, dec, enc, type Queryable, type Services, type Stoppable } from '@vcs/platform';
 import { connectionKey, encryptCredential } from './crypto.ts';
 
 // Score weights: documented in docs/events.md (activation queue).
@@ -33,7 +33,7 @@ export async function startActivation(services: Services): Promise<Stoppable[]> 
   const submit = services.bus.serve(CONNECTION_SUBJECTS.submit, 'pillar.services', async (msg) => {
     const { account, body } = JSON.parse(dec.decode(msg.data)) as { account: string; body: unknown };
     const parsed = connectionSubmission.safeParse(body);
-    if (!parsed.success) return reply({ error: parsed.error.issues.map((i) => ({ field: i.path.join('.') || '(body)', message: i.message })) });
+    if (!parsed.success) return reply({ error: problemsOf(parsed.error.issues, 'body') });
     const s = parsed.data;
     const id = newId('connection');
     const sealed = encryptCredential(key, s.credential);
@@ -53,15 +53,24 @@ export async function startActivation(services: Services): Promise<Stoppable[]> 
     return reply({ entries, mine: entries.filter((e) => e.mine).map((e) => ({ id: e.id, place: e.place })) });
   });
   // Demand: distinct accounts calling each noun, from the event stream (state in Postgres, so restarts keep it).
-  const consumer = await services.bus.consumeEvents({ durable: 'activation-ranking', filter: 'evt.>' }, async (d) => {
-    const evt = JSON.parse(dec.decode(d.data)) as EventEnvelope;
-    if (evt.account && evt.capability) {
-      await services.db.query(
-        `insert into noun_demand(noun, account_id, last_seen) values ($1,$2,$3)
-         on conflict (noun, account_id) do update set last_seen = greatest(noun_demand.last_seen, excluded.last_seen)`,
-        [evt.capability.split('.')[0], evt.account, evt.occurredAt]);
+  // One upsert a batch; a (noun, account) pair appears once in it, at its latest time.
+  const consumer = await consumeEventBatches(services.bus, { durable: 'activation-ranking', filter: 'evt.>' }, async (batch) => {
+    const latest = new Map<string, { noun: string; account: string; at: string }>();
+    for (const d of batch) {
+      const evt = JSON.parse(dec.decode(d.data)) as EventEnvelope;
+      if (!evt.account || !evt.capability) continue;
+      const noun = evt.capability.split('.')[0]!;
+      const k = `${noun} ${evt.account}`;
+      const seen = latest.get(k);
+      if (!seen || Date.parse(evt.occurredAt) > Date.parse(seen.at)) latest.set(k, { noun, account: evt.account, at: evt.occurredAt });
     }
-    d.ack();
+    if (!latest.size) return;
+    const rows = [...latest.values()];
+    await services.db.query(
+      `insert into noun_demand(noun, account_id, last_seen)
+       select * from unnest($1::text[], $2::text[], $3::timestamptz[])
+       on conflict (noun, account_id) do update set last_seen = greatest(noun_demand.last_seen, excluded.last_seen)`,
+      [rows.map((r) => r.noun), rows.map((r) => r.account), rows.map((r) => r.at)]);
   });
   return [submit, read, consumer];
 }

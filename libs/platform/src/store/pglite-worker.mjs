@@ -1,0 +1,54 @@
+// PGlite in its own thread (plain JavaScript: a worker is started from a file, and tsx's loader does not follow
+// workers on Node 20). PGlite runs each statement synchronously in WebAssembly; here that blocks this thread
+// only, so the HTTP thread keeps answering while writes run. Protocol: see pglite-thread.ts.
+import { parentPort, workerData } from 'node:worker_threads';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { PGlite } from '@electric-sql/pglite';
+
+const lite = await PGlite.create(workerData.dir === 'memory://' ? undefined : workerData.dir);
+// initdb leaves ~350 MB of WebAssembly memory that only a full collection gives back, and V8, seeing a small
+// JavaScript heap, runs none for a long while. On the next turn: until then PGlite still holds initdb's memory.
+setFlagsFromString('--expose-gc');
+setTimeout(() => runInNewContext('gc')(), 0);
+
+/** Open transactions by id: each holds PGlite's lock until the caller commits or rolls back. */
+const open = new Map();
+let nextTx = 0;
+
+const result = (r) => ({ rows: r.rows, rowCount: r.affectedRows ?? r.rows.length });
+const failure = (e) => ({ message: String(e?.message ?? e), code: e?.code, detail: e?.detail, constraint: e?.constraint });
+
+async function handle(m) {
+  switch (m.op) {
+    case 'query': return result(await (m.tx ? open.get(m.tx).q : lite).query(m.sql, m.params));
+    case 'exec': await (m.tx ? open.get(m.tx).q : lite).exec(m.sql); return null;
+    case 'script': // several callers' statements, one transaction, one commit (group commit: groupCommit.ts)
+      await lite.transaction(async (q) => { for (const st of m.statements) await q.query(st.sql, st.params); });
+      return null;
+    case 'begin': {
+      const id = ++nextTx;
+      const entry = {};
+      await new Promise((started, failed) => {
+        // The transaction stays open (PGlite's lock held) until commit or rollback settles the inner promise.
+        entry.done = lite.transaction((q) => new Promise((end, abort) => { Object.assign(entry, { q, end, abort }); started(); }));
+        entry.done.catch(failed);
+      });
+      open.set(id, entry);
+      return id;
+    }
+    case 'commit': case 'rollback': {
+      const t = open.get(m.tx);
+      open.delete(m.tx);
+      if (m.op === 'commit') { t.end(); await t.done; } else { t.abort(new Error('rollback')); await t.done.catch(() => undefined); }
+      return null;
+    }
+    case 'close': await lite.close(); return null;
+    default: throw new Error(`unknown op ${m.op}`);
+  }
+}
+
+parentPort.on('message', (m) => {
+  handle(m).then((value) => parentPort.postMessage({ id: m.id, value }), (e) => parentPort.postMessage({ id: m.id, error: failure(e) }));
+});
+parentPort.postMessage({ ready: true });

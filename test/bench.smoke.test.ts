@@ -1,0 +1,53 @@
+/**
+ * Every bench script runs a few requests here, so none can rot between the sittings that measure with them.
+ * No figure is asserted (timing goals live in the scripts' printed tables): only that each script finishes,
+ * prints its rows and that what it counts is whole (every webhook delivered and verified).
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..');
+const TSX = join(root, 'node_modules', '.bin', 'tsx');
+
+function runScript(script: string, env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(TSX, [script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '', err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('close', (code) => resolve({ code: code ?? -1, out, err }));
+  });
+}
+
+describe('bench scripts (smoke: a few requests each)', () => {
+  it('pnpm bench:webhooks settles its offers and every delivery arrives signed', async () => {
+    const r = await runScript('test/bench/webhooks.ts', { BENCH_EVENTS_1: '3', BENCH_EVENTS_100: '1' });
+    expect(r.code, r.err).toBe(0);
+    const runs = r.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    expect(runs.map((x) => x.endpoints)).toEqual([1, 100]);
+    for (const x of runs) {
+      expect(x.deliveries).toBe(x.expected);
+      expect(x.signatureFailures).toBe(0);
+    }
+  }, 180_000);
+
+  it('pnpm bench:decode decodes every VIN it is given and prints its figures', async () => {
+    const r = await runScript('test/bench/decode.ts', { BENCH_DECODES: '30' });
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out.split('\n').find((l) => l.startsWith('{'))!)).toMatchObject({ decodes: 30, rssMb: expect.any(Number) });
+  }, 120_000);
+
+  it('pnpm bench prints a row for every server and target it starts', async () => {
+    // One short round; the embedded and ceiling rows run everywhere, the distributed ones where the servers are set.
+    const r = await runScript('test/bench/run.ts', { BENCH_SECONDS: '1', BENCH_REPEATS: '1' });
+    expect(r.code, r.err).toBe(0);
+    const table = r.out.slice(r.out.indexOf('server\ttarget'));
+    expect(table).toMatch(/^embedded\tfree GET \/signings\/status\t50\t\d+/m);
+    expect(table).toMatch(/^embedded\tkeyed POST \/total-loss\/acv\t50\t\d+/m);
+    expect(table).toMatch(/^embedded\tfree GET \/decode\/\{vin\}\t50\t\d+/m);
+    for (const anchor of ['W0', 'E0']) if (anchor === 'E0' || process.env.NATS_URL) expect(table).toMatch(new RegExp(`^${anchor} [^\t]+\tkeyed POST`, 'm'));
+    expect(table).toMatch(/^ceiling/m);
+    if (process.env.NATS_URL) expect(table).toMatch(/^distributed\tkeyed POST \/total-loss\/acv\t50\t\d+/m);
+  }, 300_000);
+});

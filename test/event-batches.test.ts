@@ -1,0 +1,51 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { consumeEventBatches, enc, dec, MemoryBus, NatsBus, type Bus } from '@vcs/platform';
+import { distributedEnv, waitFor } from './support/harness.ts';
+
+/** The buses a consumer runs on: the embedded one always, NATS JetStream where it is given. */
+const buses: [string, () => Promise<Bus>][] = [['memory', async () => new MemoryBus()]];
+const env = distributedEnv();
+const opened: NatsBus[] = [];
+if (env) {
+  buses.push(['nats', async () => {
+    const b = await NatsBus.connect(env.NATS_URL, 'batches-test', `tb${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`);
+    opened.push(b);
+    return b;
+  }]);
+}
+afterAll(async () => { for (const b of opened) { await b.deleteStream(); await b.drain(); } });
+
+describe.each(buses)('consumeEventBatches (%s)', (_name, makeBus) => {
+  it('hands over what arrived together as one batch, in stream order, each event once', async () => {
+    const bus = await makeBus();
+    const batches: number[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    const sub = await consumeEventBatches(bus, { durable: 'order', filter: 'evt.>' }, async (batch) => {
+      batches.push(batch.map((d) => Number(dec.decode(d.data))));
+      await gate; // the first batch is slow: everything published meanwhile must come as the next batch
+    });
+    for (let i = 0; i < 40; i++) await bus.publishEvent('evt.T.x.v1', enc.encode(String(i)), `m${i}`);
+    await waitFor(async () => batches.length >= 1, 10_000);
+    release();
+    await waitFor(async () => batches.flat().length >= 40, 10_000);
+    expect(batches.flat()).toEqual([...Array(40).keys()]);
+    expect(batches.length).toBeLessThan(40);
+    expect(Math.max(...batches.map((b) => b.length))).toBeGreaterThan(1);
+    await sub.stop();
+  });
+
+  it('redelivers every event of a batch whose handler throws', async () => {
+    const bus = await makeBus();
+    const handled: string[] = [];
+    let failOnce = true;
+    const sub = await consumeEventBatches(bus, { durable: 'retry', filter: 'evt.>' }, async (batch) => {
+      if (failOnce) { failOnce = false; throw new Error('store down'); }
+      for (const d of batch) handled.push(dec.decode(d.data));
+    });
+    for (const x of ['a', 'b', 'c']) await bus.publishEvent('evt.T.y.v1', enc.encode(x), `r-${x}`);
+    await waitFor(async () => handled.length >= 3, 15_000);
+    expect([...new Set(handled)].sort()).toEqual(['a', 'b', 'c']);
+    await sub.stop();
+  });
+});

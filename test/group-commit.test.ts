@@ -1,0 +1,42 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPgDb, createPgliteDb, type Db } from '@vcs/platform';
+import { distributedEnv, dropStores, freshStores } from './support/harness.ts';
+
+/** Both stores: PGlite (in its worker thread) always, Postgres in a database of its own where one is given. */
+const stores: [string, () => Promise<Db>][] = [['pglite', () => createPgliteDb('memory://')]];
+const made: Record<string, string>[] = [];
+if (distributedEnv()) stores.push(['postgres', async () => { const s = await freshStores(); made.push(s); return createPgDb(s.DATABASE_URL!, 5); }]);
+afterAll(async () => { for (const s of made) await dropStores(s); });
+
+describe.each(stores)('Db.batch: group commit (%s)', (_kind, open) => {
+  it('writes concurrent batches in shared transactions, every caller answered after its commit', async () => {
+    const db = await open();
+    try {
+      await db.query('create table g(id int primary key, note text)');
+      await Promise.all(Array.from({ length: 40 }, (_, i) => db.batch([
+        { sql: 'insert into g(id, note) values ($1, $2)', params: [i, 'a'] },
+        { sql: 'update g set note = $2 where id = $1', params: [i, 'b'] },
+      ])));
+      const { rows } = await db.query<{ n: number; notes: string; txs: number }>(
+        "select count(*)::int as n, string_agg(distinct note, ',') as notes, count(distinct xmin::text)::int as txs from g");
+      // Every batch is there, whole; fewer transactions than batches means they were grouped.
+      expect(rows[0]).toMatchObject({ n: 40, notes: 'b' });
+      expect(rows[0]!.txs).toBeLessThan(40);
+    } finally { await db.close(); }
+  });
+
+  it('fails a batch whose statement fails, alone: the others of its group commit', async () => {
+    const db = await open();
+    try {
+      await db.query('create table h(id int primary key)');
+      const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => db.batch([
+        { sql: 'insert into h(id) values ($1)', params: [i] },
+        ...(i === 4 ? [{ sql: 'insert into h(id) values ($1)', params: [0] }] : []), // a duplicate: 23505
+      ])));
+      expect(results.map((r) => r.status)).toEqual(results.map((_, i) => (i === 4 ? 'rejected' : 'fulfilled')));
+      expect((results[4] as PromiseRejectedResult).reason).toMatchObject({ code: '23505' });
+      const { rows } = await db.query<{ id: number }>('select id from h order by id');
+      expect(rows.map((r) => r.id)).toEqual([0, 1, 2, 3, 5, 6, 7, 8, 9]);
+    } finally { await db.close(); }
+  });
+});
