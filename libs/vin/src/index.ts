@@ -1,80 +1,98 @@
 import { normaliseVin, vinProblem, type VinProblem } from '@vcs/contract';
 import { SANDBOX_TODAY, Seeded, centsToDecimal, sandboxDate } from '@vcs/sandbox';
-import { modelOf } from './models.ts';
-import { countryOf, regionOf } from './regions.ts';
-import { wmiTable } from './wmi.ts';
+import { openVpic, VPIC_SOURCE, type Vpic } from './vpic.ts';
 
-export { wmiTable, type WmiEntry } from './wmi.ts';
-export { regionOf, countryOf } from './regions.ts';
+export { buildSlimVpic, CORGI_VERSION, VPIC_SOURCE } from './vpic.ts';
 
-export const DECODER_SOURCE = 'vin-decoder@0.2.0';
-const YEAR_CODES = 'ABCDEFGHJKLMNPRSTVWXY123456789';
+/** Fields no public source gives: simulated deterministically from the VIN, and labelled so. */
+export const SIMULATED_FIELDS = ['retailValue', 'msrp', 'odometer'] as const;
+
+export type DecodeResult =
+  | { ok: true; decode: Record<string, any>; real: string[]; simulated: string[] }
+  | { ok: false; problem: VinProblem };
+
+/** What the 17 characters are, position by position (no lookup): the same for every VIN. */
+function encodedParts(vin: string) {
+  return { wmi: vin.slice(0, 3), vds: vin.slice(3, 8), checkDigit: vin[8]!, yearCode: vin[9]!, plantCode: vin[10]!, serial: vin.slice(11) };
+}
+
+type Patterns = { element: string; value: string | null }[];
+/** vPIC's value of an element: the decoder orders each element's matches best first. */
+const valueOf = (patterns: Patterns, element: string) => patterns.find((p) => p.element === element && p.value)?.value ?? undefined;
+const int = (v: string | undefined) => (v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined);
+const num = (v: string | undefined) => (v !== undefined && Number.isFinite(Number(v)) ? Math.round(Number(v) * 10) / 10 : undefined);
+/** Drop absent members: an answer says nothing rather than guess. */
+const defined = <T extends Record<string, unknown>>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== '')) as Partial<T>;
 
 /**
- * Model year from position 10. The code repeats every 30 years; North American VINs resolve the cycle
- * with position 7: a letter there means 2010 or later, a digit means 1980–2009.
+ * The decode record from vPIC's answer for a VIN (names as this API names things), plus the values no public
+ * source gives, simulated and labelled. A VIN whose check digit is wrong never gets here: it is refused first.
  */
-export function modelYear(vin: string): number {
-  const i = YEAR_CODES.indexOf(vin[9]!);
-  const base = 1980 + i;
-  return /[A-Z]/.test(vin[6]!) ? base + 30 : base;
-}
-
-/** What the 17 characters themselves say: real, no simulation. */
-export function encodedParts(vin: string) {
-  const wmi = vin.slice(0, 3);
-  const entry = wmiTable.get(wmi);
-  return {
-    wmi,
-    region: regionOf(vin[0]!),
-    country: countryOf(vin[0]!, vin[1]!),
-    manufacturer: entry?.manufacturer ?? 'Unknown',
-    vds: vin.slice(3, 8),
-    checkDigit: vin[8]!,
-    yearCode: vin[9]!,
-    plantCode: vin[10]!,
-    serial: vin.slice(11),
+function recordOf(vin: string, r: Awaited<ReturnType<Vpic['decode']>>): DecodeResult {
+  const p = (r.patterns ?? []) as Patterns;
+  const wmi = r.components.wmi;
+  const year = r.components.modelYear?.year || undefined;
+  const cylinders = int(valueOf(p, 'Engine Number of Cylinders'));
+  const displacementL = num(valueOf(p, 'Displacement (L)'));
+  const configuration = valueOf(p, 'Engine Configuration');
+  const engine = defined({
+    cylinders, displacementL, configuration, model: valueOf(p, 'Engine Model'),
+    horsepower: num(valueOf(p, 'Engine Brake (hp) From')), manufacturer: valueOf(p, 'Engine Manufacturer'),
+    electrification: valueOf(p, 'Electrification Level'), other: valueOf(p, 'Other Engine Info'),
+    description: displacementL || cylinders ? [displacementL ? `${displacementL.toFixed(1)}L` : '', configuration === 'V-Shaped' ? `V${cylinders ?? ''}` : cylinders ? `${configuration === 'In-Line' ? 'I' : ''}${cylinders}-cyl` : ''].filter(Boolean).join(' ') : undefined,
+  });
+  const notes = r.errors.filter((e) => e.code !== '200').map((e) => e.message + (e.details ? ` (${e.details})` : ''));
+  const s = new Seeded(vin, 'decode');
+  const msrpCents = s.int(22_000, 48_000) * 100;
+  const age = Math.max(0, Number(SANDBOX_TODAY.slice(0, 4)) - (year ?? Number(SANDBOX_TODAY.slice(0, 4))));
+  const retailCents = Math.round(msrpCents * Math.max(0.08, 0.85 ** age));
+  const decode = {
+    vin,
+    year: year ?? null,
+    make: valueOf(p, 'Make') ?? (wmi?.make || null),
+    model: valueOf(p, 'Model') ?? null,
+    ...defined({ series: valueOf(p, 'Series'), manufacturer: wmi?.manufacturer, vehicleType: wmi?.vehicleType, driveType: valueOf(p, 'Drive Type') }),
+    trim: defined({ name: valueOf(p, 'Trim'), level2: valueOf(p, 'Trim2') }),
+    body: defined({ class: valueOf(p, 'Body Class'), doors: int(valueOf(p, 'Doors')), cab: valueOf(p, 'Cab Type') }),
+    engine,
+    fuel: defined({ primary: valueOf(p, 'Fuel Type - Primary'), secondary: valueOf(p, 'Fuel Type - Secondary') }),
+    ...defined({
+      transmission: Object.keys(defined({ style: valueOf(p, 'Transmission Style'), speeds: int(valueOf(p, 'Transmission Speeds')) })).length
+        ? defined({ style: valueOf(p, 'Transmission Style'), speeds: int(valueOf(p, 'Transmission Speeds')) }) : undefined,
+      gvwrClass: valueOf(p, 'Gross Vehicle Weight Rating From'),
+    }),
+    plant: defined({ city: valueOf(p, 'Plant City'), state: valueOf(p, 'Plant State'), country: valueOf(p, 'Plant Country'), company: valueOf(p, 'Plant Company Name') }),
+    ...(notes.length ? { notes } : {}),
+    retailValue: centsToDecimal(retailCents), msrp: centsToDecimal(msrpCents), priceCurrency: 'USD',
+    odometer: { value: Math.min(age * s.int(8_000, 14_000) + s.int(5, 900), 400_000), unit: 'mi', asOf: sandboxDate(), simulated: true },
+    encoded: encodedParts(vin),
   };
+  const real = Object.keys(decode).filter((k) => !(SIMULATED_FIELDS as readonly string[]).includes(k) && k !== 'priceCurrency');
+  return { ok: true, decode, real, simulated: [...SIMULATED_FIELDS] };
 }
 
-/** Fields of the decode the VIN cannot carry: simulated deterministically from the VIN. */
-export const SIMULATED_FIELDS = ['retailValue', 'msrp', 'trim', 'engine', 'odometer'] as const;
+let vpic: Promise<Vpic> | undefined;
+/** Open vPIC now (a data pillar does at start, so its first decode does not wait for the load). */
+export const warmVpic = () => (vpic ??= openVpic());
 
-export type DecodeResult = { ok: true; decode: Record<string, any>; real: string[]; simulated: string[] } | { ok: false; problem: VinProblem };
+/** Decoded VINs, newest last: a VIN seen again answers from memory. */
+const cache = new Map<string, DecodeResult>();
+const CACHE_MAX = 10_000;
 
-export function decodeVin(raw: string): DecodeResult {
+/** Decode a VIN from vPIC; a VIN that breaks a rule (length, characters, check digit) is refused, naming it. */
+export async function decodeVin(raw: string): Promise<DecodeResult> {
   const vin = normaliseVin(raw);
   const problem = vinProblem(vin);
   if (problem) return { ok: false, problem };
-  const parts = encodedParts(vin);
-  const year = modelYear(vin);
-  const known = modelOf(vin);
-  const s = new Seeded(vin, 'decode');
-  const msrpCents = s.int(22_000, 48_000) * 100;
-  // Straight-line-ish depreciation by age against the sandbox's fixed today, floored at 8 % of MSRP.
-  const age = Math.max(0, Number(SANDBOX_TODAY.slice(0, 4)) - year);
-  const retailCents = Math.round(msrpCents * Math.max(0.08, 0.85 ** age));
-  const bodyStyle = known?.body ?? s.pick(['Sedan', 'SUV', 'Pickup', 'Hatchback', 'Coupe']);
-  const real = ['vin', 'year', 'make', 'encoded', ...(known ? ['model', 'body.style'] : [])];
-  return {
-    ok: true,
-    real,
-    simulated: [...SIMULATED_FIELDS, ...(known ? [] : ['body'])],
-    decode: {
-      vin, year,
-      make: wmiTable.get(parts.wmi)?.make ?? 'Unknown',
-      model: known?.model ?? 'Unknown',
-      retailValue: centsToDecimal(retailCents), msrp: centsToDecimal(msrpCents), priceCurrency: 'USD',
-      trim: { name: s.pick(['Base', 'LX', 'EX', 'Sport', 'Limited']), simulated: true },
-      body: { style: bodyStyle, doors: bodyStyle === 'Coupe' ? 2 : 4, simulated: !known },
-      engine: { description: s.pick(['2.0L I4', '2.4L I4', '3.5L V6', '5.0L V8', 'Electric']), simulated: true },
-      odometer: { value: Math.min(age * s.int(8_000, 14_000) + s.int(5, 900), 400_000), unit: 'mi', asOf: sandboxDate(), simulated: true },
-      encoded: parts,
-    },
-  };
+  const hit = cache.get(vin);
+  if (hit) { cache.delete(vin); cache.set(vin, hit); return hit; }
+  const r = recordOf(vin, await (await warmVpic()).decode(vin));
+  cache.set(vin, r);
+  if (cache.size > CACHE_MAX) cache.delete(cache.keys().next().value!);
+  return r;
 }
 
-/** The provenance block of a decode: what is real, what is simulated, and from where. */
+/** The provenance of a decode: which members are vPIC's, which are simulated, and from where. */
 export function decodeProvenance(r: Extract<DecodeResult, { ok: true }>) {
-  return { simulated: true, environment: 'sandbox' as const, source: DECODER_SOURCE, real: r.real, simulatedFields: r.simulated, data: 'WMI and model tables shipped with the service (offline)' };
+  return { simulated: true, environment: 'sandbox' as const, source: VPIC_SOURCE, real: r.real, simulatedFields: r.simulated, data: 'NHTSA vPIC (public-domain US government data), decoded offline; values, MSRP and odometer are simulated' };
 }

@@ -1,4 +1,5 @@
 import type { PillarDefinition } from '@vcs/platform';
+import { warmVpic } from '@vcs/vin';
 import { mcoHandlers } from './nouns/mco.ts';
 import { vehicleHandlers } from './nouns/vehicle.ts';
 
@@ -11,4 +12,6 @@ export const dataPillar: PillarDefinition = {
     mco: mcoHandlers,
     vehicle: vehicleHandlers,
   },
+  // vPIC is opened at start, so the first decode does not wait for the load (~0.2 s).
+  async background() { await warmVpic(); return []; },
 };

@@ -1,6 +1,6 @@
 import { nouns, type Capability, type Noun } from '@vcs/contract';
-import type { Db } from '@vcs/platform';
-import { decodeProvenance, decodeVin } from '@vcs/vin';
+import { decodeThroughData } from '../decode.ts';
+import type { GatewayDeps } from '../deps.ts';
 import type { Doc, Section } from './doc.ts';
 import { dealsFor, factsFor, type DealRow, type Fact } from './facts.ts';
 
@@ -8,19 +8,18 @@ export const dealLink = (id: string) => `/buy/deals/${id}`;
 export const lensLink = (n: Noun<any>, vin: string) => `/${n.door}/${vin}`;
 const pretty = (v: unknown) => JSON.stringify(v, null, 2);
 
-/** The decode of a VIN that is known to be valid. */
-export function decodeOf(vin: string) {
-  const r = decodeVin(vin);
-  if (!r.ok) throw new Error(`decodeOf called with an invalid VIN: ${r.problem.message}`);
-  return { decode: r.decode, provenance: decodeProvenance(r) };
+/** The decode of a VIN that is known to be valid, from the data pillar; null when the pillar does not answer. */
+export async function decodeOf(deps: GatewayDeps, vin: string, requestId: string) {
+  const r = await decodeThroughData(deps, vin, requestId);
+  return r.ok ? { decode: r.decode, provenance: r.provenance } : null;
 }
 
 /** One noun's lens on a VIN: its facts, plus the decode for the vehicle noun and deals for the deal noun. */
-export function lensData(n: Noun<any>, vin: string, facts: Fact[], deals: DealRow[]) {
+export function lensData(n: Noun<any>, vin: string, facts: Fact[], deals: DealRow[], decode: Record<string, any> | null) {
   return {
     noun: n.noun, door: n.door, vin, lens: lensLink(n, vin),
     facts: facts.filter((f) => f.noun === n.noun),
-    ...(n.noun === 'vehicle' ? { decode: decodeOf(vin).decode } : {}),
+    ...(n.noun === 'vehicle' && decode ? { decode } : {}),
     ...(n.noun === 'deal' ? { deals: deals.map((d) => ({ ...d, link: dealLink(d.id) })) } : {}),
     links: { landing: `/${n.door}`, catalog: `/catalog/${n.noun}`, record: `/${vin}` },
   };
@@ -29,7 +28,7 @@ export type Lens = ReturnType<typeof lensData>;
 
 export function lensSections(l: Lens): Section[] {
   const out: Section[] = [];
-  if (l.decode) out.push({ heading: 'Decode', facts: [['Year', String(l.decode.year)], ['Make', l.decode.make], ['Model', l.decode.model], ['Body', l.decode.body.style], ['MSRP (simulated)', `${l.decode.msrp} USD`], ['Retail value (simulated)', `${l.decode.retailValue} USD`], ['Odometer (simulated)', `${l.decode.odometer.value} ${l.decode.odometer.unit}`]] });
+  if (l.decode) out.push({ heading: 'Decode', facts: [['Year', String(l.decode.year ?? '—')], ['Make', l.decode.make ?? '—'], ['Model', l.decode.model ?? '—'], ['Body', l.decode.body.class ?? '—'], ['MSRP (simulated)', `${l.decode.msrp} USD`], ['Retail value (simulated)', `${l.decode.retailValue} USD`], ['Odometer (simulated)', `${l.decode.odometer.value} ${l.decode.odometer.unit}`]] });
   if (l.deals) {
     out.push({ heading: 'Deals', text: l.deals.length ? [] : ['No deal is open for this VIN.'], links: l.deals.map((d) => ({ label: d.id, href: d.link, note: `${d.workflow} deal, ${d.state}, opened ${d.createdAt}` })) });
   }
@@ -46,10 +45,12 @@ export function lensSections(l: Lens): Section[] {
 }
 
 /** Everything posted for a VIN. */
-export async function recordData(db: Db, vin: string) {
-  const [facts, deals] = await Promise.all([factsFor(db, vin), dealsFor(db, vin)]);
-  const { decode, provenance } = decodeOf(vin);
-  const lenses = nouns.map((n) => lensData(n as Noun<any>, vin, facts, deals));
+export async function recordData(deps: GatewayDeps, vin: string, requestId: string) {
+  const [facts, deals, decoded] = await Promise.all([factsFor(deps.db, vin), dealsFor(deps.db, vin), decodeOf(deps, vin, requestId)]);
+  // The data pillar unreachable: the record still shows what is posted, and says the decode is missing.
+  const decode = decoded?.decode ?? { vin, year: null, make: null, model: null, unavailable: 'the data pillar did not answer; retry for the decode' };
+  const provenance = decoded?.provenance ?? { simulated: true, environment: 'sandbox', source: 'none', real: [], simulatedFields: [] };
+  const lenses = nouns.map((n) => lensData(n as Noun<any>, vin, facts, deals, decoded?.decode ?? null));
   return {
     type: 'OK' as const, vin, decode, provenance,
     nouns: Object.fromEntries(lenses.map((l) => [l.noun, { facts: l.facts, lens: l.lens, ...(l.deals ? { deals: l.deals } : {}) }])),
@@ -69,7 +70,7 @@ export function recordFace(r: Awaited<ReturnType<typeof recordData>>): { json: u
   const { _lenses, ...json } = r;
   const d = r.decode;
   const doc: Doc = {
-    title: `${d.year} ${d.make} ${d.model === 'Unknown' ? '' : d.model + ' '}— VIN ${r.vin}`.replace(/\s+\u2014/, ' \u2014'),
+    title: `${[d.year, d.make, d.model].filter((x) => x != null).join(' ')} — VIN ${r.vin}`.replace(/^ — /, ''),
     summary: `Every fact posted for VIN ${r.vin}: its decode, each noun's facts on file and its deals.`,
     links: [
       { label: 'Decode (the listing data)', href: r.links.decode },
@@ -79,8 +80,9 @@ export function recordFace(r: Awaited<ReturnType<typeof recordData>>): { json: u
     sections: [
       {
         heading: 'Vehicle', id: 'summary',
-        facts: [['VIN', r.vin], ['Model year', String(d.year)], ['Make', d.make], ['Model', d.model], ['Manufacturer', d.encoded.manufacturer], ['Country', `${d.encoded.country} (${d.encoded.region})`], ['Plant code', d.encoded.plantCode], ['Serial', d.encoded.serial]],
-        text: [`Simulated in the sandbox (the VIN cannot carry them): ${r.provenance.simulatedFields.join(', ')}.`],
+        facts: [['VIN', r.vin], ['Model year', String(d.year ?? '—')], ['Make', d.make ?? '—'], ['Model', d.model ?? '—'], ['Trim', d.trim?.name ?? '—'], ['Body', d.body?.class ?? '—'],
+          ['Engine', d.engine?.description ?? d.engine?.model ?? '—'], ['Manufacturer', d.manufacturer ?? '—'], ['Plant', [d.plant?.city, d.plant?.state, d.plant?.country].filter(Boolean).join(', ') || '—']],
+        text: [`From ${String(r.provenance.source)}. Simulated in the sandbox (no public source gives them): ${(r.provenance.simulatedFields as string[]).join(', ') || 'none'}.`],
       },
       ..._lenses.map((l) => ({ heading: l.noun, id: l.noun, links: [{ label: `${l.noun} lens for this VIN`, href: l.lens }, { label: `${l.noun} in the catalog`, href: l.links.catalog }], sections: lensSections(l) })),
     ],

@@ -7,7 +7,7 @@ import { sendBlocked } from '../reply.ts';
  * route): 404 not-found. Seventeen characters that break a VIN rule: 400 invalid-vin naming the rule.
  */
 export function vinFromPath(raw: string, reply: FastifyReply, what: string): string | null {
-  const vin = normaliseVin(decodeURIComponent(raw));
+  const vin = normaliseVin(raw); // fastify has decoded the segment once already; decoding again breaks on `%25zz`
   const p = vinProblem(vin);
   if (!p) return vin;
   if (p.rule === 'length') {

@@ -9,6 +9,6 @@ export async function recordRoutes(app: FastifyInstance, deps: GatewayDeps) {
   app.get<{ Params: { vin: string } }>('/:vin', async (req, reply) => {
     const vin = vinFromPath(req.params.vin, reply, `GET /${req.params.vin}`);
     if (!vin) return reply;
-    return sendFace(req, reply, recordFace(await recordData(deps.db, vin)), CACHE.record);
+    return sendFace(req, reply, recordFace(await recordData(deps, vin, req.id)), CACHE.record);
   });
 }

@@ -1,0 +1,22 @@
+import { capabilityByName } from '@vcs/contract';
+import type { GatewayDeps } from './deps.ts';
+import { dispatch } from './dispatch.ts';
+
+const DECODE = capabilityByName('vehicle.decode')!;
+
+export type Decoded =
+  | { ok: true; decode: Record<string, any>; provenance: Record<string, unknown> }
+  | { ok: false; status: number; body: Uint8Array | object };
+
+/**
+ * Decode a VIN by asking the data pillar over the bus, as vehicle.decode does: the gateway holds no vehicle
+ * database (vPIC lives in the data pillar, which an operator scales by adding replicas). The keyless faces — GET
+ * /decode/{vin}, the record, its lenses and MCP fetch — all ask here, so one VIN tells one story everywhere.
+ */
+export async function decodeThroughData(deps: GatewayDeps, vin: string, requestId: string): Promise<Decoded> {
+  const ctx = { requestId, account: null, keyId: null, environment: 'sandbox' as const, trigger: null, settled: false };
+  const r = await dispatch(deps.bus, DECODE.subject, DECODE.pillar, { vin }, ctx, deps.config.busTimeoutMs);
+  const answer = r.body instanceof Uint8Array ? JSON.parse(Buffer.from(r.body).toString('utf8')) : r.body as any;
+  if (r.status !== 200 || answer?.type !== 'OK') return { ok: false, status: r.status, body: r.body };
+  return { ok: true, decode: answer.value.decode, provenance: { simulated: true, environment: 'sandbox', ...answer.value.sources } };
+}
