@@ -1,3 +1,4 @@
+import { priceText } from './money.ts';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Capability, Noun, Pillar } from './capability.ts';
@@ -33,6 +34,29 @@ export function nounByName(name: string): Noun<any> | undefined {
 /** JSON Schema of a zod schema as an input (request) or output (value). */
 export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output' = 'output'): Record<string, unknown> {
   return z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+}
+
+type JsonSchema = { type?: string | string[]; enum?: unknown[]; const?: unknown; items?: JsonSchema; anyOf?: JsonSchema[]; properties?: Record<string, JsonSchema>; required?: string[] };
+/** A JSON Schema's type in a few characters: `string`, `"in-person"|"ron"`, `string[]`, `object`. */
+function typeText(s: JsonSchema): string {
+  if (s.enum) return s.enum.map((v) => JSON.stringify(v)).join('|');
+  if (s.const !== undefined) return JSON.stringify(s.const);
+  if (s.anyOf) return s.anyOf.map(typeText).join('|');
+  if (s.type === 'array') return `${s.items ? typeText(s.items) : 'any'}[]`;
+  return Array.isArray(s.type) ? s.type.join('|') : s.type ?? 'any';
+}
+
+/** A capability's inputs with their types, `?` marking optional ones: `vin?: string, state: string`. */
+export function inputsText(c: Capability): string {
+  const schema = jsonSchemaOf(c.request, 'input') as JsonSchema;
+  const required = new Set(schema.required ?? []);
+  const fields = Object.entries(schema.properties ?? {}).map(([k, v]) => `${k}${required.has(k) ? '' : '?'}: ${typeText(v)}`);
+  return fields.length ? fields.join(', ') : 'none';
+}
+
+/** What an agent needs to call a capability, in one line: route, gate, inputs (and where they go), answer, price. */
+export function callLine(c: Capability): string {
+  return `\`${c.method} ${c.path}\` · gate ${c.gate} · ${c.method === 'GET' ? 'query' : 'JSON body'}: ${inputsText(c)} · answers ${c.answer} · ${priceText(c.price)}`;
 }
 
 /** A plain-JSON description of one capability: what discovery documents, the SDK and the digest are made of. */

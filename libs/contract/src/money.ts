@@ -8,6 +8,22 @@ export function offerTerms(c: Capability): { price: { amount: string; currency: 
   return { price: { amount: p.amount, currency: p.currency }, ceiling: { amount: p.ceiling, currency: p.currency }, ceilingCents: toCents(p.ceiling) ?? 0 };
 }
 
+/**
+ * A rate as an exact percentage: 0.029 → "2.9" (not 2.9000000000000004). Rates in the catalog have at most a few
+ * decimals, so twelve significant digits hold every one exactly.
+ */
+export const percentText = (rate: number) => String(Number((rate * 100).toPrecision(12)));
+
+/** A price in words, the one wording for pages, the MCP search, the SDK's docs and the CLI; figures from the catalog. */
+export function priceText(p: Price): string {
+  switch (p.model) {
+    case 'free': return 'free';
+    case 'metered': return `${p.amount} ${p.currency} per ${p.per} (ceiling ${p.ceiling})`;
+    case 'flat': return `${p.amount} ${p.currency} flat (ceiling ${p.ceiling})`;
+    case 'take-rate': return `${percentText(p.rate)}% of ${p.base}, sandbox quote ${p.amount} ${p.currency} (ceiling ${p.ceiling})`;
+  }
+}
+
 /** One row of GET /pricing, generated from the catalog. */
 export function pricingRow(c: Capability) {
   const p = c.price;

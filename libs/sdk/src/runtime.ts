@@ -1,8 +1,10 @@
 // The SDK's hand-written core: transport over fetch, the Answer union and the offer/handoff helpers.
-// Only `import type` from the monorepo, so the runtime has no dependency beyond `fetch` (Node 18+ and browsers).
-import type { Answer, Blocked, Empty, Offer, Ok } from '@vcs/contract';
+// It imports nothing from the monorepo (the Answer types are generated from the catalog), so the package has no
+// dependency beyond `fetch` (Node 18+ and browsers), at run time or in its types.
+import type { Answer, Blocked, Empty, Offer, Ok } from './generated/answer.ts';
 
 export type { Answer, Blocked, Empty, Offer, Ok };
+export type { BlockedValue, Meter, OfferValue, Provenance } from './generated/answer.ts';
 
 /** The smallest fetch this SDK needs: the exec isolate supplies a bridge with this shape. */
 export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal }) => Promise<{ status: number; text(): Promise<string> }>;

@@ -28,21 +28,21 @@ export const signing = {
   packageLookup: (...[params, opts]: Args<SigningPackageLookupParams>): Promise<Answer<SigningPackageLookupValue>> => callCapability<SigningPackageLookupValue>('GET', '/signings/package-lookup', params, opts),
   /** signing.completenessCheck: Whether the packet is complete: each check and each signer. GET /signings/completeness-check · gate none · free · answers SigningCompletenessCheck@1. */
   completenessCheck: (...[params, opts]: Args<SigningCompletenessCheckParams>): Promise<Answer<SigningCompletenessCheckValue>> => callCapability<SigningCompletenessCheckValue>('GET', '/signings/completeness-check', params, opts),
-  /** signing.quote: Quote the signing fee and the payer for the ceremony. POST /signings/quote · gate offer · 1.00 USD (ceiling 1.00) · answers SigningQuote@1. */
+  /** signing.quote: Quote the signing fee and the payer for the ceremony. POST /signings/quote · gate offer · 1.00 USD flat (ceiling 1.00) · answers SigningQuote@1. */
   quote: (...[params, opts]: Args<SigningQuoteParams>): Promise<Answer<SigningQuoteValue>> => callCapability<SigningQuoteValue>('POST', '/signings/quote', params, opts),
-  /** signing.fee: Charge the signing fee. POST /signings/fee · gate offer · 2.00 USD (ceiling 2.00) · answers SigningFee@1. */
+  /** signing.fee: Charge the signing fee. POST /signings/fee · gate offer · 2.00 USD flat (ceiling 2.00) · answers SigningFee@1. */
   fee: (...[params, opts]: Args<SigningFeeParams>): Promise<Answer<SigningFeeValue>> => callCapability<SigningFeeValue>('POST', '/signings/fee', params, opts),
-  /** signing.schedule: Schedule the signing session. POST /signings/schedule · gate offer · 5% of the signing agent fee, 7.50 USD (ceiling 15.00) · answers SigningSchedule@1. */
+  /** signing.schedule: Schedule the signing session. POST /signings/schedule · gate offer · 5% of the signing agent fee, sandbox quote 7.50 USD (ceiling 15.00) · answers SigningSchedule@1. */
   schedule: (...[params, opts]: Args<SigningScheduleParams>): Promise<Answer<SigningScheduleValue>> => callCapability<SigningScheduleValue>('POST', '/signings/schedule', params, opts),
-  /** signing.pay: Pay the signing fee. POST /signings/pay · gate offer · 2.9000000000000004% of the amount paid, 4.35 USD (ceiling 10.00) · answers SigningPay@1. */
+  /** signing.pay: Pay the signing fee. POST /signings/pay · gate offer · 2.9% of the amount paid, sandbox quote 4.35 USD (ceiling 10.00) · answers SigningPay@1. */
   pay: (...[params, opts]: Args<SigningPayParams>): Promise<Answer<SigningPayValue>> => callCapability<SigningPayValue>('POST', '/signings/pay', params, opts),
-  /** signing.complete: Complete the ceremony. POST /signings/complete · gate offer · 5% of the ceremony fee, 5.00 USD (ceiling 12.00) · answers SigningComplete@1. */
+  /** signing.complete: Complete the ceremony. POST /signings/complete · gate offer · 5% of the ceremony fee, sandbox quote 5.00 USD (ceiling 12.00) · answers SigningComplete@1. */
   complete: (...[params, opts]: Args<SigningCompleteParams>): Promise<Answer<SigningCompleteValue>> => callCapability<SigningCompleteValue>('POST', '/signings/complete', params, opts),
-  /** signing.collectSignatures: Route the packet and collect every signer's signature. POST /signings/collect-signatures · gate offer · 5% of the ceremony fee, 5.00 USD (ceiling 12.00) · answers SigningCollectSignatures@1. */
+  /** signing.collectSignatures: Route the packet and collect every signer's signature. POST /signings/collect-signatures · gate offer · 5% of the ceremony fee, sandbox quote 5.00 USD (ceiling 12.00) · answers SigningCollectSignatures@1. */
   collectSignatures: (...[params, opts]: Args<SigningCollectSignaturesParams>): Promise<Answer<SigningCollectSignaturesValue>> => callCapability<SigningCollectSignaturesValue>('POST', '/signings/collect-signatures', params, opts),
-  /** signing.dispatchAgent: Dispatch a mobile signing agent to the signers. POST /signings/dispatch-agent · gate offer · 10% of the agent's visit fee, 15.00 USD (ceiling 30.00) · answers SigningDispatchAgent@1. */
+  /** signing.dispatchAgent: Dispatch a mobile signing agent to the signers. POST /signings/dispatch-agent · gate offer · 10% of the agent's visit fee, sandbox quote 15.00 USD (ceiling 30.00) · answers SigningDispatchAgent@1. */
   dispatchAgent: (...[params, opts]: Args<SigningDispatchAgentParams>): Promise<Answer<SigningDispatchAgentValue>> => callCapability<SigningDispatchAgentValue>('POST', '/signings/dispatch-agent', params, opts),
-  /** signing.witness: Witness the signatures. POST /signings/witness · gate offer · 5% of the witness fee, 2.50 USD (ceiling 6.00) · answers SigningWitness@1. */
+  /** signing.witness: Witness the signatures. POST /signings/witness · gate offer · 5% of the witness fee, sandbox quote 2.50 USD (ceiling 6.00) · answers SigningWitness@1. */
   witness: (...[params, opts]: Args<SigningWitnessParams>): Promise<Answer<SigningWitnessValue>> => callCapability<SigningWitnessValue>('POST', '/signings/witness', params, opts),
 };
 
@@ -52,17 +52,17 @@ export const mco = {
   status: (...[params, opts]: Args<McoStatusParams>): Promise<Answer<McoStatusValue>> => callCapability<McoStatusValue>('GET', '/mcos/status', params, opts),
   /** mco.verify: Verify the certificate against the issuing manufacturer. GET /mcos/verify · gate none · free · answers McoVerify@1. */
   verify: (...[params, opts]: Args<McoVerifyParams>): Promise<Answer<McoVerifyValue>> => callCapability<McoVerifyValue>('GET', '/mcos/verify', params, opts),
-  /** mco.fee: Post the certificate fee. POST /mcos/fee · gate offer · 3.00 USD (ceiling 3.00) · answers McoFee@1. */
+  /** mco.fee: Post the certificate fee. POST /mcos/fee · gate offer · 3.00 USD flat (ceiling 3.00) · answers McoFee@1. */
   fee: (...[params, opts]: Args<McoFeeParams>): Promise<Answer<McoFeeValue>> => callCapability<McoFeeValue>('POST', '/mcos/fee', params, opts),
-  /** mco.assign: Assign the certificate to the buyer. POST /mcos/assign · gate offer · 5% of the title service fee, 2.50 USD (ceiling 8.00) · answers McoAssign@1. */
+  /** mco.assign: Assign the certificate to the buyer. POST /mcos/assign · gate offer · 5% of the title service fee, sandbox quote 2.50 USD (ceiling 8.00) · answers McoAssign@1. */
   assign: (...[params, opts]: Args<McoAssignParams>): Promise<Answer<McoAssignValue>> => callCapability<McoAssignValue>('POST', '/mcos/assign', params, opts),
-  /** mco.pay: Pay the certificate and title fees. POST /mcos/pay · gate offer · 2.9000000000000004% of the fees paid, 2.90 USD (ceiling 8.00) · answers McoPay@1. */
+  /** mco.pay: Pay the certificate and title fees. POST /mcos/pay · gate offer · 2.9% of the fees paid, sandbox quote 2.90 USD (ceiling 8.00) · answers McoPay@1. */
   pay: (...[params, opts]: Args<McoPayParams>): Promise<Answer<McoPayValue>> => callCapability<McoPayValue>('POST', '/mcos/pay', params, opts),
-  /** mco.convert: Convert the certificate into a state title. POST /mcos/convert · gate offer · 5% of the title service fee, 4.00 USD (ceiling 12.00) · answers McoConvert@1. */
+  /** mco.convert: Convert the certificate into a state title. POST /mcos/convert · gate offer · 5% of the title service fee, sandbox quote 4.00 USD (ceiling 12.00) · answers McoConvert@1. */
   convert: (...[params, opts]: Args<McoConvertParams>): Promise<Answer<McoConvertValue>> => callCapability<McoConvertValue>('POST', '/mcos/convert', params, opts),
   /** mco.custody: Who holds the certificate now. GET /mcos/custody · gate none · free · answers McoCustody@1. */
   custody: (...[params, opts]: Args<McoCustodyParams>): Promise<Answer<McoCustodyValue>> => callCapability<McoCustodyValue>('GET', '/mcos/custody', params, opts),
-  /** mco.receive: Record receipt of the physical certificate. POST /mcos/receive · gate offer · 1.50 USD (ceiling 1.50) · answers McoReceive@1. */
+  /** mco.receive: Record receipt of the physical certificate. POST /mcos/receive · gate offer · 1.50 USD flat (ceiling 1.50) · answers McoReceive@1. */
   receive: (...[params, opts]: Args<McoReceiveParams>): Promise<Answer<McoReceiveValue>> => callCapability<McoReceiveValue>('POST', '/mcos/receive', params, opts),
 };
 
@@ -70,17 +70,17 @@ export const mco = {
 export const poa = {
   /** poa.verify: Verify the power of attorney on file. GET /poas/verify · gate none · free · answers PoaVerify@1. */
   verify: (...[params, opts]: Args<PoaVerifyParams>): Promise<Answer<PoaVerifyValue>> => callCapability<PoaVerifyValue>('GET', '/poas/verify', params, opts),
-  /** poa.generate: Generate a power of attorney for a VIN under a governing state. POST /poas/generate · gate offer · 5% of the document service fee, 2.50 USD (ceiling 10.00) · answers PoaDocument@1. */
+  /** poa.generate: Generate a power of attorney for a VIN under a governing state. POST /poas/generate · gate offer · 5% of the document service fee, sandbox quote 2.50 USD (ceiling 10.00) · answers PoaDocument@1. */
   generate: (...[params, opts]: Args<PoaGenerateParams>): Promise<Answer<PoaGenerateValue>> => callCapability<PoaGenerateValue>('POST', '/poas/generate', params, opts),
-  /** poa.execute: Execute the power of attorney on file. POST /poas/execute · gate key · 5% of the document service fee, 2.50 USD (ceiling 10.00) · answers PoaExecute@1. */
+  /** poa.execute: Execute the power of attorney on file. POST /poas/execute · gate key · 5% of the document service fee, sandbox quote 2.50 USD (ceiling 10.00) · answers PoaExecute@1. */
   execute: (...[params, opts]: Args<PoaExecuteParams>): Promise<Answer<PoaExecuteValue>> => callCapability<PoaExecuteValue>('POST', '/poas/execute', params, opts),
-  /** poa.secureFormIssue: Issue the state's secure power-of-attorney form for the document. POST /poas/secure-form-issue · gate key · 5% of the state form fee, 1.50 USD (ceiling 6.00) · answers PoaSecureFormIssue@1. */
+  /** poa.secureFormIssue: Issue the state's secure power-of-attorney form for the document. POST /poas/secure-form-issue · gate key · 5% of the state form fee, sandbox quote 1.50 USD (ceiling 6.00) · answers PoaSecureFormIssue@1. */
   secureFormIssue: (...[params, opts]: Args<PoaSecureFormIssueParams>): Promise<Answer<PoaSecureFormIssueValue>> => callCapability<PoaSecureFormIssueValue>('POST', '/poas/secure-form-issue', params, opts),
-  /** poa.notarize: Notarize the document, in person or by remote online notarization. POST /poas/notarize · gate human · 10% of the notary fee, 2.50 USD (ceiling 25.00) · answers Notarization@1. */
+  /** poa.notarize: Notarize the document, in person or by remote online notarization. POST /poas/notarize · gate human · 10% of the notary fee, sandbox quote 2.50 USD (ceiling 25.00) · answers Notarization@1. */
   notarize: (...[params, opts]: Args<PoaNotarizeParams>): Promise<Answer<PoaNotarizeValue>> => callCapability<PoaNotarizeValue>('POST', '/poas/notarize', params, opts),
-  /** poa.revoke: Revoke the power of attorney on file. POST /poas/revoke · gate key · 5% of the document service fee, 1.00 USD (ceiling 5.00) · answers PoaRevoke@1. */
+  /** poa.revoke: Revoke the power of attorney on file. POST /poas/revoke · gate key · 5% of the document service fee, sandbox quote 1.00 USD (ceiling 5.00) · answers PoaRevoke@1. */
   revoke: (...[params, opts]: Args<PoaRevokeParams>): Promise<Answer<PoaRevokeValue>> => callCapability<PoaRevokeValue>('POST', '/poas/revoke', params, opts),
-  /** poa.absentBuyerSign: Sign for an absent buyer under the power of attorney. POST /poas/absent-buyer-sign · gate key · 5% of the signing fee, 2.50 USD (ceiling 10.00) · answers PoaAbsentBuyerSign@1. */
+  /** poa.absentBuyerSign: Sign for an absent buyer under the power of attorney. POST /poas/absent-buyer-sign · gate key · 5% of the signing fee, sandbox quote 2.50 USD (ceiling 10.00) · answers PoaAbsentBuyerSign@1. */
   absentBuyerSign: (...[params, opts]: Args<PoaAbsentBuyerSignParams>): Promise<Answer<PoaAbsentBuyerSignValue>> => callCapability<PoaAbsentBuyerSignValue>('POST', '/poas/absent-buyer-sign', params, opts),
 };
 
@@ -96,7 +96,7 @@ export const webhook = {
   subscribe: (...[params, opts]: Args<WebhookSubscribeParams>): Promise<Answer<WebhookSubscribeValue>> => callCapability<WebhookSubscribeValue>('POST', '/webhooks/subscribe', params, opts),
   /** webhook.unsubscribe: Stop a subscription (by its id), or every subscription of an endpoint. POST /webhooks/unsubscribe · gate offer · 0.05 USD per subscription (ceiling 0.05) · answers WebhookUnsubscribe@1. */
   unsubscribe: (...[params, opts]: Args<WebhookUnsubscribeParams>): Promise<Answer<WebhookUnsubscribeValue>> => callCapability<WebhookUnsubscribeValue>('POST', '/webhooks/unsubscribe', params, opts),
-  /** webhook.meteredPay: Pay the metered delivery charges of the connection. POST /webhooks/metered-pay · gate offer · 2.9000000000000004% of the amount paid, 0.29 USD (ceiling 5.00) · answers WebhookMeteredPay@1. */
+  /** webhook.meteredPay: Pay the metered delivery charges of the connection. POST /webhooks/metered-pay · gate offer · 2.9% of the amount paid, sandbox quote 0.29 USD (ceiling 5.00) · answers WebhookMeteredPay@1. */
   meteredPay: (...[params, opts]: Args<WebhookMeteredPayParams>): Promise<Answer<WebhookMeteredPayValue>> => callCapability<WebhookMeteredPayValue>('POST', '/webhooks/metered-pay', params, opts),
   /** webhook.deliveryLog: The deliveries to the account's endpoints, each with every attempt. GET /webhooks/delivery-log · gate key · free · answers WebhookDeliveryLog@1. */
   deliveryLog: (...[params, opts]: Args<WebhookDeliveryLogParams>): Promise<Answer<WebhookDeliveryLogValue>> => callCapability<WebhookDeliveryLogValue>('GET', '/webhooks/delivery-log', params, opts),
@@ -116,17 +116,17 @@ export const frameInspection = {
   status: (...[params, opts]: Args<FrameInspectionStatusParams>): Promise<Answer<FrameInspectionStatusValue>> => callCapability<FrameInspectionStatusValue>('GET', '/frame-inspections/status', params, opts),
   /** frameInspection.result: The graded result of the inspection. GET /frame-inspections/result · gate key · free · answers FrameInspectionResult@1. */
   result: (...[params, opts]: Args<FrameInspectionResultParams>): Promise<Answer<FrameInspectionResultValue>> => callCapability<FrameInspectionResultValue>('GET', '/frame-inspections/result', params, opts),
-  /** frameInspection.measure: Measure the frame against the factory datum points. POST /frame-inspections/measure · gate offer · 8% of the measurement fee, 12.00 USD (ceiling 30.00) · answers FrameInspectionMeasure@1. */
+  /** frameInspection.measure: Measure the frame against the factory datum points. POST /frame-inspections/measure · gate offer · 8% of the measurement fee, sandbox quote 12.00 USD (ceiling 30.00) · answers FrameInspectionMeasure@1. */
   measure: (...[params, opts]: Args<FrameInspectionMeasureParams>): Promise<Answer<FrameInspectionMeasureValue>> => callCapability<FrameInspectionMeasureValue>('POST', '/frame-inspections/measure', params, opts),
-  /** frameInspection.order: Order a frame inspection: dispatched, performed and settled as one service order. POST /frame-inspections/order · gate offer · 15.00 USD (ceiling 15.00) · answers FrameInspectionOrder@1. */
+  /** frameInspection.order: Order a frame inspection: dispatched, performed and settled as one service order. POST /frame-inspections/order · gate offer · 15.00 USD flat (ceiling 15.00) · answers FrameInspectionOrder@1. */
   order: (...[params, opts]: Args<FrameInspectionOrderParams>): Promise<Answer<FrameInspectionOrderValue>> => callCapability<FrameInspectionOrderValue>('POST', '/frame-inspections/order', params, opts),
-  /** frameInspection.schedule: Schedule the inspection with an inspector. POST /frame-inspections/schedule · gate offer · 5% of the inspection fee, 7.50 USD (ceiling 15.00) · answers FrameInspectionSchedule@1. */
+  /** frameInspection.schedule: Schedule the inspection with an inspector. POST /frame-inspections/schedule · gate offer · 5% of the inspection fee, sandbox quote 7.50 USD (ceiling 15.00) · answers FrameInspectionSchedule@1. */
   schedule: (...[params, opts]: Args<FrameInspectionScheduleParams>): Promise<Answer<FrameInspectionScheduleValue>> => callCapability<FrameInspectionScheduleValue>('POST', '/frame-inspections/schedule', params, opts),
-  /** frameInspection.pay: Pay for the inspection. POST /frame-inspections/pay · gate offer · 2.9000000000000004% of the amount paid, 4.35 USD (ceiling 10.00) · answers FrameInspectionPay@1. */
+  /** frameInspection.pay: Pay for the inspection. POST /frame-inspections/pay · gate offer · 2.9% of the amount paid, sandbox quote 4.35 USD (ceiling 10.00) · answers FrameInspectionPay@1. */
   pay: (...[params, opts]: Args<FrameInspectionPayParams>): Promise<Answer<FrameInspectionPayValue>> => callCapability<FrameInspectionPayValue>('POST', '/frame-inspections/pay', params, opts),
-  /** frameInspection.perform: Perform the inspection on site. POST /frame-inspections/perform · gate offer · 10% of the inspector's fee, 15.00 USD (ceiling 40.00) · answers FrameInspectionPerform@1. */
+  /** frameInspection.perform: Perform the inspection on site. POST /frame-inspections/perform · gate offer · 10% of the inspector's fee, sandbox quote 15.00 USD (ceiling 40.00) · answers FrameInspectionPerform@1. */
   perform: (...[params, opts]: Args<FrameInspectionPerformParams>): Promise<Answer<FrameInspectionPerformValue>> => callCapability<FrameInspectionPerformValue>('POST', '/frame-inspections/perform', params, opts),
-  /** frameInspection.complete: Complete the inspection and file its report. POST /frame-inspections/complete · gate offer · 5% of the inspection fee, 7.50 USD (ceiling 15.00) · answers FrameInspectionComplete@1. */
+  /** frameInspection.complete: Complete the inspection and file its report. POST /frame-inspections/complete · gate offer · 5% of the inspection fee, sandbox quote 7.50 USD (ceiling 15.00) · answers FrameInspectionComplete@1. */
   complete: (...[params, opts]: Args<FrameInspectionCompleteParams>): Promise<Answer<FrameInspectionCompleteValue>> => callCapability<FrameInspectionCompleteValue>('POST', '/frame-inspections/complete', params, opts),
   /** frameInspection.tolerance: Each measured deviation against the manufacturer's tolerance. GET /frame-inspections/tolerance · gate key · free · answers FrameInspectionTolerance@1. */
   tolerance: (...[params, opts]: Args<FrameInspectionToleranceParams>): Promise<Answer<FrameInspectionToleranceValue>> => callCapability<FrameInspectionToleranceValue>('GET', '/frame-inspections/tolerance', params, opts),
@@ -134,23 +134,23 @@ export const frameInspection = {
 
 /** Total-loss claims: actual cash value, the total-loss determination, settlement, owner retention, salvage and payoff. */
 export const totalLoss = {
-  /** totalLoss.taxRefund: Claim the sales-tax refund owed on the totalled vehicle. POST /total-loss/tax-refund · gate offer · 5.00 USD (ceiling 5.00) · answers TotalLossTaxRefund@1. */
+  /** totalLoss.taxRefund: Claim the sales-tax refund owed on the totalled vehicle. POST /total-loss/tax-refund · gate offer · 5.00 USD flat (ceiling 5.00) · answers TotalLossTaxRefund@1. */
   taxRefund: (...[params, opts]: Args<TotalLossTaxRefundParams>): Promise<Answer<TotalLossTaxRefundValue>> => callCapability<TotalLossTaxRefundValue>('POST', '/total-loss/tax-refund', params, opts),
-  /** totalLoss.acv: Determine the actual cash value of the vehicle. POST /total-loss/acv · gate key · 5% of the appraisal fee, 5.00 USD (ceiling 20.00) · answers TotalLossAcv@1. */
+  /** totalLoss.acv: Determine the actual cash value of the vehicle. POST /total-loss/acv · gate key · 5% of the appraisal fee, sandbox quote 5.00 USD (ceiling 20.00) · answers TotalLossAcv@1. */
   acv: (...[params, opts]: Args<TotalLossAcvParams>): Promise<Answer<TotalLossAcvValue>> => callCapability<TotalLossAcvValue>('POST', '/total-loss/acv', params, opts),
   /** totalLoss.determine: Decide total loss: damage ratio (repair cost / ACV) against the state's threshold. GET /total-loss/determine · gate key · free · answers TotalLossDetermine@1. */
   determine: (...[params, opts]: Args<TotalLossDetermineParams>): Promise<Answer<TotalLossDetermineValue>> => callCapability<TotalLossDetermineValue>('GET', '/total-loss/determine', params, opts),
-  /** totalLoss.negativeEquityCoordinate: Coordinate negative equity (loan balance above the settlement) with the lender. POST /total-loss/negative-equity-coordinate · gate key · 5% of the coordination fee, 5.00 USD (ceiling 20.00) · answers TotalLossNegativeEquityCoordinate@1. */
+  /** totalLoss.negativeEquityCoordinate: Coordinate negative equity (loan balance above the settlement) with the lender. POST /total-loss/negative-equity-coordinate · gate key · 5% of the coordination fee, sandbox quote 5.00 USD (ceiling 20.00) · answers TotalLossNegativeEquityCoordinate@1. */
   negativeEquityCoordinate: (...[params, opts]: Args<TotalLossNegativeEquityCoordinateParams>): Promise<Answer<TotalLossNegativeEquityCoordinateValue>> => callCapability<TotalLossNegativeEquityCoordinateValue>('POST', '/total-loss/negative-equity-coordinate', params, opts),
-  /** totalLoss.ownerRetain: Let the owner keep the totalled vehicle: salvage value off the settlement, salvage brand applied. POST /total-loss/owner-retain · gate offer · 5% of the retention processing fee, 7.50 USD (ceiling 25.00) · answers TotalLossOwnerRetain@1. */
+  /** totalLoss.ownerRetain: Let the owner keep the totalled vehicle: salvage value off the settlement, salvage brand applied. POST /total-loss/owner-retain · gate offer · 5% of the retention processing fee, sandbox quote 7.50 USD (ceiling 25.00) · answers TotalLossOwnerRetain@1. */
   ownerRetain: (...[params, opts]: Args<TotalLossOwnerRetainParams>): Promise<Answer<TotalLossOwnerRetainValue>> => callCapability<TotalLossOwnerRetainValue>('POST', '/total-loss/owner-retain', params, opts),
-  /** totalLoss.payoffCoordinate: Coordinate the loan payoff with the lienholder. POST /total-loss/payoff-coordinate · gate offer · 5.00 USD (ceiling 5.00) · answers TotalLossPayoffCoordinate@1. */
+  /** totalLoss.payoffCoordinate: Coordinate the loan payoff with the lienholder. POST /total-loss/payoff-coordinate · gate offer · 5.00 USD flat (ceiling 5.00) · answers TotalLossPayoffCoordinate@1. */
   payoffCoordinate: (...[params, opts]: Args<TotalLossPayoffCoordinateParams>): Promise<Answer<TotalLossPayoffCoordinateValue>> => callCapability<TotalLossPayoffCoordinateValue>('POST', '/total-loss/payoff-coordinate', params, opts),
   /** totalLoss.priorDamageOffset: Whether a prior-damage offset applies to the valuation. GET /total-loss/prior-damage-offset · gate none · free · answers TotalLossPriorDamageOffset@1. */
   priorDamageOffset: (...[params, opts]: Args<TotalLossPriorDamageOffsetParams>): Promise<Answer<TotalLossPriorDamageOffsetValue>> => callCapability<TotalLossPriorDamageOffsetValue>('GET', '/total-loss/prior-damage-offset', params, opts),
-  /** totalLoss.salvage: Assign the vehicle to a salvage pool. POST /total-loss/salvage · gate offer · 5% of the salvage assignment fee, 10.00 USD (ceiling 30.00) · answers TotalLossSalvage@1. */
+  /** totalLoss.salvage: Assign the vehicle to a salvage pool. POST /total-loss/salvage · gate offer · 5% of the salvage assignment fee, sandbox quote 10.00 USD (ceiling 30.00) · answers TotalLossSalvage@1. */
   salvage: (...[params, opts]: Args<TotalLossSalvageParams>): Promise<Answer<TotalLossSalvageValue>> => callCapability<TotalLossSalvageValue>('POST', '/total-loss/salvage', params, opts),
-  /** totalLoss.settlement: Settle the total loss: ACV plus sales tax, less the deductible. POST /total-loss/settlement · gate offer · 1% of the settlement amount, 50.00 USD (ceiling 150.00) · answers TotalLossSettlement@1. */
+  /** totalLoss.settlement: Settle the total loss: ACV plus sales tax, less the deductible. POST /total-loss/settlement · gate offer · 1% of the settlement amount, sandbox quote 50.00 USD (ceiling 150.00) · answers TotalLossSettlement@1. */
   settlement: (...[params, opts]: Args<TotalLossSettlementParams>): Promise<Answer<TotalLossSettlementValue>> => callCapability<TotalLossSettlementValue>('POST', '/total-loss/settlement', params, opts),
   /** totalLoss.valuation: Where the valuation of the claim stands. GET /total-loss/valuation · gate key · free · answers TotalLossValuation@1. */
   valuation: (...[params, opts]: Args<TotalLossValuationParams>): Promise<Answer<TotalLossValuationValue>> => callCapability<TotalLossValuationValue>('GET', '/total-loss/valuation', params, opts),
@@ -158,7 +158,7 @@ export const totalLoss = {
 
 /** The vehicle itself: decode a VIN on the keyed platform rail. */
 export const vehicle = {
-  /** vehicle.decode: Decode a VIN: the same answer as the keyless GET /decode/{vin}, with account context and metering. GET /vehicles/decode · gate key · 0.00 USD per decode (ceiling 0.00) · answers VehicleDecode@1. */
+  /** vehicle.decode: Decode a VIN from NHTSA vPIC: year, make, model, trim, body, engine, plant and more; the same answer as the keyless GET /decode/{vin}, with account context and metering. GET /vehicles/decode · gate key · 0.00 USD per decode (ceiling 0.00) · answers VehicleDecode@1. */
   decode: (...[params, opts]: Args<VehicleDecodeParams>): Promise<Answer<VehicleDecodeValue>> => callCapability<VehicleDecodeValue>('GET', '/vehicles/decode', params, opts),
 };
 

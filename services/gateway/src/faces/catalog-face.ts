@@ -1,7 +1,6 @@
-import { describeCatalog, namedNouns, nouns, type Capability, type Noun } from '@vcs/contract';
+import { callLine, catalogAddress, describeCatalog, namedNouns, nouns, type Capability, type Noun } from '@vcs/contract';
 import type { Doc, Section } from './doc.ts';
 import { publishedMode } from './modes.ts';
-import { priceText } from './price-text.ts';
 import { suite } from './suite.ts';
 
 const capsOf = (n: Noun<any>) => Object.values(n.capabilities) as Capability[];
@@ -17,7 +16,7 @@ export function catalogJson() {
       links: { catalog: `/catalog/${n.noun}`, landing: `/${n.door}`, lens: `/${n.door}/{vin}` },
       capabilities: n.capabilities.map((c) => {
         const mode = publishedMode(capsOf(nouns.find((x) => x.noun === n.noun) as Noun<any>).find((x) => x.name === c.name)!);
-        return { ...c, declaredMode: c.mode, mode, catalog: `/catalog/${n.noun}#${c.verb}`, ...(mode === 'live' ? { page: `/catalog/${n.noun}.${c.verb}` } : {}) };
+        return { ...c, declaredMode: c.mode, mode, catalog: catalogAddress(c), ...(mode === 'live' ? { page: `/catalog/${n.noun}.${c.verb}` } : {}) };
       }),
     })),
     namedNouns: d.namedNouns.map((n) => ({ ...n, operations: 'operations not published yet' })),
@@ -51,14 +50,25 @@ export function capabilitySection(c: Capability): Section {
   const mode = publishedMode(c);
   return {
     heading: c.name, id: c.verb,
-    text: [c.summary, ...(c.notes ?? [])],
-    facts: [
-      ['Call', `${c.method} ${c.path}`], ['Gate', c.gate], ['Mode', mode], ['Facet', c.facet], ['Answer', c.answer],
-      ['Price', priceText(c.price)], ['Events', c.events.map((e) => `${e.type} (${e.when})`).join(', ') || 'none'],
-      ['Sandbox triggers (header Sandbox-Trigger)', c.triggers.map((t) => `${t.name} → ${t.forces}`).join(', ')],
-      ...(c.human ? [['Human terminus', `${c.human.verb} at ${c.human.terminus.name} (${c.human.terminus.staffed}, ${c.human.terminus.price})`] as [string, string]] : []),
+    text: [
+      c.summary, ...(c.notes ?? []), callLine(c),
+      ...(c.events.length ? [`Events: ${c.events.map((e) => e.type).join(', ')}.`] : []),
+      ...(c.human ? [`Human terminus: ${c.human.verb} at ${c.human.terminus.name} (${c.human.terminus.staffed}, ${c.human.terminus.price}).`] : []),
+      ...(mode === 'live' ? [`Live: its own page is /catalog/${c.noun}.${c.verb}.`] : []),
     ],
-    links: mode === 'live' ? [{ label: 'Capability page', href: `/catalog/${c.noun}.${c.verb}` }] : [],
+  };
+}
+
+/** Sandbox triggers of every capability: their own page, linked from /llms.txt (an agent rarely needs all of them). */
+export function triggersDoc(): Doc {
+  return {
+    title: 'Sandbox triggers',
+    summary: 'Force an outcome in the sandbox with the header `Sandbox-Trigger: <name>`. Sandbox answers are deterministic: same capability, input and trigger, same payload.',
+    links: [{ label: 'Agent front door', href: '/llms.txt' }, { label: 'Catalog', href: '/catalog' }],
+    sections: nouns.map((n) => ({
+      heading: n.noun,
+      text: capsOf(n as Noun<any>).map((c) => `${c.name} (${c.method} ${c.path}): ${c.triggers.map((t) => `\`${t.name}\` → ${t.forces}`).join(', ')}`),
+    })),
   };
 }
 
@@ -66,7 +76,7 @@ export function nounDoc(n: Noun<any>): Doc {
   return {
     title: `${n.noun} — catalog`,
     summary: n.summary,
-    links: [{ label: 'Catalog', href: '/catalog' }, { label: `${n.noun} door`, href: `/${n.door}` }, { label: 'Markdown', href: `/catalog/${n.noun}.md` }],
+    links: [{ label: 'Catalog', href: '/catalog' }, { label: 'Sandbox triggers', href: '/catalog/triggers.md' }, { label: 'Mint a key: POST /keys (no body)', href: '/keys' }],
     sections: capsOf(n).map(capabilitySection),
   };
 }
@@ -75,7 +85,7 @@ export function capabilityDoc(n: Noun<any>, c: Capability, schemas: { request: u
   return {
     title: `${c.name} — capability`,
     summary: c.summary,
-    links: [{ label: `${n.noun} in the catalog`, href: `/catalog/${n.noun}#${c.verb}` }],
+    links: [{ label: `${n.noun} in the catalog`, href: catalogAddress(c) }],
     sections: [capabilitySection(c), { heading: 'Request schema', code: JSON.stringify(schemas.request, null, 2) }, { heading: 'Value schema', code: JSON.stringify(schemas.value, null, 2) }],
   };
 }

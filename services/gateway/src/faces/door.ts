@@ -1,14 +1,13 @@
-import { type Capability, type Noun } from '@vcs/contract';
+import { priceText, catalogAddress, type Capability, type Noun } from '@vcs/contract';
 import type { Doc } from './doc.ts';
 import { lensSections, type Lens } from './record.ts';
-import { priceText } from './price-text.ts';
 
 /** A noun's landing: what it does, its capabilities and prices, and where to go next. */
 export function landingFace(n: Noun<any>, modeOf: (c: Capability) => string): { json: unknown; doc: Doc } {
   const caps = Object.values(n.capabilities) as Capability[];
   const json = {
     noun: n.noun, door: n.door, pillar: n.displayPillar, entity: n.entity, summary: n.summary,
-    capabilities: caps.map((c) => ({ name: c.name, method: c.method, path: c.path, gate: c.gate, mode: modeOf(c), facet: c.facet, price: c.price, summary: c.summary, catalog: `/catalog/${n.noun}#${c.verb}` })),
+    capabilities: caps.map((c) => ({ name: c.name, method: c.method, path: c.path, gate: c.gate, mode: modeOf(c), facet: c.facet, price: c.price, summary: c.summary, catalog: catalogAddress(c) })),
     links: { lens: `/${n.door}/{vin}`, catalog: `/catalog/${n.noun}`, pricing: '/pricing' },
   };
   const doc: Doc = {
@@ -23,7 +22,7 @@ export function landingFace(n: Noun<any>, modeOf: (c: Capability) => string): { 
           heading: c.name, id: c.verb,
           text: [c.summary],
           facts: [['Call', `${c.method} ${c.path}`], ['Gate', c.gate], ['Mode', modeOf(c)], ['Price', priceText(c.price)]],
-          links: [{ label: 'Full description', href: `/catalog/${n.noun}#${c.verb}` }],
+          links: [{ label: 'Full description', href: catalogAddress(c) }],
         })),
       },
     ],

@@ -1,58 +1,45 @@
-import { capabilities, namedNouns, nouns, type Capability } from '@vcs/contract';
-import { publishedMode } from './modes.ts';
+import { capabilities, namedNouns, nouns, type Noun } from '@vcs/contract';
+import { nounDoc, triggersDoc } from './catalog-face.ts';
+import { toMarkdown } from './doc.ts';
 
-/** /llms.txt: the one-page front door for agents (H1, `>` summary, H2 sections of `- [name](url): notes`). */
+/**
+ * /llms.txt: the agent's front door (H1, `>` summary, H2 sections of `- [name](url): notes`), kept small: an
+ * agent's context is its budget. It says how to mint, the gates and answer kinds, and sends the agent to the one
+ * noun page it needs (`/catalog/<noun>.md`, a line per capability), not to the whole catalog, which is for programs.
+ */
 export function llmsTxt(baseUrl: string): string {
   const u = (p: string) => `${baseUrl}${p}`;
   const line = (name: string, path: string, note: string) => `- [${name}](${u(path)}): ${note}`;
-  const live = capabilities.filter((c) => publishedMode(c) === 'live');
-  const nounLines = nouns.map((n) => {
-    const caps = Object.values(n.capabilities) as Capability[];
-    return line(n.noun, `/catalog/${n.noun}`, `${n.summary} ${caps.length} capabilities; door /${n.door}, VIN lens /${n.door}/{vin}.`);
-  });
-  const triggerLines = capabilities.map((c) => `- ${c.name} (${c.method} ${c.path}): ${c.triggers.map((t) => `\`${t.name}\` → ${t.forces}`).join(', ')}`);
   return [
     '# Vehicle Capability Service',
     '',
-    `> A catalog of capabilities about vehicles, addressed by VIN (${nouns.length} nouns published, ${namedNouns.length} more named). Every capability answers one typed Answer: OK, EMPTY, BLOCKED or OFFER, with value, evidence, provenance and meter. The anonymous rung is free; the money gate is settlement, never signup.`,
+    `> Capabilities about vehicles, addressed by VIN: ${nouns.length} nouns, ${capabilities.length} capabilities, each \`noun.verb\` at one HTTP route. Every answer is one JSON envelope \`{type, answers, value, evidence, provenance, meter}\` whose \`type\` is OK, EMPTY, BLOCKED or OFFER. Anonymous use is free; money is taken at settlement (HTTP 402), never at signup. The sandbox answers deterministic simulated data, labelled in \`provenance\`.`,
     '',
-    'Read the catalog first. Capabilities are addressed as `noun.verb`; GET operations take query parameters, POST operations a JSON body.',
+    '## Call it',
     '',
-    '## Start here',
-    '',
-    line('Catalog', '/catalog', 'every noun, capability, gate, price and sandbox trigger (JSON, HTML; Markdown at /catalog.md)'),
-    line('Pricing', '/pricing', 'posted prices and hard ceilings'),
-    line('Capability card', '/.well-known/agents.json', 'agents.json flows: mint-a-key-then-call, read-a-vin, buy'),
-    line('OpenAPI', '/openapi.json', `the contract of live operations only (${live.length} live capabilities plus the platform faces)`),
-    line('Acceptance suite', '/suite.json', 'digest-pinned cases a capability must pass to be live'),
-    '',
-    '## Keys',
-    '',
-    line('Mint a key', '/keys', 'POST /keys with no body: an anonymous sandbox key and account, no email or approval. Send it as `Authorization: Bearer <key>` or `X-Api-Key: <key>`.'),
-    '',
-    '## Gates and answers',
-    '',
-    line('Catalog gates', '/catalog', 'gate none: no key; key: a key is needed (401 key-required without one); offer: HTTP 402 OFFER with price, ceiling and a durable intent — settle it at POST /intents/{id}/settle and the capability executes; human: HTTP 403 BLOCKED code NEEDS_HUMAN with a handoff to a staffed terminus — poll GET /handoffs/{id}.'),
-    line('Errors', '/catalog', 'every bad input is a 4xx BLOCKED answer whose `value.code` names the problem and `value.message` says what to fix; `value.problems` lists each field.'),
-    '',
-    '## Vehicles',
-    '',
-    line('Decode a VIN', '/decode/1HGCM82633A004352', 'keyless, offline: year, make, model, region, country, plant and serial are what the VIN encodes; values, trim and odometer are simulated and labelled in provenance'),
-    line('VIN record', '/1HGCM82633A004352', 'every posted fact for a VIN, with links to its deal and each noun\'s lens; Accept: application/json, text/markdown or text/html'),
+    line('Mint a key: POST /keys', '/keys', 'send `POST /keys` (not GET) with no body: `{"key": "vcs_…"}`, no signup. Send it as `Authorization: Bearer <key>`.'),
+    '- Find the capability: open the page of the noun you need (below): one line each with method, path, gate, inputs and answer. GET takes query parameters, POST a JSON body.',
+    '- Gates: `none` is free, no key. `key` needs a key (401 `key-required` without). `offer` answers 402 OFFER with `value.price`, `value.ceiling` and `value.settle` `{method, path}`: send that request with your key to pay and get the answer (or add `Accept-Price: <amount> USD` to the call to settle at once). `human` answers 403 NEEDS_HUMAN with a handoff to poll at `GET /handoffs/{id}`.',
+    '- A BLOCKED answer has `value.code`, a `value.message` that says what to fix, and `value.problems` by field.',
     '',
     '## Nouns',
     '',
-    ...nounLines,
+    ...nouns.map((n) => line(n.noun, `/catalog/${n.noun}.md`, `${n.summary} (${Object.keys(n.capabilities).length})`)),
     '',
-    '## Sandbox triggers',
+    '## More',
     '',
-    'Force an outcome in the sandbox with the header `Sandbox-Trigger: <name>`. Sandbox answers are deterministic: same capability, input and trigger, same payload.',
-    '',
-    ...triggerLines,
-    '',
-    '## Optional',
-    '',
-    line('Catalog (Markdown)', '/catalog.md', 'the same catalog as Markdown'),
+    line('Sandbox triggers', '/catalog/triggers.md', 'force EMPTY, BLOCKED, a declined payment or an expired offer with the header `Sandbox-Trigger: <name>`'),
+    line('Decode a VIN', '/decode/1HGCM82633A004352', 'keyless'),
+    line('VIN record', '/1HGCM82633A004352', 'every posted fact for a VIN (JSON, Markdown or HTML)'),
+    line('Pricing', '/pricing', 'posted prices and hard ceilings'),
+    line('MCP', '/mcp', 'POST, Streamable HTTP: tools `search`, `fetch`, `exec`'),
+    line('Everything at once', '/llms-full.txt', 'this page, every noun page and the triggers in one file'),
+    line('For programs', '/catalog', `the whole catalog as JSON (large), /openapi.json, /.well-known/agents.json, /suite.json; ${namedNouns.length} more nouns are named there`),
     '',
   ].join('\n');
+}
+
+/** /llms-full.txt: the front door, every noun page and the trigger table, for an agent that wants it all. */
+export function llmsFullTxt(baseUrl: string): string {
+  return [llmsTxt(baseUrl), ...nouns.map((n) => toMarkdown(nounDoc(n as Noun<any>))), toMarkdown(triggersDoc())].join('\n');
 }

@@ -1,4 +1,4 @@
-import { mandate as mandateSchema, toCents, type Mandate, type Problem } from '@vcs/contract';
+import { problemsOf, mandate as mandateSchema, toCents, type Mandate, type Problem } from '@vcs/contract';
 import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../auth.ts';
 
@@ -27,7 +27,7 @@ export function mandateOf(req: FastifyRequest): { mandate: Mandate } | { problem
     return { problems: [{ field: '(header Mandate)', message: 'not base64url-encoded JSON' }] };
   }
   const m = mandateSchema.safeParse(parsed);
-  if (!m.success) return { problems: m.error.issues.map((i) => ({ field: i.path.map(String).join('.') || '(mandate)', message: i.message })) };
+  if (!m.success) return { problems: problemsOf(m.error.issues, 'header') };
   return { mandate: m.data };
 }
 

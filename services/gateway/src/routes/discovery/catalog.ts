@@ -1,16 +1,21 @@
 import type { FastifyInstance } from 'fastify';
-import { describeCapability, nouns, type Capability, type Noun } from '@vcs/contract';
+import { capabilities, describeCapability, nouns, type Capability, type Noun } from '@vcs/contract';
 import type { GatewayDeps } from '../../deps.ts';
-import { capabilityDoc, catalogDoc, catalogJson, nounDoc } from '../../faces/catalog-face.ts';
+import { capabilityDoc, catalogDoc, catalogJson, nounDoc, triggersDoc } from '../../faces/catalog-face.ts';
 import { publishedMode } from '../../faces/modes.ts';
 import { CACHE, sendFace } from '../../faces/negotiate.ts';
 import { sendBlocked } from '../../reply.ts';
+
+const triggersJson = () => ({ triggers: Object.fromEntries(capabilities.map((c) => [c.name, c.triggers])) });
 
 /** GET /catalog, /catalog/<noun>, /catalog/<noun>.<action> (live capabilities); `.md` gives Markdown. */
 export async function catalogRoutes(app: FastifyInstance, _deps: GatewayDeps) {
   const whole = () => ({ json: catalogJson(), doc: catalogDoc() });
   app.get('/catalog', async (req, reply) => sendFace(req, reply, whole(), CACHE.discovery));
   app.get('/catalog.md', async (req, reply) => sendFace(req, reply, whole(), CACHE.discovery, 'markdown'));
+
+  app.get('/catalog/triggers', async (req, reply) => sendFace(req, reply, { json: triggersJson(), doc: triggersDoc() }, CACHE.discovery));
+  app.get('/catalog/triggers.md', async (req, reply) => sendFace(req, reply, { json: triggersJson(), doc: triggersDoc() }, CACHE.discovery, 'markdown'));
 
   app.get<{ Params: { page: string } }>('/catalog/:page', async (req, reply) => {
     const md = req.params.page.endsWith('.md');
