@@ -1,17 +1,18 @@
 /**
  * `pnpm build`: each service as one JavaScript file in dist/ (esbuild), so production processes run plain
  * `node dist/<service>.js`: no TypeScript loader thread, fewer modules, a smaller heap, a faster start.
- * Packages that load their own files at run time (WebAssembly: PGlite, QuickJS; esbuild's binary, which MCP exec
+ * Packages that load their own files at run time (WebAssembly: PGlite, QuickJS, sql.js; esbuild's binary, which MCP exec
  * uses to compile TypeScript) stay outside the bundle and are imported by relative path from where pnpm put them.
  */
 import { build, type Plugin } from 'esbuild';
+import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST = join(root, 'dist');
-const LOAD_OWN_FILES = /^(@electric-sql\/pglite|quickjs-emscripten|@jitl\/|esbuild$)/;
+const LOAD_OWN_FILES = /^(@electric-sql\/pglite|quickjs-emscripten|@jitl\/|esbuild$|sql\.js$)/;
 
 const keepWasmPackagesOutside: Plugin = {
   name: 'keep-wasm-packages-outside',
@@ -82,8 +83,17 @@ export async function buildAll() {
   });
 }
 
+/**
+ * The slim, indexed vPIC database the data pillar decodes from (libs/vin/src/vpic.ts), made once (~5 s) and kept:
+ * made here so that a first start, or an image with a read-only file system, does not pay for it.
+ */
+async function ensureVpic() {
+  const { defaultSlimPath, buildSlimVpic } = await import('../libs/vin/src/vpic.ts');
+  if (!existsSync(defaultSlimPath())) await buildSlimVpic();
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const t = performance.now();
-  await buildAll();
+  await Promise.all([buildAll(), ensureVpic()]);
   console.log(`built dist/ in ${Math.round(performance.now() - t)} ms`);
 }

@@ -40,18 +40,42 @@ export function spawnService(service: ServiceName, extraEnv: Record<string, stri
   return spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...extraEnv }, stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
 }
 
-const replicasOf = (s: ServiceName) => Number(process.env[`REPLICAS_${s.replace('-pillar', '').toUpperCase()}`] ?? 1);
+/** Replicas per service from REPLICAS_<SERVICE> (1 when unset); a value that is not 1–64 is a config error. */
+function replicasOf(s: ServiceName): number {
+  const name = `REPLICAS_${s.replace('-pillar', '').toUpperCase()}`;
+  const raw = process.env[name];
+  if (raw === undefined) return 1;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || n < 1 || n > 64) { console.error(`config error: ${name}: expected a whole number from 1 to 64 (value: ${JSON.stringify(raw)})`); process.exit(78); }
+  return n;
+}
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   for (const k of ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']) {
     if (!process.env[k]) { console.error(`config error: ${k}: required for the distributed mode (see README)`); process.exit(78); }
   }
-  const children: ChildProcess[] = [];
+  const counts = Object.fromEntries(SERVICES.map((s) => [s, replicasOf(s)])) as Record<ServiceName, number>;
+  const children: { service: ServiceName; child: ChildProcess }[] = [];
+  let stopping = false;
+  let exitCode = 0;
+  const stopAll = () => { stopping = true; for (const { child } of children) if (child.exitCode === null) child.kill('SIGTERM'); };
   // Pillars first, so the gateway's first requests find responders.
-  for (const s of SERVICES.filter((x) => x !== 'gateway')) for (let i = 0; i < replicasOf(s); i++) children.push(spawnService(s));
-  for (let i = 0; i < replicasOf('gateway'); i++) children.push(spawnService('gateway'));
-  const stop = () => { for (const c of children) c.kill('SIGTERM'); };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  for (const c of children) c.on('exit', (code) => { if (code && code !== 0) console.error(`a process exited with ${code}`); });
+  for (const s of [...SERVICES.filter((x) => x !== 'gateway'), 'gateway' as const]) {
+    for (let i = 0; i < counts[s]; i++) {
+      const child = spawnService(s);
+      children.push({ service: s, child });
+      // A process that dies takes the others down with it, named: half a catalog must not go on serving silently
+      // (a supervisor — systemd, compose's restart policy — restarts the whole set).
+      child.on('exit', (code, signal) => {
+        if (!stopping) {
+          console.error(`${s} (pid ${child.pid}) exited ${signal ?? `with code ${code}`}; stopping the other services`);
+          exitCode = code && code !== 0 ? code : 1;
+          stopAll();
+        }
+        if (children.every(({ child: c }) => c.exitCode !== null || c.signalCode !== null)) process.exit(exitCode);
+      });
+    }
+  }
+  process.once('SIGINT', stopAll);
+  process.once('SIGTERM', stopAll);
 }

@@ -48,6 +48,17 @@ describe.each(modes().slice(0, 1))('vcs CLI (%s)', (mode) => {
     expect((await vcs(['signing.status', '--base-url', 'http://127.0.0.1:1'], env)).code).toBe(1);
   });
 
+  it('refuses a misspelt flag or a flag without a value as a usage error naming the flags, sending nothing', async () => {
+    const typo = await vcs(['signing.status', '--vinn', VIN], env);
+    expect(typo.code).toBe(2);
+    expect(typo.out).toBe('');
+    expect(typo.err).toMatch(/no flag --vinn; its flags: --vin /);
+    const bare = await vcs(['signing.status', '--vin'], env);
+    expect(bare.code).toBe(2);
+    expect(bare.err).toMatch(/--vin needs a value/);
+    expect((await vcs(['signing.status', `--vin=${VIN}`, '--json'], env)).code).toBe(0);
+  });
+
   it('mints a key on the first keyed call, stores it 0600, and reuses it', async () => {
     const first = await vcs(['deal.open', '--workflow', 'buy', '--vin', VIN], env);
     expect(first.code).toBe(0);

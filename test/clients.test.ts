@@ -36,8 +36,12 @@ describe.each(modes())('SDK and MCP at POST /mcp (%s)', (mode) => {
 
   it('search ranks capabilities in the connector shape', async () => {
     const out = jsonOf(await client.callTool({ name: 'search', arguments: { query: 'signing status' } }));
-    expect(out.results[0]).toMatchObject({ id: 'signing.status', title: expect.any(String), url: expect.stringContaining('/catalog#signing.status') });
-    expect(out.results[0].text).toMatch(/GET \/signings\/status · gate none · free/);
+    expect(out.results[0]).toMatchObject({ id: 'signing.status', title: expect.any(String), url: `${h.baseUrl}/catalog/signing#status` });
+    expect(out.results[0].text).toMatch(/`GET \/signings\/status` · gate none · query: vin\?: string · answers SigningStatus@1 · free/);
+    // The link resolves: the page exists and holds the anchor.
+    const [page, anchor] = out.results[0].url.split('#');
+    const html = await (await fetch(page, { headers: { accept: 'text/html' } })).text();
+    expect(html).toContain(`id="${anchor}"`);
   });
 
   it('fetch returns a descriptor by wire name and a record by VIN', async () => {

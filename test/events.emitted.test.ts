@@ -43,9 +43,11 @@ describe('events published on the bus, per capability', () => {
       if (NOTHING_ON_FILE.test(JSON.stringify(r.answer?.value ?? {}))) nothingOnFile.add(c.name);
       if (c.name === 'poa.generate') ctx.documentId = r.answer.value.id;
     }
-    const wanted = capabilities.filter((c) => answered.get(c.name) === 'OK')
-      .reduce((n, c) => n + expectedOf(c).always.length + (expectedOf(c).oneOf.length ? 1 : 0), 0);
-    await waitFor(async () => seen.filter((e) => e.capability && answered.get(e.capability) === 'OK').length >= wanted, 20_000);
+    // Wait for each capability's own events (the gate's Intent.*/Handoff.* events name a capability too, so a total
+    // count could be reached while one capability's event is still on its way).
+    const own = (name: string) => seen.filter((e) => e.capability === name && !/^(Intent|Handoff)\./.test(e.type)).length;
+    const waiting = capabilities.filter((c) => answered.get(c.name) === 'OK' && !nothingOnFile.has(c.name));
+    await waitFor(async () => waiting.every((c) => own(c.name) >= expectedOf(c).always.length + (expectedOf(c).oneOf.length ? 1 : 0)), 20_000);
   }, 120_000);
   afterAll(async () => { await consumer?.stop(); await svc?.stop(); });
 

@@ -29,6 +29,18 @@ describe.each(modes())('keyless faces and discovery (%s)', (mode) => {
     expect((await call(h.baseUrl, 'GET', '/decode/1HGCM82633A0O4352')).json.value.rule).toBe('forbidden-character');
   });
 
+  it('decodes from NHTSA vPIC in the data pillar: named facts, their source, and what is simulated', async () => {
+    const r = await call(h.baseUrl, 'GET', `/decode/${VIN}`);
+    expect(r.status).toBe(200);
+    expect(r.json.decode).toMatchObject({
+      vin: VIN, year: 2003, make: 'Honda', model: 'Accord', trim: { name: 'EX-V6' }, body: { class: 'Coupe', doors: 2 },
+      engine: { cylinders: 6, configuration: 'V-Shaped', model: 'J30A4' }, fuel: { primary: 'Gasoline' },
+      odometer: { simulated: true },
+    });
+    expect(r.json.provenance).toMatchObject({ source: expect.stringMatching(/NHTSA vPIC/), simulatedFields: ['retailValue', 'msrp', 'odometer'] });
+    expect(r.json.provenance.real).toEqual(expect.arrayContaining(['year', 'make', 'model', 'trim', 'body', 'engine']));
+  });
+
   it('keyed vehicle.decode answers the same decode', async () => {
     const { key } = await mintKey(h.baseUrl);
     const keyed = await call(h.baseUrl, 'GET', `/vehicles/decode?vin=${VIN}`, { key });
@@ -123,17 +135,20 @@ describe.each(modes())('keyless faces and discovery (%s)', (mode) => {
     for (const f of r.json.flows) for (const a of f.actions) expect(ops.has(a.operationId), a.operationId).toBe(true);
   });
 
-  it('serves llms.txt in the llms.txt format with keys, gates and every trigger', async () => {
+  it('serves llms.txt in the llms.txt format: how to mint, the gates, a page per noun; triggers on their own page', async () => {
     const r = await call(h.baseUrl, 'GET', '/llms.txt');
     const lines = r.text.split('\n');
     expect(lines[0]).toBe('# Vehicle Capability Service');
     expect(lines.find((l) => l.startsWith('> '))).toBeTruthy();
-    expect(r.text).toMatch(/^## Keys$/m);
-    expect(r.text).toMatch(/^- \[Mint a key\]\(http.*\/keys\): /m);
+    expect(r.text).toMatch(/^- \[Mint a key: POST \/keys\]\(http.*\/keys\): /m);
     expect(r.text).toContain('Authorization: Bearer');
-    expect(r.text).toContain('POST /intents/{id}/settle');
     expect(r.text).toContain('GET /handoffs/{id}');
-    for (const c of capabilities) expect(r.text).toContain(`- ${c.name} (`);
+    for (const n of nouns) expect(r.text).toContain(`](${h.baseUrl}/catalog/${n.noun}.md)`);
+    const triggers = await call(h.baseUrl, 'GET', '/catalog/triggers.md');
+    expect(triggers.status).toBe(200);
+    for (const c of capabilities) expect(triggers.text).toContain(`${c.name} (${c.method} ${c.path}): `);
+    const full = await call(h.baseUrl, 'GET', '/llms-full.txt');
+    for (const c of capabilities) expect(full.text).toContain(`## ${c.name}`);
   });
 
   it('caches every discovery document by ETag: a matching If-None-Match answers 304', async () => {

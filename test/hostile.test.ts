@@ -101,6 +101,49 @@ describe('hostile input (embedded)', { timeout: 60_000 }, () => {
     }), { numRuns: RUNS });
   });
 
+  // The id routes: a generated segment in the id's place, with a key so the request reaches the pillar behind it.
+  const idRoutes = [['GET', '/intents/:id'], ['POST', '/intents/:id/settle'], ['GET', '/handoffs/:id'], ['POST', '/handoffs/:id/complete'],
+    ['GET', '/buy/deals/:id'], ['POST', '/buy/deals/:id/advance']] as const;
+  it('answers odd ids on the intent, handoff and deal routes with a typed 4xx', async () => {
+    const key = (await (await fetch(`${h.baseUrl}/keys`, { method: 'POST' })).json() as { key: string }).key;
+    const id = fc.oneof(oddText.map(enc), fc.constantFrom('%00', '%E2%82%AC', '%25zz', 'pi_%00', 'deal_%0a', 'ho_' + 'a'.repeat(300)), fc.string({ unit: 'binary', maxLength: 30 }).map(enc));
+    await fc.assert(fc.asyncProperty(fc.constantFrom(...idRoutes), id, async ([method, route], seg) => {
+      const r = await rawRequest(h.baseUrl, method, route.replace(':id', seg), { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, method === 'POST' ? '{}' : undefined);
+      expectTyped(r, `${method} ${route} ${seg}`);
+    }), { numRuns: RUNS });
+  });
+
+  // What the outside fuzz found (issue 17), kept as a fixed corpus so these inputs are tried on every run.
+  it.each([
+    ['GET', '/intents/%00', 404, 'intent-not-found'], ['GET', '/handoffs/%00', 404, 'handoff-not-found'], ['GET', '/buy/deals/%00', 404, 'deal-not-found'],
+    ['POST', '/buy/deals/%00/advance', 404, 'deal-not-found'], ['POST', '/handoffs/%00/complete', 404, 'handoff-not-found'],
+    ['POST', '/intents/%E2%82%AC/settle', 404, 'intent-not-found'],
+    ['GET', '/decode/%25zz', 400, 'invalid-vin'], ['GET', '/%25zz', 404, 'not-found'], ['GET', '/signings/%25zz', 404, 'not-found'],
+    ['GET', `/decode/${'A'.repeat(250)}`, 404, 'not-found'], ['GET', `/intents/pi_${'a'.repeat(250)}`, 404, 'not-found'],
+  ] as const)('%s %s → %i %s', async (method, path, status, code) => {
+    const key = (await (await fetch(`${h.baseUrl}/keys`, { method: 'POST' })).json() as { key: string }).key;
+    const r = await rawRequest(h.baseUrl, method, path, { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, method === 'POST' ? '{"outcome":"completed","credential":"notary"}' : undefined);
+    expectTyped(r, `${method} ${path}`);
+    expect([r.status, r.json.value.code]).toEqual([status, code]);
+  });
+
+  it('answers GET /keys with 405 and the method that mints', async () => {
+    const r = await rawRequest(h.baseUrl, 'GET', '/keys');
+    expect(r.status).toBe(405);
+    expect(r.headers.allow).toBe('POST');
+    expect(r.json.value).toMatchObject({ code: 'method-not-allowed', mint: { method: 'POST', path: '/keys' } });
+  });
+
+  it('names an unknown query parameter as its own field, and refuses a key in the query string with a pointer to the header', async () => {
+    const r = await rawRequest(h.baseUrl, 'GET', `/signings/status?vin=${VIN}&vinn=x`);
+    expect(r.status).toBe(400);
+    expect(r.json.value.problems).toEqual([{ field: 'vinn', in: 'query', message: expect.stringContaining('"vinn" is not a parameter') }]);
+    const k = await rawRequest(h.baseUrl, 'GET', `/signings/status?vin=${VIN}&key=vcs_sk_test_x`);
+    expect(k.status).toBe(400);
+    expect(k.json.value.message).toMatch(/not accepted in the query string.*Authorization: Bearer/);
+    expect(k.json.value.problems).toEqual([{ field: 'key', in: 'query', message: expect.any(String) }]);
+  });
+
   it('answers oversize headers, oversize query strings and oversize bodies with a typed 4xx', async () => {
     await fc.assert(fc.asyncProperty(capArb, fc.integer({ min: LIMITS.headerBytes, max: LIMITS.headerBytes * 8 }), async (c, n) => {
       const hdr = await rawRequest(h.baseUrl, c.method, pathOf(c), { 'x-junk': 'a'.repeat(n) });

@@ -111,3 +111,38 @@ describe.each(modes())('rate limits and idempotency across gateways (%s)', (mode
     }
   });
 });
+
+describe.each(modes())('behind a trusted proxy (%s)', (mode) => {
+  let h: Harness;
+  beforeAll(async () => { h = await startHarness(mode, { rateLimits: LIMITS, env: { TRUST_PROXY: '127.0.0.1' } }); });
+  afterAll(async () => { await h?.stop(); });
+
+  it('gives each forwarded client its own anonymous budget', async () => {
+    const path = `/signings/status?vin=${VIN}`;
+    const as = (ip: string) => call(h.baseUrl, 'GET', path, { headers: { 'x-forwarded-for': ip } });
+    for (let i = 0; i < LIMITS.anonymous; i++) expect((await as('203.0.113.1')).status).toBe(200);
+    expect((await as('203.0.113.1')).status).toBe(429);
+    expect((await as('203.0.113.2')).status).toBe(200);
+  });
+});
+
+describe.each(modes())('client addresses and health (%s)', (mode) => {
+  let h: Harness;
+  beforeAll(async () => { h = await startHarness(mode, { rateLimits: LIMITS }); });
+  afterAll(async () => { await h?.stop(); });
+
+  it('never limits /healthz, /readyz or /metrics: load balancers and scrapers poll from one address', async () => {
+    for (let i = 0; i < LIMITS.anonymous + 5; i++) {
+      for (const p of ['/healthz', '/readyz', '/metrics']) expect((await call(h.baseUrl, 'GET', p)).status, `${p} #${i}`).toBe(200);
+    }
+    // Anonymous calls still have their budget: health did not spend it.
+    expect((await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`, { headers: { 'x-forwarded-for': '203.0.113.9' } })).status).toBe(200);
+  });
+
+  it('ignores X-Forwarded-For without TRUST_PROXY: a caller cannot pick its address', async () => {
+    let last = 0;
+    for (let i = 0; i < LIMITS.anonymous + 1; i++) last = (await call(h.baseUrl, 'GET', `/mcos/status?vin=${VIN}`, { headers: { 'x-forwarded-for': `198.51.100.${i}` } })).status;
+    expect(last).toBe(429);
+  });
+
+});

@@ -19,6 +19,18 @@ describe('no secret in logs, rows or errors; a request id in every log line of a
   beforeAll(async () => { h = await startHarness('embedded', { log: cap.log }); });
   afterAll(async () => { await h?.stop(); });
 
+  it('writes each top-level key once per line (Elasticsearch refuses documents with a key twice)', async () => {
+    await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`);
+    expect(cap.lines.length).toBeGreaterThan(0);
+    for (const line of cap.lines) {
+      // Top-level keys only: strip nested objects, then every "key": must be new on the line.
+      let flat = line.slice(1, -1);
+      for (let prev = ''; prev !== flat;) { prev = flat; flat = flat.replace(/\{[^{}]*\}/g, '{}').replace(/\[[^[\]]*\]/g, '[]'); }
+      const keys = [...flat.matchAll(/(?:^|,)"((?:[^"\\]|\\.)*)":/g)].map((m) => m[1]);
+      expect(keys.length, line).toBe(new Set(keys).size);
+    }
+  });
+
   it('redacts keys and secrets at every path a log line might carry them', () => {
     const { log, lines } = capturedLogger();
     const key = 'vcs_test_abcdefghij_' + 'x'.repeat(43);
@@ -64,7 +76,7 @@ describe('no secret in logs, rows or errors; a request id in every log line of a
     const rid = r.headers.get('x-request-id')!;
     expect(rid).toMatch(/^req_/);
     const mine = cap.lines.map((l) => JSON.parse(l)).filter((l) => l.reqId === rid || l.requestId === rid);
-    expect(mine.some((l) => l.service === 'gateway' && l.reqId === rid)).toBe(true); // fastify's request logger names it reqId
-    expect(mine.some((l) => l.requestId === rid && /services/.test(l.service))).toBe(true);
+    expect(mine.some((l) => l.component === 'gateway' && l.reqId === rid)).toBe(true); // fastify's request logger names it reqId
+    expect(mine.some((l) => l.requestId === rid && /services/.test(l.component))).toBe(true);
   });
 });

@@ -1,3 +1,4 @@
+import { PaymentRequiredV1Schema, PaymentRequiredV2Schema } from '@x402/core/schemas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anyAnswer, capabilityByName, offerValue } from '@vcs/contract';
 import { call, mintKey, modes, waitFor } from './support/harness.ts';
@@ -45,6 +46,21 @@ describe.each(modes())('money and people (%s)', (mode) => {
     expect(ux.accepts[0]).toMatchObject({ scheme: 'upto', amount: '10000000' });
     const state = await call(base, 'GET', `/intents/${v.intent.id}`, { key });
     expect(state.json.value).toMatchObject({ id: v.intent.id, status: 'pending', capability: 'signing.quote', executions: 0 });
+  });
+
+  it('is read by both generations of x402 clients: v2 from PAYMENT-REQUIRED, v1 from the 402 body (their own schemas)', async () => {
+    const { key } = await mintKey(base);
+    for (const path of ['/signings/quote', '/signings/schedule']) { // a flat price and a take-rate
+      const r = await call(base, 'POST', path, { key, body: { vin: VIN } });
+      expect(r.status).toBe(402);
+      const v2 = PaymentRequiredV2Schema.safeParse(JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString('utf8')));
+      expect(v2.success, JSON.stringify(v2.error?.issues)).toBe(true);
+      // The body is still the OFFER envelope, with x402 v1's members beside it.
+      expect(anyAnswer.parse(r.json).type).toBe('OFFER');
+      const v1 = PaymentRequiredV1Schema.safeParse(r.json);
+      expect(v1.success, JSON.stringify(v1.error?.issues)).toBe(true);
+      expect(r.json.accepts[0]).toMatchObject({ scheme: 'exact', network: 'base-sepolia', maxAmountRequired: String(Math.round(Number(r.json.value.ceiling.amount) * 1e6)), resource: expect.stringMatching(new RegExp(`${path}$`)) });
+    }
   });
 
   it('settles once: OK with the meter posted; settling again replays the stored answer and nothing runs twice', async () => {
@@ -168,6 +184,19 @@ describe.each(modes())('money and people (%s)', (mode) => {
     expect(await countEvents(m.db, 'Signing.quoted@1', account)).toBe(5);
     const { rows } = await m.db.query<{ spent: string }>('select spent_cents::text as spent from mandate_spend where mandate_id = $1', [md.id]);
     expect(rows[0]!.spent).toBe('500');
+  });
+
+  it("keeps a mandate's spend per account: another account naming the same principal and id spends its own ledger", async () => {
+    const a = await mintKey(base);
+    const b = await mintKey(base);
+    const md = mandate(); // ceiling 5.00; signing.quote's ceiling is 1.00
+    for (let i = 0; i < 5; i++) expect((await call(base, 'POST', '/signings/quote', { key: b.key, body: { vin: VIN }, headers: header(md) })).status).toBe(200);
+    expect((await call(base, 'POST', '/signings/quote', { key: b.key, body: { vin: VIN }, headers: header(md) })).json.value.code).toBe('mandate-ceiling-exceeded');
+    // Account B spent its ledger to the ceiling; account A's, under the same (principal, id), is untouched.
+    const first = await call(base, 'POST', '/signings/quote', { key: a.key, body: { vin: VIN }, headers: header(md) });
+    expect(first.status, JSON.stringify(first.json.value)).toBe(200);
+    const { rows } = await m.db.query<{ account_id: string; spent: string }>('select account_id, spent_cents::text as spent from mandate_spend where mandate_id = $1 order by spent_cents', [md.id]);
+    expect(rows).toEqual([{ account_id: a.account, spent: '100' }, { account_id: b.account, spent: '500' }]);
   });
 
   it('halts on perAction, expiry and tripwires, and refuses a malformed mandate', async () => {

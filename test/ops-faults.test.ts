@@ -1,3 +1,4 @@
+import { Agent, get as httpGet } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, distributedEnv, mintKey, startHarness, waitFor, type Harness } from './support/harness.ts';
 import { privateNats, privatePostgres, privateRedis, type PrivateServer } from './support/private-infra.ts';
@@ -95,6 +96,37 @@ describe.runIf(distributedEnv()).sequential('ops faults (distributed)', () => {
       expect(all.filter((o) => o.status !== 200), JSON.stringify(all.filter((o) => o.status !== 200).slice(0, 3))).toEqual([]);
     });
 
+    it('SIGTERM to a gateway with keep-alive clients: no request on a kept-alive socket is reset', async () => {
+      const base = await h.startGateway!();
+      const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+      const outcomes: { status: number; error?: string; reused: boolean }[] = [];
+      let running = true;
+      const workers = Array.from({ length: 8 }, async () => {
+        while (running) {
+          outcomes.push(await new Promise((resolve) => {
+            const req = httpGet(`${base}${STATUS}`, { agent }, (res) => {
+              res.resume();
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+              res.on('error', (e) => resolve({ status: 0, error: (e as NodeJS.ErrnoException).code ?? e.message, reused: req.reusedSocket }));
+            });
+            req.on('error', (e) => resolve({ status: 0, error: (e as NodeJS.ErrnoException).code ?? e.message, reused: req.reusedSocket }));
+          }));
+          if (outcomes.at(-1)!.error === 'ECONNREFUSED') await sleep(20);
+        }
+      });
+      await waitFor(async () => outcomes.filter((o) => o.reused).length > 50, 10_000, 20);
+      const gw = h.procs!.get('gateway')!.at(-1)!; // the one startGateway just added
+      gw.kill('SIGTERM');
+      await new Promise((r) => gw.once('exit', r));
+      running = false;
+      await Promise.all(workers);
+      agent.destroy();
+      // A kept-alive socket that the server cut while a request was on it shows as an error on a reused socket.
+      expect(outcomes.filter((o) => o.status === 0 && o.reused)).toEqual([]);
+      expect(outcomes.filter((o) => o.status !== 0 && o.status !== 200)).toEqual([]);
+      expect(outcomes.filter((o) => o.status === 200).length).toBeGreaterThan(50);
+    }, 40_000);
+
     it('SIGTERM to the gateway under load: every accepted request gets its full answer', async () => {
       const gatewayLoad = underLoad(async () => {
         const t0 = Date.now();
@@ -149,7 +181,7 @@ describe.runIf(distributedEnv()).sequential('ops faults (distributed)', () => {
       // A free read whose fact is already posted needs no store and keeps answering; anything that must
       // write (a new fact, a deal) answers a typed 503, fast.
       expect((await get(h)()).status).toBe(200);
-      for (const o of [await get(h, '/mcos/status?vin=1M8GDM9AXKP042788')(), await post(h, '/deals/open', { workflow: 'buy', vin: VIN }, key)()]) {
+      for (const o of [await get(h, '/mcos/status?vin=1M8GDM9AXKP042788')(), await post(h, '/deals/open', { workflow: 'buy', vin: VIN }, key)(), await post(h, '/keys', undefined)()]) {
         expect(o).toMatchObject({ status: 503, code: 'store-unavailable' });
         expect(o.ms).toBeLessThan(5_000);
       }

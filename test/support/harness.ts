@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { createLogger, createRedisKv, ManualClock, NatsBus, type Clock, type Logger } from '@vcs/platform';
 import { startEmbedded } from '@vcs/embedded';
+import { trustProxySetting } from '../../services/gateway/src/config.ts';
 import { spawnService, type ServiceName } from '../../deploy/launch.ts';
 
 /** A running service under test, reached only over real HTTP. */
@@ -66,6 +67,8 @@ export async function startEmbeddedHarness(opts: HarnessOptions = {}): Promise<H
   const svc = await startEmbedded({
     pgliteDir: 'memory://', log: opts.log ?? createLogger('test', 'silent'), clock: opts.clock, busTimeoutMs: opts.busTimeoutMs,
     rateLimits: { ...TEST_RATE_LIMITS, ...(opts.rateLimits ?? {}) },
+    // The one gateway setting a test passes by env in both modes.
+    trustProxy: trustProxySetting.parse(opts.env?.TRUST_PROXY ?? ''),
   });
   const address = await svc.app.listen({ port: 0, host: '127.0.0.1' });
   return {

@@ -1,20 +1,29 @@
 import { jsonSchemaOf, type Capability } from '@vcs/contract';
 
-export interface Parsed { positional: string[]; flags: Record<string, string> }
+export interface Parsed { positional: string[]; flags: Record<string, string>; problems: string[] }
 
-/** `--name value` and `--name=value`; a flag with no value is "true". */
+/** Flags that take no value. */
+export const SWITCHES = new Set(['json']);
+
+/**
+ * `--name value` and `--name=value`; only a switch (`--json`) stands alone. A value-taking flag with nothing after
+ * it is a problem to report, not the string "true" sent to the service.
+ */
 export function parseArgs(argv: string[]): Parsed {
   const positional: string[] = [];
   const flags: Record<string, string> = {};
+  const problems: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
+    const a = argv[i]!;
     if (!a.startsWith('--')) { positional.push(a); continue; }
     const eq = a.indexOf('=');
     if (eq > 0) { flags[a.slice(2, eq)] = a.slice(eq + 1); continue; }
+    const name = a.slice(2);
+    if (SWITCHES.has(name)) { flags[name] = 'true'; continue; }
     const next = argv[i + 1];
-    if (next !== undefined && !next.startsWith('--')) { flags[a.slice(2)] = next; i++; } else flags[a.slice(2)] = 'true';
+    if (next !== undefined && !next.startsWith('--')) { flags[name] = next; i++; } else problems.push(`--${name} needs a value (--${name} <value> or --${name}=<value>)`);
   }
-  return { positional, flags };
+  return { positional, flags, problems };
 }
 
 /** Turn `--param value` strings into the request's types, read from the catalog's request JSON schema. */

@@ -60,7 +60,8 @@ function print(a: Answer<unknown>, io: Io, forceJson: boolean) {
 }
 
 export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
-  const { positional, flags } = parseArgs(argv);
+  const { positional, flags, problems } = parseArgs(argv);
+  if (problems.length) { io.err(`vcs: ${problems.join('; ')}`); return EXIT.usage; }
   const [cmd, arg] = positional;
   if (!cmd || cmd === 'help' && !arg) { io.out(usage()); return cmd ? EXIT.OK : EXIT.usage; }
   if (cmd === 'catalog') { io.out(catalogListing()); return EXIT.OK; }
@@ -72,6 +73,13 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   }
   const cap = capabilityByName(cmd);
   if (!cap) { io.err(`vcs: no capability ${cmd}; see \`vcs catalog\`\n${usage()}`); return EXIT.usage; }
+  // A misspelt flag is a usage error naming the flags there are, not a call the service refuses (or, worse, a call).
+  const known = [...Object.keys((jsonSchemaOf(cap.request, 'input').properties ?? {}) as object), ...RESERVED];
+  const unknown = Object.keys(flags).filter((f) => !known.includes(f));
+  if (unknown.length) {
+    io.err(`vcs: ${cap.name} has no flag ${unknown.map((f) => `--${f}`).join(', ')}; its flags: ${known.map((f) => `--${f}`).join(' ')}`);
+    return EXIT.usage;
+  }
 
   const baseUrl = flags['base-url'] ?? io.env.VCS_BASE_URL ?? readConfig(configPath(io.env)).baseUrl ?? 'http://127.0.0.1:8080';
   let key = flags.key ?? io.env.VCS_API_KEY ?? readConfig(configPath(io.env)).key;

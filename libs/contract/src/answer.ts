@@ -30,7 +30,7 @@ export const meter = z.object({
 export type Meter = z.infer<typeof meter>;
 
 /** One problem with the input, by field path (dot-joined), said so a caller can fix it. */
-export const problem = z.object({ field: z.string(), message: z.string() });
+export const problem = z.object({ field: z.string(), in: z.enum(['query', 'body', 'header']).optional(), message: z.string() });
 export type Problem = z.infer<typeof problem>;
 
 export const blockedValue = z
@@ -112,4 +112,27 @@ export function blocked(
 ): Blocked {
   const value = { code, message, ...extra } as BlockedValue;
   return { type: 'BLOCKED', answers: 'Blocked@1', value, evidence: value, provenance: provenanceIn, events: [], meter: FREE_METER };
+}
+
+/**
+ * A secret is shown in one answer only: `secretOnce` (an API key's or a webhook endpoint's signing secret) and a
+ * minted key (`"key": "vcs_…"`). Every copy of an answer that can be read again — an intent's stored answer (its
+ * later settles and GET /intents/{id}) and an Idempotency-Key replay — keeps the shape with this in its place.
+ */
+export const SECRET_NOT_REPLAYED = '<shown once; not replayed>';
+const SECRET_MEMBER = /"(secretOnce)":"(?:[^"\\]|\\.)*"|"(key)":"vcs_[^"]*"/g;
+export function withoutSecrets(json: string): string {
+  return json.replace(SECRET_MEMBER, (_m, once, key) => `"${once ?? key}":"${SECRET_NOT_REPLAYED}"`);
+}
+
+
+/**
+ * Problems from a zod error. An unknown member is named as its own field (zod reports it on its parent), so a
+ * misspelt query parameter reads `{field: "vinn", in: "query"}`, not a problem with the whole body.
+ */
+export function problemsOf(issues: readonly { code?: string; path: readonly PropertyKey[]; message: string; keys?: readonly string[] }[], where?: 'query' | 'body' | 'header'): Problem[] {
+  const at = (path: readonly PropertyKey[]) => path.map(String).join('.') || `(${where ?? 'body'})`;
+  return issues.flatMap((i) => (i.code === 'unrecognized_keys' && i.keys?.length
+    ? i.keys.map((k) => ({ field: at([...i.path, k]), ...(where ? { in: where } : {}), message: `"${k}" is not a parameter of this operation; remove it (or check its spelling)` }))
+    : [{ field: at(i.path), ...(where ? { in: where } : {}), message: i.message }]));
 }

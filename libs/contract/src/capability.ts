@@ -126,3 +126,6 @@ export interface NamedNoun { noun: string; pillar: Pillar; displayPillar: string
 
 // Shared request shapes.
 export const noInput = z.object({}).strict();
+
+/** The spec's catalog address of a capability: `/catalog/<noun>#<verb>` (the anchor is the wire name without the noun). */
+export const catalogAddress = (c: { noun: string; verb: string }) => `/catalog/${c.noun}#${c.verb}`;

@@ -17,6 +17,15 @@ export const idPrefixes = {
 } as const;
 export type IdKind = keyof typeof idPrefixes;
 
+/**
+ * Whether `s` can be an id of this kind: its prefix, then the characters ids are made of (base64url), at most 64.
+ * Anything else names nothing, and must not travel further (a NUL byte reaches Postgres as an error; a non-ASCII
+ * id, echoed into a header, breaks the response).
+ */
+export function isIdOf(kind: IdKind, s: string): boolean {
+  return s.startsWith(idPrefixes[kind]) && /^[A-Za-z0-9_-]{1,64}$/.test(s.slice(idPrefixes[kind].length));
+}
+
 export function newId(kind: IdKind): string {
   return idPrefixes[kind] + randomBytes(12).toString('base64url');
 }

@@ -1,4 +1,9 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
+
+/** A whole number from a setting; an empty value is a mistake, not zero (`PORT=` used to pick a random port). */
+const int = (min: number, max: number) => z.string().trim().regex(/^-?\d+$/, 'expected a whole number').transform(Number).pipe(z.number().int().min(min).max(max));
+export const setting = { int };
 
 /** Settings every process reads. Each service extends this with its own. */
 export const baseConfig = z.object({
@@ -7,11 +12,22 @@ export const baseConfig = z.object({
   NATS_URL: z.string().url().optional(),
   DATABASE_URL: z.string().url().optional(),
   REDIS_URL: z.string().url().optional(),
+  NATS_NAMESPACE: z.string().regex(/^[A-Za-z0-9_-]*$/, 'letters, digits, - and _ only (it prefixes subjects and the stream name)').default(''),
+  REDIS_PREFIX: z.string().default(''),
   PGLITE_DIR: z.string().default('.data/pglite'),
-  BUS_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(3000),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  PG_POOL_MAX: int(1, 100).default(5),
+  BUS_TIMEOUT_MS: int(50, 60_000).default(3000),
+  SHUTDOWN_TIMEOUT_MS: int(100, 600_000).default(10_000),
+  /** How long a process waits at start for NATS and Postgres before it gives up with one line. */
+  STARTUP_TIMEOUT_MS: int(100, 600_000).default(30_000),
 });
 export type BaseConfig = z.infer<typeof baseConfig>;
+
+/** An address to listen on: an IP address or a host name (a name with spaces used to fail with a stack trace). */
+export const listenHost = z.string().refine((h) => isIP(h) !== 0 || /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(h), 'expected an IP address or a host name, such as 127.0.0.1 or 0.0.0.0');
+
+/** Thrown for a wrong setting found after parsing (a value only a service can judge); exits 78 with one line. */
+export class ConfigError extends Error { override name = 'ConfigError'; }
 
 /**
  * Parse settings once at start. A wrong or missing setting stops the process with one line naming it.
@@ -35,4 +51,23 @@ export function requireDistributed(cfg: BaseConfig): { natsUrl: string; database
     process.exit(78);
   }
   return { natsUrl: cfg.NATS_URL!, databaseUrl: cfg.DATABASE_URL!, redisUrl: cfg.REDIS_URL! };
+}
+
+/** A URL fit for a log line: the password, if any, replaced. */
+export const redactUrl = (u: string) => { try { const x = new URL(u); if (x.password) x.password = '***'; return x.toString(); } catch { return '(unparseable URL)'; } };
+
+/**
+ * Run a process's start-up; a failure is one line on stderr and a non-zero exit, never a stack dump of minified
+ * bundle lines (the stack follows at LOG_LEVEL=debug). A wrong setting exits 78 (EX_CONFIG), anything else 1.
+ */
+export async function runMain(name: string, main: () => Promise<void>): Promise<void> {
+  try {
+    await main();
+  } catch (e) {
+    const err = e as Error;
+    const config = err instanceof ConfigError || /^config error: /.test(err.message);
+    process.stderr.write(`${config ? '' : `${name}: cannot start: `}${err.message.split('\n')[0]}\n`);
+    if (process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace') process.stderr.write(`${err.stack}\n`);
+    process.exit(config ? 78 : 1);
+  }
 }

@@ -5,6 +5,7 @@ export { requestJson } from './bus/json.ts';
 export * from './store/db.ts';
 export * from './store/kv.ts';
 export * from './events/outbox.ts';
+export * from './events/batches.ts';
 export * from './clock.ts';
 export * from './config.ts';
 export * from './logger.ts';

@@ -3,13 +3,13 @@ import type { Pillar } from '@vcs/contract';
 import { NatsBus } from './bus/nats.ts';
 import type { Bus } from './bus/types.ts';
 import { systemClock, type Clock } from './clock.ts';
-import { baseConfig, loadConfig, requireDistributed } from './config.ts';
+import { baseConfig, listenHost, loadConfig, redactUrl, requireDistributed, runMain, setting, type BaseConfig } from './config.ts';
 import { OutboxRelay } from './events/outbox.ts';
 import type { Services } from './handler.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { metricsRegistry, readiness, watchOutbox } from './metrics.ts';
 import { servePillar, type PillarHandlers } from './runner.ts';
-import { createPgDb, migrate, type Db } from './store/db.ts';
+import { createPgDb, migrate, StoreUnavailableError, type Db } from './store/db.ts';
 import { createRedisKv, type Kv } from './store/kv.ts';
 
 export interface Infra { bus: Bus; db: Db; kv: Kv; clock: Clock }
@@ -23,6 +23,8 @@ export interface PillarDefinition {
   handlers: PillarHandlers;
   /** Background work beside request-reply (event consumers, workers); started after the handlers. */
   background?: (services: Services) => Promise<Stoppable[]>;
+  /** Checks the pillar's own settings at start; throws a `config error: NAME: …` line for a wrong one. */
+  checkSettings?: (env: NodeJS.ProcessEnv) => void;
 }
 
 /** Start a pillar on given infrastructure: serve its capabilities, relay its outbox, start its background work. */
@@ -42,13 +44,27 @@ export async function startPillar(def: PillarDefinition, infra: Infra, log: Logg
   };
 }
 
-/** Connect to NATS, Postgres and Redis from the environment (distributed mode), migrating the schema. */
-export async function connectInfra(name: string, cfg: { NATS_URL?: string; DATABASE_URL?: string; REDIS_URL?: string } & Parameters<typeof requireDistributed>[0]): Promise<Infra> {
+/**
+ * Connect to NATS, Postgres and Redis (distributed mode), migrating the schema. Servers still starting are waited
+ * for up to STARTUP_TIMEOUT_MS; a server that refuses for good (no such database, a wrong password) fails at once.
+ * Either way the error names the server and what to check.
+ */
+export async function connectInfra(name: string, cfg: BaseConfig): Promise<Infra> {
   const urls = requireDistributed(cfg);
-  const db = createPgDb(urls.databaseUrl);
-  await migrate(db);
-  const bus = await NatsBus.connect(urls.natsUrl, name);
-  const kv = createRedisKv(urls.redisUrl, process.env.REDIS_PREFIX ?? '');
+  const db = createPgDb(urls.databaseUrl, cfg.PG_POOL_MAX);
+  const until = Date.now() + cfg.STARTUP_TIMEOUT_MS;
+  for (;;) {
+    try { await migrate(db); break; } catch (e) {
+      const unreachable = e instanceof StoreUnavailableError;
+      if (!unreachable || Date.now() > until) {
+        await db.close().catch(() => undefined);
+        throw new Error(`Postgres at ${redactUrl(urls.databaseUrl)}: ${(e as Error).message}${unreachable ? ` (waited ${cfg.STARTUP_TIMEOUT_MS / 1000} s: STARTUP_TIMEOUT_MS)` : ''}`);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  const bus = await NatsBus.connect(urls.natsUrl, name, cfg.NATS_NAMESPACE, cfg.STARTUP_TIMEOUT_MS);
+  const kv = createRedisKv(urls.redisUrl, cfg.REDIS_PREFIX);
   return { bus, db, kv, clock: systemClock };
 }
 
@@ -100,8 +116,14 @@ export function onShutdown(log: Logger, timeoutMs: number, shutdown: () => Promi
 
 /** Entry point of a pillar as its own OS process (distributed mode). */
 export async function runPillarProcess(def: PillarDefinition) {
-  const { z } = await import('zod');
-  const cfg = loadConfig(baseConfig.extend({ HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(0), HEALTH_HOST: z.string().default('127.0.0.1') }));
+  const cfg = loadConfig(baseConfig.extend({ HEALTH_PORT: setting.int(0, 65535).default(0), HEALTH_HOST: listenHost.default('127.0.0.1') }));
+  await runMain(def.name, async () => {
+    def.checkSettings?.(process.env);
+    await startPillarProcess(def, cfg);
+  });
+}
+
+async function startPillarProcess(def: PillarDefinition, cfg: BaseConfig & { HEALTH_PORT: number; HEALTH_HOST: string }) {
   const log = createLogger(def.name, cfg.LOG_LEVEL);
   const infra = await connectInfra(def.name, cfg);
   const pillar = await startPillar(def, infra, log);

@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { setting } from '@vcs/platform';
 
 const keyConfig = z.object({
   /** How long a rotated key keeps working beside its successor. */
-  KEY_ROTATION_GRACE_SECONDS: z.coerce.number().int().min(0).max(90 * 86_400).default(86_400),
+  KEY_ROTATION_GRACE_SECONDS: setting.int(0, 90 * 86_400).default(86_400),
 });
 
 /** Read at call time so a process (or test) sets it without a rebuild; a bad value names the setting. */

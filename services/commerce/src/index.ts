@@ -1,5 +1,5 @@
 import type { PillarDefinition } from '@vcs/platform';
-import { serveKeyMinting } from './keys.ts';
+import { rotationGraceMs } from './config.ts';
 import { serveMoney } from './money/serve.ts';
 import { apiKeyHandlers } from './nouns/apiKey.ts';
 
@@ -12,6 +12,7 @@ export const commercePillar: PillarDefinition = {
     apiKey: apiKeyHandlers,
   },
   async background(services) {
-    return [serveKeyMinting(services), serveMoney(services)];
+    return [serveMoney(services)];
   },
+  checkSettings: (env) => { rotationGraceMs(env); },
 };

@@ -1,18 +1,19 @@
-import { commerceSubjects } from '@vcs/contract';
-import { insertKey, enc, type Services } from '@vcs/platform';
+import { insertKey, type Services } from '@vcs/platform';
+import type { MoneyReply } from './money/common.ts';
 
-/** Serve the subject the gateway calls for POST /keys: mint an anonymous sandbox key and its account. */
-export function serveKeyMinting(services: Services) {
-  return services.bus.serve(commerceSubjects.keysMint, 'pillar.commerce', async () => {
-    const now = services.clock.now();
-    const { key, row } = await services.db.tx(async (q) => {
-      const minted = await insertKey(q, { environment: 'sandbox', now });
-      await q.query(
-        'insert into api_key_events(key_id, account_id, type, data, occurred_at) values ($1,$2,$3,$4,$5)',
-        [minted.row.id, minted.row.account_id, 'ApiKey.minted@1', JSON.stringify({ prefix: minted.row.prefix, via: 'POST /keys' }), now],
-      );
-      return minted;
-    });
-    return { data: enc.encode(JSON.stringify({ key, account: row.account_id, keyId: row.id, prefix: row.prefix })) };
+/**
+ * The subject the gateway calls for POST /keys: mint an anonymous sandbox key and its account. Served with the
+ * money subjects (money/serve.ts), so a store outage answers typed `store-unavailable` like theirs.
+ */
+export async function mintAnonymousKey(services: Services): Promise<MoneyReply> {
+  const now = services.clock.now();
+  const { key, row } = await services.db.tx(async (q) => {
+    const minted = await insertKey(q, { environment: 'sandbox', now });
+    await q.query(
+      'insert into api_key_events(key_id, account_id, type, data, occurred_at) values ($1,$2,$3,$4,$5)',
+      [minted.row.id, minted.row.account_id, 'ApiKey.minted@1', JSON.stringify({ prefix: minted.row.prefix, via: 'POST /keys' }), now],
+    );
+    return minted;
   });
+  return { status: 200, answer: { key, account: row.account_id, keyId: row.id, prefix: row.prefix } };
 }

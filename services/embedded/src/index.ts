@@ -19,6 +19,7 @@ export interface EmbeddedOptions {
   busTimeoutMs?: number;
   bodyLimitBytes?: number;
   publicBaseUrl?: string;
+  trustProxy?: boolean | number | string[];
   /** Calls a minute per class; defaults from RATE_LIMIT_* in the environment. */
   rateLimits?: RateLimits;
 }
@@ -28,12 +29,12 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: Fasti
   const db = await createPgliteDb(opts.pgliteDir);
   await migrate(db);
   const infra: Infra = { bus: new MemoryBus(), db, kv: createMemoryKv(), clock: opts.clock ?? systemClock };
-  const relay = new OutboxRelay(db, infra.bus, opts.log.child({ service: 'outbox' })).start();
+  const relay = new OutboxRelay(db, infra.bus, opts.log.child({ component: 'outbox' })).start();
   const pillars: Stoppable[] = [];
-  for (const p of allPillars) pillars.push(await startPillar(p, infra, opts.log.child({ service: p.name }), { relay }));
+  for (const p of allPillars) pillars.push(await startPillar(p, infra, opts.log.child({ component: p.name }), { relay }));
   const app = await buildApp({
-    ...infra, log: opts.log.child({ service: 'gateway' }),
-    config: { busTimeoutMs: opts.busTimeoutMs ?? 3000, bodyLimitBytes: opts.bodyLimitBytes ?? LIMITS.bodyBytes, publicBaseUrl: opts.publicBaseUrl, rateLimits: opts.rateLimits },
+    ...infra, log: opts.log.child({ component: 'gateway' }),
+    config: { busTimeoutMs: opts.busTimeoutMs ?? 3000, bodyLimitBytes: opts.bodyLimitBytes ?? LIMITS.bodyBytes, publicBaseUrl: opts.publicBaseUrl, trustProxy: opts.trustProxy, rateLimits: opts.rateLimits },
   });
   return {
     app, infra,

@@ -1,13 +1,20 @@
-import { gatewayConfig } from '@vcs/gateway';
-import { createLogger, loadConfig, onShutdown } from '@vcs/platform';
-import { startEmbedded } from './index.ts';
+import { closeGracefully, gatewayConfig } from '@vcs/gateway';
+import { createLogger, loadConfig, onShutdown, runMain } from '@vcs/platform';
+import { allPillars, startEmbedded } from './index.ts';
 
-// `pnpm start`: the whole service in one process, nothing to install. Same settings as the gateway's.
+// `pnpm start`: the whole service in one process, nothing to install. The gateway's settings and every pillar's.
 const cfg = loadConfig(gatewayConfig);
 const log = createLogger('vcs-embedded', cfg.LOG_LEVEL);
-const svc = await startEmbedded({
-  pgliteDir: cfg.PGLITE_DIR, log, busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL,
+await runMain('vcs-embedded', async () => {
+  for (const p of allPillars) p.checkSettings?.(process.env);
+  const svc = await startEmbedded({
+    pgliteDir: cfg.PGLITE_DIR, log, busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL, trustProxy: cfg.TRUST_PROXY,
+  });
+  await svc.app.listen({ port: cfg.PORT, host: cfg.HOST });
+  const { port } = svc.app.server.address() as { port: number };
+  log.info({ url: `http://${cfg.HOST}:${port}` }, 'Vehicle Capability Service (embedded) is listening');
+  onShutdown(log, cfg.SHUTDOWN_TIMEOUT_MS, async () => {
+    await closeGracefully(svc.app); // keep-alive clients are told to close; accepted requests finish
+    await svc.stop();
+  });
 });
-await svc.app.listen({ port: cfg.PORT, host: cfg.HOST });
-log.info({ url: `http://${cfg.HOST}:${cfg.PORT}` }, 'Vehicle Capability Service (embedded) is listening');
-onShutdown(log, cfg.SHUTDOWN_TIMEOUT_MS, () => svc.stop());

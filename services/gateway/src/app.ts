@@ -66,6 +66,8 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as unknown as import("fastify").FastifyBaseLogger,
     bodyLimit: deps.config.bodyLimitBytes,
+    // A hop count trusts that many proxies nearest the server (fastify's types take it as a function).
+    trustProxy: typeof deps.config.trustProxy === 'number' ? ((n) => (_addr: string, hop: number) => hop < n)(deps.config.trustProxy) : deps.config.trustProxy ?? false,
     requestIdHeader: 'x-request-id',
     genReqId: idSequence('request'),
     // A child logger per request costs a few µs; build it only when request lines are logged (info or finer).
@@ -74,8 +76,12 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: LIMITS.paramLength, ignoreTrailingSlash: true },
     http: { maxHeaderSize: LIMITS.headerBytes },
     clientErrorHandler,
-    // A URL fastify cannot decode (e.g. `%ff`) fails before routing: answer it typed too.
-    frameworkErrors: (err, _req, reply) => { void sendBlocked(reply, 'invalid-input', `the URL could not be decoded (${err.code}); percent-encode it as UTF-8`); },
+    // A URL fastify cannot decode (e.g. `%ff`) fails before routing: answer it typed too. A path segment longer
+    // than any id, VIN or name we serve names nothing: 404, as docs/operations.md's limits table says.
+    frameworkErrors: (err, _req, reply) => {
+      if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') void sendBlocked(reply, 'not-found', `no route for a path segment over ${LIMITS.paramLength} characters; the catalog of routes is at GET /catalog`);
+      else void sendBlocked(reply, 'invalid-input', `the URL could not be decoded (${err.code}); percent-encode it as UTF-8`);
+    },
     // Fastify's own 503-on-closing answer is untyped; requests that arrive while closing are served instead
     // (the bus is drained only after the server has closed), so an accepted request is never dropped.
     return503OnClosing: false,

@@ -1,13 +1,31 @@
 import { z } from 'zod';
-import { baseConfig } from '@vcs/platform';
+import { baseConfig, listenHost, setting } from '@vcs/platform';
 import { LIMITS } from './app.ts';
+import { isIP } from 'node:net';
 import { rateLimitEnv } from './rateLimit.ts';
+
+/**
+ * Which proxies' X-Forwarded-For to believe, so that each client behind a load balancer has its own address (and
+ * its own anonymous rate limit). Off by default: believed from anyone, the header lets a caller pick its address.
+ * `true` (every hop), a hop count (`1`), or a comma-separated list of proxy addresses and CIDRs.
+ */
+export const trustProxySetting = z.string().default('').transform((raw, ctx): boolean | number | string[] => {
+  const v = raw.trim();
+  if (v === '' || v === 'false') return false;
+  if (v === 'true') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  const list = v.split(',').map((x) => x.trim()).filter(Boolean);
+  const bad = list.find((x) => { const [ip, bits, ...rest] = x.split('/'); return rest.length > 0 || !isIP(ip!) || (bits !== undefined && !/^\d{1,3}$/.test(bits)); });
+  if (bad !== undefined) ctx.addIssue({ code: 'custom', message: `"${bad}" is not an address or CIDR; give true, a hop count, or addresses/CIDRs separated by commas` });
+  return list;
+});
 
 export const gatewayConfig = baseConfig.extend({
   ...rateLimitEnv.shape,
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  HOST: z.string().default('127.0.0.1'),
-  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(50 * 1024 * 1024).default(LIMITS.bodyBytes),
+  PORT: setting.int(0, 65535).default(8080),
+  HOST: listenHost.default('127.0.0.1'),
+  BODY_LIMIT_BYTES: setting.int(1024, 50 * 1024 * 1024).default(LIMITS.bodyBytes),
   PUBLIC_BASE_URL: z.string().url().optional(),
+  TRUST_PROXY: trustProxySetting,
 });
 export type GatewayEnv = z.infer<typeof gatewayConfig>;

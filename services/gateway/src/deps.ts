@@ -6,6 +6,8 @@ export interface GatewayConfig {
   bodyLimitBytes: number;
   /** Public base URL used in links (defaults to the request's own origin). */
   publicBaseUrl?: string;
+  /** Whose X-Forwarded-For sets the client address (TRUST_PROXY); off unless set. */
+  trustProxy?: boolean | number | string[];
   /** Calls a minute per class; defaults from RATE_LIMIT_* in the environment. */
   rateLimits?: RateLimits;
 }

@@ -5,7 +5,7 @@ import type { Caller } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { askCommerce, sendMoney } from './money/commerce.ts';
 import { acceptPrice, isDelegated, mandateOf } from './money/headers.ts';
-import { encodeHeader, paymentRequiredOf } from './money/x402.ts';
+import { encodeHeader, paymentRequiredOf, paymentRequiredV1Of } from './money/x402.ts';
 import { sendBlocked } from './reply.ts';
 
 /**
@@ -76,7 +76,8 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
   if (accept) reply.header('accept-price-result', `declined: the hard ceiling ${terms.ceiling.amount} ${terms.ceiling.currency} is above ${accept.text}`);
   const base = deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
   reply.header('payment-required', encodeHeader(paymentRequiredOf(offer, c.price, `${base}${c.path}`, c.summary, deps.clock.now())));
-  sendMoney(reply, created);
+  // x402 v1 clients read the offer from the body: its members go beside the envelope's (additive).
+  sendMoney(reply, { ...created, answer: { ...created.answer, ...paymentRequiredV1Of(offer, `${base}${c.path}`, c.summary, deps.clock.now()) } });
   return { sent: true };
 };
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { withoutSecrets } from '@vcs/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { addRouteHook } from './routeCapability.ts';
 import { identify } from './auth.ts';
@@ -15,8 +16,6 @@ type Stored =
   | { state: 'done'; fp: string; status: number; contentType: string; body: string };
 
 const claims = new WeakMap<FastifyRequest, { kvKey: string; fp: string }>();
-
-const SECRET_MEMBER = /"(key|secretOnce)":"vcs_[^"]*"/g;
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -74,7 +73,7 @@ export function registerIdempotency(app: FastifyInstance, deps: GatewayDeps) {
       return payload;
     }
     // A secret is shown once: the remembered answer keeps its shape but never the key itself.
-    const body = (Buffer.isBuffer(payload) ? payload.toString('utf8') : payload).replace(SECRET_MEMBER, '"$1":"<shown once; not replayed>"');
+    const body = withoutSecrets(Buffer.isBuffer(payload) ? payload.toString('utf8') : payload);
     const stored: Stored = { state: 'done', fp: claim.fp, status, contentType: String(reply.getHeader('content-type') ?? 'application/json'), body };
     await deps.kv.set(claim.kvKey, JSON.stringify(stored), IDEMPOTENCY_TTL_MS).catch((err) => req.log.warn({ err }, 'idempotency record not stored'));
     return payload;

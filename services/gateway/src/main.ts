@@ -1,4 +1,4 @@
-import { connectInfra, createLogger, loadConfig, onShutdown } from '@vcs/platform';
+import { connectInfra, createLogger, loadConfig, onShutdown, runMain } from '@vcs/platform';
 import { buildApp } from './app.ts';
 import { gatewayConfig } from './config.ts';
 import { rateLimitsFrom } from './rateLimit.ts';
@@ -7,15 +7,17 @@ import { closeGracefully } from './shutdown.ts';
 // The gateway as its own process (distributed mode).
 const cfg = loadConfig(gatewayConfig);
 const log = createLogger('gateway', cfg.LOG_LEVEL);
-const infra = await connectInfra('gateway', cfg);
-const app = await buildApp({
-  ...infra, log,
-  config: { busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL, rateLimits: rateLimitsFrom(process.env) },
-});
-await app.listen({ port: cfg.PORT, host: cfg.HOST });
-onShutdown(log, cfg.SHUTDOWN_TIMEOUT_MS, async () => {
-  await closeGracefully(app); // stops accepting, lets accepted and in-flight requests finish
-  await infra.bus.drain();
-  await infra.db.close();
-  await infra.kv.close();
+await runMain('gateway', async () => {
+  const infra = await connectInfra('gateway', cfg);
+  const app = await buildApp({
+    ...infra, log,
+    config: { busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL, trustProxy: cfg.TRUST_PROXY, rateLimits: rateLimitsFrom(process.env) },
+  });
+  await app.listen({ port: cfg.PORT, host: cfg.HOST });
+  onShutdown(log, cfg.SHUTDOWN_TIMEOUT_MS, async () => {
+    await closeGracefully(app); // stops accepting, lets accepted and in-flight requests finish
+    await infra.bus.drain();
+    await infra.db.close();
+    await infra.kv.close();
+  });
 });

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { setting } from '@vcs/platform';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { identify } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
@@ -8,10 +9,10 @@ import { sendBlocked } from './reply.ts';
 
 /** Calls per minute by class; sandbox and live keys each have their own, anonymous callers and minting go by client address. */
 export const rateLimitEnv = z.object({
-  RATE_LIMIT_SANDBOX_PER_MIN: z.coerce.number().int().min(1).default(1500),
-  RATE_LIMIT_LIVE_PER_MIN: z.coerce.number().int().min(1).default(6000),
-  RATE_LIMIT_ANON_PER_MIN: z.coerce.number().int().min(1).default(600),
-  RATE_LIMIT_MINT_PER_MIN: z.coerce.number().int().min(1).default(60),
+  RATE_LIMIT_SANDBOX_PER_MIN: setting.int(1, 1e9).default(1500),
+  RATE_LIMIT_LIVE_PER_MIN: setting.int(1, 1e9).default(6000),
+  RATE_LIMIT_ANON_PER_MIN: setting.int(1, 1e9).default(600),
+  RATE_LIMIT_MINT_PER_MIN: setting.int(1, 1e9).default(60),
 });
 export type RateLimits = { sandbox: number; live: number; anonymous: number; mint: number };
 
@@ -99,6 +100,8 @@ export function registerRateLimits(app: FastifyInstance, deps: GatewayDeps) {
   })) as Record<LimitClass, Limiter>;
 
   app.addHook('onRequest', async (req, reply) => {
+    // Health and metrics are for load balancers and scrapers, which poll from one address: never limited.
+    if (UNLIMITED.has(req.routeOptions.url ?? '')) return;
     const { cls, id } = await classify(req, deps);
     const limit = limits[cls];
     let res: Consumed;
@@ -118,6 +121,8 @@ export function registerRateLimits(app: FastifyInstance, deps: GatewayDeps) {
     setHeaders(reply, limit, res);
   });
 }
+
+const UNLIMITED = new Set(['/healthz', '/readyz', '/metrics']);
 
 async function classify(req: FastifyRequest, deps: GatewayDeps): Promise<{ cls: LimitClass; id: string }> {
   if (req.method === 'POST' && req.routeOptions.url === '/keys') return { cls: 'mint', id: req.ip };

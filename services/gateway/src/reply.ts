@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { blocked, httpStatusOf, type BlockedCode } from '@vcs/contract';
+import { blocked, httpStatusOf, idPrefixes, isIdOf, type BlockedCode } from '@vcs/contract';
 
 /** Send an answer object with the HTTP status its kind and code call for. */
 export function sendAnswer(reply: FastifyReply, answer: { type: any; value?: unknown }) {
@@ -8,4 +8,19 @@ export function sendAnswer(reply: FastifyReply, answer: { type: any; value?: unk
 
 export function sendBlocked(reply: FastifyReply, code: BlockedCode, message: string, extra: Record<string, unknown> = {}) {
   return sendAnswer(reply, blocked(code, message, extra));
+}
+
+const NOT_FOUND = {
+  intent: ['intent-not-found', 'a 402 OFFER'], handoff: ['handoff-not-found', 'a NEEDS_HUMAN answer'], deal: ['deal-not-found', 'POST /buy/deals'],
+} as const;
+
+/**
+ * A path id that cannot be one of its kind names nothing: answer its 404 here, before it reaches a store or a
+ * header. Returns true when the refusal was sent.
+ */
+export function refuseMalformedId(reply: FastifyReply, kind: keyof typeof NOT_FOUND, id: string): boolean {
+  if (isIdOf(kind, id)) return false;
+  const [code, from] = NOT_FOUND[kind];
+  sendBlocked(reply, code, `no ${kind} with this id; ${kind} ids start ${idPrefixes[kind]} followed by letters, digits, - and _, and come from ${from}`);
+  return true;
 }

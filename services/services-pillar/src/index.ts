@@ -7,6 +7,8 @@ import { transportHandlers } from './nouns/transport.ts';
 import { webhookHandlers } from './nouns/webhook.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
 import { startActivation } from './activation/queue.ts';
+import { connectionKey } from './activation/crypto.ts';
+import { deliveryConfig } from './webhooks/config.ts';
 
 /** The Services pillar: work dispatched to people and partners. */
 export const servicesPillar: PillarDefinition = {
@@ -23,4 +25,5 @@ export const servicesPillar: PillarDefinition = {
   },
   /** The webhook delivery worker (fan-out + sender) and the activation queue (submissions + demand ranking). */
   background: async (services) => [...(await startWebhookWorker(services)), ...(await startActivation(services))],
+  checkSettings: (env) => { connectionKey(env); deliveryConfig(env); },
 };

@@ -78,13 +78,22 @@ export class NatsBus implements Bus {
   /** Subjects live under an optional namespace so test runs (or tenants) on one server never see each other. */
   private s(subject: string) { return this.ns ? `${this.ns}.${subject}` : subject; }
 
-  static async connect(url: string, name: string, namespace = process.env.NATS_NAMESPACE ?? ''): Promise<NatsBus> {
-    const nc = await connect({
+  /**
+   * Connect, waiting for the server up to `startupTimeoutMs` (it may still be starting); an unreachable server is
+   * then an error that says so, not a silent wait. Once connected, it reconnects for ever.
+   */
+  static async connect(url: string, name: string, namespace = '', startupTimeoutMs = 30_000): Promise<NatsBus> {
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`NATS at ${url} did not answer within ${startupTimeoutMs / 1000} s (STARTUP_TIMEOUT_MS): is it running, and is NATS_URL right?`)), startupTimeoutMs);
+      timer.unref();
+    });
+    const nc = await Promise.race([connect({
       servers: url, name,
       // nats.js builds an Error with a stack per request unless told not to: a real cost on the hot path.
       noAsyncTraces: true,
       maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true,
-    });
+    }), gaveUp]).finally(() => clearTimeout(timer));
     const bus = new NatsBus(nc, namespace);
     await bus.ensureStream();
     return bus;
@@ -98,8 +107,15 @@ export class NatsBus implements Bus {
     };
     try {
       await jsm.streams.info(this.stream);
-    } catch {
-      try { await jsm.streams.add(config); } catch { /* another replica made it first */ }
+      return;
+    } catch { /* not there yet: make it */ }
+    try {
+      await jsm.streams.add(config);
+    } catch (err) {
+      // Another replica may have made it meanwhile; if it is still not there, say why, once, and stop.
+      if (await jsm.streams.info(this.stream).then(() => true, () => false)) return;
+      throw new Error(`the event stream ${this.stream} (subjects ${config.subjects[0]}) cannot be made on this NATS: ${(err as Error).message}. `
+        + 'If another stream already takes overlapping subjects, give this deployment its own NATS_NAMESPACE or remove that stream.');
     }
   }
 

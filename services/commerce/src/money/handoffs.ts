@@ -1,4 +1,4 @@
-import { capabilityByName, newId, sandboxDesks, type HumanVerb } from '@vcs/contract';
+import { problemsOf, capabilityByName, newId, sandboxDesks, type HumanVerb } from '@vcs/contract';
 import { writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { execute, iso, json, record, refusal, type MoneyReply } from './common.ts';
 import type { Origin } from './intents.ts';
@@ -40,7 +40,7 @@ export async function createHandoff(services: Services, req: CreateHandoffReques
   let input: unknown = null;
   if (c) {
     const parsed = c.request.safeParse(req.input ?? {});
-    if (!parsed.success) return refusal(services, ctx, 'invalid-input', `the input to ${c.name} is not valid`, { problems: parsed.error.issues.map((i) => ({ field: i.path.join('.') || '(body)', message: i.message })) });
+    if (!parsed.success) return refusal(services, ctx, 'invalid-input', `the input to ${c.name} is not valid`, { problems: problemsOf(parsed.error.issues, 'body') });
     input = parsed.data;
   }
   const credential = req.credential || c?.human?.credential || sandboxDesks[req.verb].credential;

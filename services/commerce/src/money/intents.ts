@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson, checkMandate, mandate as mandateSchema, newId, offerTerms, toCents, type Mandate } from '@vcs/contract';
+import { capabilityByName, problemsOf, canonicalJson, checkMandate, mandate as mandateSchema, newId, offerTerms, toCents, withoutSecrets, type Mandate } from '@vcs/contract';
 import { writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { execute, iso, json, offerCapability, provenanceOf, record, refusal, type MoneyReply } from './common.ts';
 
@@ -43,7 +43,7 @@ export async function createIntent(services: Services, req: CreateIntentRequest)
   if (!c) return refusal(services, ctx, 'invalid-input', `no capability named ${String(req.capability)}; names are noun.verb as in GET /catalog`);
   const parsed = c.request.safeParse(req.input ?? {});
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => ({ field: i.path.join('.') || '(body)', message: i.message }));
+    const problems = problemsOf(parsed.error.issues);
     return refusal(services, ctx, 'invalid-input', `the input to ${c.name} is not valid; fix each problem listed`, { problems, capability: c.name });
   }
   const terms = offerTerms(c);
@@ -100,7 +100,16 @@ type Claim =
   | { kind: 'reply'; reply: MoneyReply }
   | { kind: 'replay'; row: IntentRow }
   | { kind: 'wait' }
-  | { kind: 'run'; row: IntentRow; reserved: { principal: string; id: string; cents: number } | null };
+  | { kind: 'run'; row: IntentRow; reserved: Reservation | null };
+
+/** What a settlement took from a mandate's ledger, given back if it fails. */
+interface Reservation { account: string; principal: string; id: string; cents: number }
+
+/** The request that makes a fresh offer for a capability: an agent needs the method and path, not only its name. */
+function callAgain(capability: string) {
+  const c = capabilityByName(capability);
+  return { method: c?.method ?? 'POST', path: c?.path ?? '/catalog' };
+}
 
 /** Take the intent for this settlement under a row lock: refuse, replay, wait, or claim it (pending → settling). */
 async function claim(services: Services, q: Queryable, req: SettleIntentRequest, now: Date): Promise<Claim> {
@@ -114,17 +123,21 @@ async function claim(services: Services, q: Queryable, req: SettleIntentRequest,
   if (r.status === 'settling' && r.claimed_at && now.getTime() - new Date(r.claimed_at).getTime() < CLAIM_LEASE_MS) return { kind: 'wait' };
   if (r.status === 'expired' || new Date(r.expires_at) <= now) {
     await q.query(`update intents set status = 'expired' where id = $1`, [r.id]);
-    return { kind: 'reply', reply: refusal(services, ctx, 'intent-expired', `intent ${r.id} expired at ${iso(r.expires_at)}; call ${r.capability} again for a fresh offer`, { intent: { id: r.id, status: 'expired' } }) };
+    const again = callAgain(r.capability);
+    return { kind: 'reply', reply: refusal(services, ctx, 'intent-expired', `intent ${r.id} expired at ${iso(r.expires_at)}; call ${again.method} ${again.path} (${r.capability}) again for a fresh offer`, { intent: { id: r.id, status: 'expired' }, next: again }) };
   }
   const trigger = (ctx.environment === 'sandbox' ? ctx.trigger : null) ?? r.trigger;
   if (trigger === 'offer-declined') {
-    const declined = refusal(services, ctx, 'offer-declined', `the payment for intent ${r.id} was declined (sandbox trigger offer-declined); call ${r.capability} again for a new offer`, { intent: { id: r.id, status: 'failed' } });
+    const again = callAgain(r.capability);
+    const declined = refusal(services, ctx, 'offer-declined', `the payment for intent ${r.id} was declined (sandbox trigger offer-declined); call ${again.method} ${again.path} (${r.capability}) again for a new offer`, { intent: { id: r.id, status: 'failed' }, next: again });
     await q.query(`update intents set status = 'failed', account_id = coalesce(account_id, $2), answer = $3, answer_status = $4, settled_at = $5 where id = $1`,
       [r.id, ctx.account, JSON.stringify(declined.answer), declined.status, now.toISOString()]);
     return { kind: 'reply', reply: declined };
   }
-  let reserved: { principal: string; id: string; cents: number } | null = null;
+  let reserved: Reservation | null = null;
   if (req.mandate !== undefined) {
+    // Spend is the presenting account's (docs/money.md): the same principal and id under another account is another ledger.
+    const account = r.account_id ?? ctx.account!;
     const m = mandateSchema.safeParse(req.mandate);
     if (!m.success) return { kind: 'reply', reply: refusal(services, ctx, 'invalid-mandate', 'the mandate does not match the Mandate schema') };
     const price = json(r.price) as { currency: string };
@@ -133,24 +146,24 @@ async function claim(services: Services, q: Queryable, req: SettleIntentRequest,
     const cents = Number(r.ceiling_cents);
     const ceilingCents = toCents(m.data.ceiling.amount) ?? 0;
     await q.query(
-      `insert into mandate_spend(principal, mandate_id, digest, currency, ceiling_cents) values ($1,$2,$3,$4,$5) on conflict do nothing`,
-      [m.data.principal, m.data.id, digestOf(m.data), m.data.ceiling.currency, ceilingCents],
+      `insert into mandate_spend(account_id, principal, mandate_id, digest, currency, ceiling_cents) values ($6,$1,$2,$3,$4,$5) on conflict do nothing`,
+      [m.data.principal, m.data.id, digestOf(m.data), m.data.ceiling.currency, ceilingCents, account],
     );
     const held = await q.query<{ digest: string; spent_cents: string; ceiling_cents: string }>(
-      'select digest, spent_cents, ceiling_cents from mandate_spend where principal = $1 and mandate_id = $2 for update', [m.data.principal, m.data.id]);
+      'select digest, spent_cents, ceiling_cents from mandate_spend where account_id = $3 and principal = $1 and mandate_id = $2 for update', [m.data.principal, m.data.id, account]);
     if (held.rows[0]!.digest !== digestOf(m.data)) {
       return { kind: 'reply', reply: refusal(services, ctx, 'invalid-mandate', `mandate ${m.data.id} of ${m.data.principal} was first used with other terms; a changed mandate needs a new id`) };
     }
     const took = await q.query(
-      `update mandate_spend set spent_cents = spent_cents + $3, updated_at = now() where principal = $1 and mandate_id = $2 and spent_cents + $3 <= ceiling_cents`,
-      [m.data.principal, m.data.id, cents]);
+      `update mandate_spend set spent_cents = spent_cents + $3, updated_at = now() where account_id = $4 and principal = $1 and mandate_id = $2 and spent_cents + $3 <= ceiling_cents`,
+      [m.data.principal, m.data.id, cents, account]);
     if (took.rowCount === 0) {
       const spent = Number(held.rows[0]!.spent_cents);
       return { kind: 'reply', reply: refusal(services, ctx, 'mandate-ceiling-exceeded',
         `${r.capability} can cost ${(cents / 100).toFixed(2)} but mandate ${m.data.id} has ${((Number(held.rows[0]!.ceiling_cents) - spent) / 100).toFixed(2)} of its ${m.data.ceiling.amount} ${m.data.ceiling.currency} left; ask the principal for a larger ceiling`,
         { mandate: { id: m.data.id, ceiling: m.data.ceiling, spent: { amount: (spent / 100).toFixed(2), currency: m.data.ceiling.currency } }, intent: { id: r.id, status: 'pending' } }) };
     }
-    reserved = { principal: m.data.principal, id: m.data.id, cents };
+    reserved = { account, principal: m.data.principal, id: m.data.id, cents };
   }
   await q.query(
     `update intents set status = 'settling', account_id = coalesce(account_id, $2), claimed_at = $3, executions = executions + 1,
@@ -159,8 +172,8 @@ async function claim(services: Services, q: Queryable, req: SettleIntentRequest,
   return { kind: 'run', row: { ...r, account_id: r.account_id ?? ctx.account }, reserved };
 }
 
-const refund = (q: Queryable, res: { principal: string; id: string; cents: number }) =>
-  q.query('update mandate_spend set spent_cents = spent_cents - $3, updated_at = now() where principal = $1 and mandate_id = $2', [res.principal, res.id, res.cents]);
+const refund = (q: Queryable, res: Reservation) =>
+  q.query('update mandate_spend set spent_cents = spent_cents - $3, updated_at = now() where account_id = $4 and principal = $1 and mandate_id = $2', [res.principal, res.id, res.cents, res.account]);
 
 /**
  * `sys.commerce.intents.settle`: execute the intent's capability exactly once. The claim (pending → settling)
@@ -184,7 +197,7 @@ export async function settleIntent(services: Services, req: SettleIntentRequest)
   }
 }
 
-async function run(services: Services, req: SettleIntentRequest, row: IntentRow, reserved: { principal: string; id: string; cents: number } | null, timeoutMs: number): Promise<MoneyReply> {
+async function run(services: Services, req: SettleIntentRequest, row: IntentRow, reserved: Reservation | null, timeoutMs: number): Promise<MoneyReply> {
   const c = offerCapability(row.capability)!;
   const ctx: CallContext = {
     ...req.ctx, account: row.account_id, settled: true, intentId: row.id,
@@ -205,7 +218,8 @@ async function run(services: Services, req: SettleIntentRequest, row: IntentRow,
   const status = type === 'OK' || type === 'EMPTY' ? 'settled' : 'failed';
   await services.db.tx(async (q) => {
     await q.query(`update intents set status = $2, answer = $3, answer_status = $4, settled_at = $5 where id = $1`,
-      [row.id, status, JSON.stringify(done.answer), done.status, services.clock.now().toISOString()]);
+      // The first settle answers the secret an answer may carry; the stored copy (replays, GET) never holds it.
+      [row.id, status, withoutSecrets(JSON.stringify(done.answer)), done.status, services.clock.now().toISOString()]);
     if (reserved && status === 'failed') await refund(q, reserved);
     const value = (done.answer.value ?? {}) as { vin?: unknown };
     const input = json(row.input) as { vin?: unknown };

@@ -3,6 +3,7 @@ import { dec, enc, StoreUnavailableError, type Services } from '@vcs/platform';
 import { refusal, type MoneyReply } from './common.ts';
 import { completeHandoff, createHandoff, getHandoff } from './handoffs.ts';
 import { createIntent, getIntent, settleIntent } from './intents.ts';
+import { mintAnonymousKey } from '../keys.ts';
 
 type Handler = (services: Services, req: any) => Promise<MoneyReply>;
 const routes: Record<string, Handler> = {
@@ -12,6 +13,7 @@ const routes: Record<string, Handler> = {
   [commerceSubjects.handoffsCreate]: createHandoff,
   [commerceSubjects.handoffsGet]: getHandoff,
   [commerceSubjects.handoffsComplete]: completeHandoff,
+  [commerceSubjects.keysMint]: mintAnonymousKey,
 };
 
 /** Serve the money-and-people subjects: each replies JSON `{status, answer, replayed?}`, never a bare failure. */
@@ -21,7 +23,7 @@ export function serveMoney(services: Services) {
       const log = services.log.child({ subject, requestId: msg.headers['x-request-id'] });
       let reply: MoneyReply;
       try {
-        reply = await handle(services, JSON.parse(dec.decode(msg.data)));
+        reply = await handle(services, msg.data.length ? JSON.parse(dec.decode(msg.data)) : {});
       } catch (err) {
         log.error({ err }, 'money subject failed');
         // 53300: the server has no connection slot left; like an unreachable store, a retry is the fix.

@@ -1,15 +1,8 @@
-import { capabilities, type Capability, type Price } from '@vcs/contract';
+import { callLine, capabilities, type Capability } from '@vcs/contract';
 
-export function priceText(p: Price): string {
-  if (p.model === 'free') return 'free';
-  if (p.model === 'take-rate') return `${+(p.rate * 100).toFixed(2)}% of ${p.base} (est. ${p.amount} ${p.currency}, ceiling ${p.ceiling})`;
-  if (p.model === 'metered') return `${p.amount} ${p.currency} per ${p.per} (ceiling ${p.ceiling})`;
-  return `${p.amount} ${p.currency} (ceiling ${p.ceiling})`;
-}
-
-/** One line an agent can act on: wire name, route, gate, price, summary. */
+/** What an agent needs to call a capability next, in two lines: what it does, then route, gate, inputs, answer, price. */
 export function capabilityLine(c: Capability): string {
-  return `${c.name} — ${c.method} ${c.path} · gate ${c.gate} · ${priceText(c.price)} · ${c.summary}`;
+  return `${c.name} — ${c.summary}\n${callLine(c)}`;
 }
 
 const words = (s: string) => s.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 1);

@@ -2,8 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { capabilityByName, catalogDigest, describeCapability, vin as vinSchema } from '@vcs/contract';
-import { decodeVin } from '@vcs/vin';
+import { catalogAddress, capabilityByName, catalogDigest, describeCapability, vin as vinSchema } from '@vcs/contract';
 import { execInIsolate, EXEC_LIMITS } from './isolate.ts';
 import { capabilityLine, searchCapabilities } from './search.ts';
 
@@ -16,8 +15,8 @@ async function vinRecord(app: FastifyInstance, caller: McpCaller, vin: string) {
   // The record face (GET /{vin}) when the gateway has it; else the keyless decode.
   const r = await app.inject({ method: 'GET', url: `/${vin}`, headers: { accept: 'application/json', ...caller.authHeaders } });
   if (r.statusCode === 200) return { source: `GET /${vin}`, record: r.json() };
-  const decoded = decodeVin(vin);
-  return { source: 'decode', record: decoded.ok ? { vin, decode: decoded.decode } : { vin, problem: decoded.problem } };
+  const decoded = await app.inject({ method: 'GET', url: `/decode/${encodeURIComponent(vin)}` });
+  return { source: 'decode', record: decoded.statusCode === 200 ? { vin, decode: decoded.json().decode } : { vin, problem: decoded.json()?.value } };
 }
 
 export function buildMcpServer(app: FastifyInstance, caller: McpCaller): McpServer {
@@ -27,7 +26,7 @@ export function buildMcpServer(app: FastifyInstance, caller: McpCaller): McpServ
     description: 'Find capabilities by words. Results carry the wire name (noun.verb), route, gate, price and a one-line summary; pass an id to fetch for the full descriptor.',
     inputSchema: { query: z.string().min(1).max(500).describe('words, for example "signing fee quote"') },
   }, async ({ query }) => json({
-    results: searchCapabilities(query).map(({ c }) => ({ id: c.name, title: `${c.name} (${c.method} ${c.path})`, url: `${caller.baseUrl}/catalog#${c.name}`, text: capabilityLine(c) })),
+    results: searchCapabilities(query).map(({ c }) => ({ id: c.name, title: `${c.name} (${c.method} ${c.path})`, url: `${caller.baseUrl}${catalogAddress(c)}`, text: capabilityLine(c) })),
   }));
 
   server.registerTool('fetch', {
@@ -37,7 +36,7 @@ export function buildMcpServer(app: FastifyInstance, caller: McpCaller): McpServ
     const c = capabilityByName(id);
     if (c) {
       const d = describeCapability(c);
-      return json({ id: c.name, title: `${c.name}: ${c.summary}`, text: `${capabilityLine(c)}\n${JSON.stringify(d)}`, url: `${caller.baseUrl}/catalog#${c.name}`, metadata: { method: c.method, path: c.path, gate: c.gate, price: c.price, answer: c.answer } });
+      return json({ id: c.name, title: `${c.name}: ${c.summary}`, text: `${capabilityLine(c)}\n${JSON.stringify(d)}`, url: `${caller.baseUrl}${catalogAddress(c)}`, metadata: { method: c.method, path: c.path, gate: c.gate, price: c.price, answer: c.answer } });
     }
     const v = vinSchema.safeParse(id);
     if (!v.success) return failure(`no capability or VIN "${id}": use a wire name from search (noun.verb) or a valid 17-character VIN`);

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { capabilities, type Capability } from '@vcs/contract';
+import { capabilities, problemsOf, type Capability } from '@vcs/contract';
 import type { CallContext } from '@vcs/platform';
 import { identify } from '../auth.ts';
 import type { GatewayDeps } from '../deps.ts';
@@ -7,10 +7,9 @@ import { dispatch } from '../dispatch.ts';
 import { gates } from '../gates.ts';
 import { sendBlocked } from '../reply.ts';
 
-/** Problems from a zod error, each by field, in words a caller can act on. */
-export function problemsOf(issues: { path: PropertyKey[]; message: string }[]) {
-  return issues.map((i) => ({ field: i.path.map(String).join('.') || '(body)', message: i.message }));
-}
+
+/** Query parameters that look like a key: refused with a pointer to the header, not as an unknown parameter. */
+const KEY_PARAMS = ['key', 'api_key', 'apiKey', 'api-key', 'access_token', 'token'];
 
 /** One route per capability of the catalog: nothing here restates a path, a gate or a shape. */
 export async function capabilityRoutes(app: FastifyInstance, deps: GatewayDeps) {
@@ -20,10 +19,16 @@ export async function capabilityRoutes(app: FastifyInstance, deps: GatewayDeps) 
       url: c.path,
       config: { capability: c },
       handler: async (req, reply) => {
-        const raw = (c.method === 'GET' ? req.query : req.body) ?? {};
+        const where = c.method === 'GET' ? 'query' : 'body';
+        const raw = (where === 'query' ? req.query : req.body) ?? {};
+        const keyInQuery = KEY_PARAMS.find((k) => k in (req.query as Record<string, unknown>));
+        if (keyInQuery) {
+          return sendBlocked(reply, 'invalid-input', 'keys are not accepted in the query string (URLs end up in logs and proxies): send it as Authorization: Bearer <key> or X-Api-Key: <key>',
+            { problems: [{ field: keyInQuery, in: 'query', message: 'remove the key from the URL and send it in the Authorization header' }], capability: c.name });
+        }
         const parsed = c.request.safeParse(raw);
         if (!parsed.success) {
-          return sendBlocked(reply, 'invalid-input', `the input to ${c.name} is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues), capability: c.name });
+          return sendBlocked(reply, 'invalid-input', `the input to ${c.name} is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues, where), capability: c.name });
         }
         const caller = await identify(deps.db, req, deps.clock.now());
         if (caller.kind === 'refused') {

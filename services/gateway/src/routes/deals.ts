@@ -1,11 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { buyDealRequest, dealSubjects } from '@vcs/contract';
+import { buyDealRequest, dealSubjects, problemsOf } from '@vcs/contract';
 import type { CallContext } from '@vcs/platform';
 import { identify } from '../auth.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { dispatch } from '../dispatch.ts';
-import { sendBlocked } from '../reply.ts';
-import { problemsOf } from './capabilities.ts';
+import { refuseMalformedId, sendBlocked } from '../reply.ts';
 
 // The workflows pillar answers these (services/workflows/src/buy/serve.ts).
 const SUBJECT = dealSubjects;
@@ -32,13 +31,14 @@ export async function dealRoutes(app: FastifyInstance, deps: GatewayDeps) {
 
   app.post('/buy/deals', async (req, reply) => {
     const parsed = buyDealRequest.safeParse(req.body ?? {});
-    if (!parsed.success) return sendBlocked(reply, 'invalid-input', 'the deal cannot be opened; fix each problem listed', { problems: problemsOf(parsed.error.issues) });
+    if (!parsed.success) return sendBlocked(reply, 'invalid-input', 'the deal cannot be opened; fix each problem listed', { problems: problemsOf(parsed.error.issues, 'body') });
     const ctx = await context(req, reply);
     if (!ctx) return reply;
     return send(reply, SUBJECT.open, parsed.data, ctx);
   });
 
   app.get<{ Params: { id: string } }>('/buy/deals/:id', async (req, reply) => {
+    if (refuseMalformedId(reply, 'deal', req.params.id)) return reply;
     const ctx = await context(req, reply);
     if (!ctx) return reply;
     return send(reply, SUBJECT.get, { dealId: req.params.id }, ctx);
@@ -46,6 +46,7 @@ export async function dealRoutes(app: FastifyInstance, deps: GatewayDeps) {
 
   // An advance may run several free steps and open an offer or handoff: it gets three bus time-outs.
   app.post<{ Params: { id: string } }>('/buy/deals/:id/advance', async (req, reply) => {
+    if (refuseMalformedId(reply, 'deal', req.params.id)) return reply;
     const ctx = await context(req, reply);
     if (!ctx) return reply;
     return send(reply, SUBJECT.advance, { dealId: req.params.id }, ctx, deps.config.busTimeoutMs * 3);

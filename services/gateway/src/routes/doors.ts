@@ -5,7 +5,7 @@ import { landingFace, lensFace } from '../faces/door.ts';
 import { dealsFor, factsFor } from '../faces/facts.ts';
 import { publishedMode } from '../faces/modes.ts';
 import { CACHE, sendFace } from '../faces/negotiate.ts';
-import { lensData } from '../faces/record.ts';
+import { decodeOf, lensData } from '../faces/record.ts';
 import { vinFromPath } from '../faces/vin-param.ts';
 
 /**
@@ -22,8 +22,11 @@ export async function doorRoutes(app: FastifyInstance, deps: GatewayDeps) {
       app.get<{ Params: { vin: string } }>(`/${n.door}/:vin`, async (req, reply) => {
         const vin = vinFromPath(req.params.vin, reply, `GET /${n.door}/${req.params.vin}`);
         if (!vin) return reply;
-        const [facts, deals] = await Promise.all([factsFor(deps.db, vin, n.noun), n.noun === 'deal' ? dealsFor(deps.db, vin) : Promise.resolve([])]);
-        return sendFace(req, reply, lensFace(n, lensData(n, vin, facts, deals)), CACHE.record);
+        const [facts, deals, decoded] = await Promise.all([
+          factsFor(deps.db, vin, n.noun), n.noun === 'deal' ? dealsFor(deps.db, vin) : Promise.resolve([]),
+          n.noun === 'vehicle' ? decodeOf(deps, vin, req.id) : Promise.resolve(null),
+        ]);
+        return sendFace(req, reply, lensFace(n, lensData(n, vin, facts, deals, decoded?.decode ?? null)), CACHE.record);
       });
     }
   }

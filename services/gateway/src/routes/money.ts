@@ -5,7 +5,7 @@ import { identify, type Caller } from '../auth.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { askCommerce, sendMoney } from '../money/commerce.ts';
 import { mandateOf } from '../money/headers.ts';
-import { sendBlocked } from '../reply.ts';
+import { refuseMalformedId, sendBlocked } from '../reply.ts';
 
 function contextOf(req: FastifyRequest, caller: Caller): CallContext {
   const trigger = req.headers['sandbox-trigger'];
@@ -32,12 +32,14 @@ export async function moneyRoutes(app: FastifyInstance, deps: GatewayDeps) {
   const slow = deps.config.busTimeoutMs * 2;
 
   app.get<{ Params: { id: string } }>('/intents/:id', async (req, reply) => {
+    if (refuseMalformedId(reply, 'intent', req.params.id)) return reply;
     const caller = await callerOr(deps, req, reply, null);
     if (!caller) return reply;
     return sendMoney(reply, await askCommerce(deps, commerceSubjects.intentsGet, { intentId: req.params.id, ctx: contextOf(req, caller) }, req.id));
   });
 
   app.post<{ Params: { id: string } }>('/intents/:id/settle', async (req, reply) => {
+    if (refuseMalformedId(reply, 'intent', req.params.id)) return reply;
     const caller = await callerOr(deps, req, reply, 'settling an intent needs a key: send Authorization: Bearer <key>; an intent made anonymously is claimed by the first account that settles it');
     if (!caller) return reply;
     const m = mandateOf(req);
@@ -49,12 +51,14 @@ export async function moneyRoutes(app: FastifyInstance, deps: GatewayDeps) {
   });
 
   app.get<{ Params: { id: string } }>('/handoffs/:id', async (req, reply) => {
+    if (refuseMalformedId(reply, 'handoff', req.params.id)) return reply;
     const caller = await callerOr(deps, req, reply, 'the handoff rail needs the key of the account that made the handoff');
     if (!caller) return reply;
     return sendMoney(reply, await askCommerce(deps, commerceSubjects.handoffsGet, { handoffId: req.params.id, ctx: contextOf(req, caller) }, req.id));
   });
 
   app.post<{ Params: { id: string }; Body: unknown }>('/handoffs/:id/complete', async (req, reply) => {
+    if (refuseMalformedId(reply, 'handoff', req.params.id)) return reply;
     const caller = await callerOr(deps, req, reply, 'completing a handoff needs the key of the account that made it');
     if (!caller) return reply;
     const body = (req.body ?? {}) as { outcome?: unknown; credential?: unknown };

@@ -7,7 +7,7 @@ export function connectionKey(env = process.env): Buffer {
   const raw = env.CONNECTION_ENCRYPTION_KEY;
   if (!raw) return createHash('sha256').update(DEV_ONLY_SEED).digest();
   const b = Buffer.from(raw, 'base64');
-  if (b.length !== 32) throw new Error('config error: CONNECTION_ENCRYPTION_KEY: expected 32 bytes, base64-encoded');
+  if (b.length !== 32) throw new Error(`config error: CONNECTION_ENCRYPTION_KEY: expected 32 bytes, base64-encoded (openssl rand -base64 32); got ${b.length} bytes`);
   return b;
 }
 

@@ -4,6 +4,7 @@ import { ok, type HandlerTools, type NounHandlers } from '@vcs/platform';
 import { SANDBOX_DEFAULT_VIN, SANDBOX_PAYER, sandboxTimestamp, stableId } from '@vcs/sandbox';
 import { deliveryConfig } from '../webhooks/config.ts';
 import { newSecret } from '../webhooks/signature.ts';
+import { targetRefusal } from '../webhooks/target.ts';
 
 // Real records answer when the account has them; otherwise the sandbox's deterministic simulation does.
 const vinOf = (input: { vin?: string }) => input.vin ?? SANDBOX_DEFAULT_VIN;
@@ -56,6 +57,13 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
       return ok({ ...conn(vin), registration: { status: 'registered', id: stableId('ep_', vin) } });
     }
     if (!t.ctx.account) return { kind: 'BLOCKED', code: 'key-required', message: 'registering a real endpoint needs a key: mint one with POST /keys and send it as Authorization: Bearer <key>' };
+    // Refused at registration (and again at every connection: guardedLookup), in every notation of an address.
+    const cfg = deliveryConfig(process.env, { embedded: t.bus.kind === 'memory' });
+    const refusal = input.url ? await targetRefusal(input.url, { allowPrivate: cfg.allowPrivateTargets, allowLoopback: cfg.allowLoopbackTargets }) : null;
+    if (refusal) {
+      return { kind: 'BLOCKED', code: 'invalid-input', message: `webhook endpoints must be reachable public addresses: ${refusal}`,
+        extra: { problems: [{ field: 'url', message: `${refusal}; use a public http(s) URL` }] } };
+    }
     const secret = newSecret();
     if (input.endpointId) {
       // Rotation: the old secret keeps signing beside the new one for the grace period.

@@ -4,12 +4,35 @@ import { deliveryConfig, nextDelayMs, STANDARD_SCHEDULE_MS } from './config.ts';
 import { patternMatches } from './match.ts';
 import { postDelivery } from './post.ts';
 import { newSecret, signatureHeader } from './signature.ts';
-import { isForbiddenAddress, isForbiddenTarget } from './target.ts';
+import { isForbiddenAddress, isForbiddenTarget, targetRefusal } from './target.ts';
 
 describe('webhook delivery rules', () => {
   it('refuses loopback, private, link-local and metadata addresses, allows public ones', () => {
     for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1']) expect(isForbiddenAddress(a), a).toBe(true);
     for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111']) expect(isForbiddenAddress(a), a).toBe(false);
+  });
+
+  it('judges IPv6 forms that carry an IPv4 address by that address, and refuses every special-purpose range', () => {
+    // Loopback through IPv4-compatible, SIIT, NAT64 and 6to4 forms; site-local, Teredo, NAT64 local-use, documentation.
+    for (const a of ['::127.0.0.1', '::ffff:0:7f00:1', '64:ff9b::7f00:1', '2002:7f00:1::', '64:ff9b::a9fe:a9fe', '2002:a00:1::',
+      'fec0::1', '2001::1', '64:ff9b:1::1', '2001:db8::1', '::', 'ff02::1', '255.255.255.255', '198.18.0.1', '192.0.0.1']) {
+      expect(isForbiddenAddress(a), a).toBe(true);
+    }
+    // The same forms carrying a public address reach a public host.
+    for (const a of ['64:ff9b::808:808', '2002:808:808::', '::ffff:8.8.8.8']) expect(isForbiddenAddress(a), a).toBe(false);
+    // Loopback allowed means loopback in any notation, nothing else.
+    const local = { allowPrivate: false, allowLoopback: true };
+    for (const a of ['::127.0.0.1', '64:ff9b::7f00:1', '2002:7f00:1::', '::1']) expect(isForbiddenTarget(a, local), a).toBe(false);
+    for (const a of ['64:ff9b::a9fe:a9fe', 'fec0::1', '10.0.0.1']) expect(isForbiddenTarget(a, local), a).toBe(true);
+  });
+
+  it('refuses a URL whose host is a forbidden literal in any spelling the URL parser accepts', async () => {
+    const closed = { allowPrivate: false, allowLoopback: false };
+    for (const u of ['http://2130706433/x', 'http://0x7f.1/x', 'http://0177.0.0.1/x', 'http://[::127.0.0.1]/x', 'http://[64:ff9b::7f00:1]/x',
+      'http://[2002:7f00:1::]/x', 'http://[fec0::1]/x', 'http://[::7f00:1]/x', 'http://[::a9fe:a9fe]/x', 'http://[100::1]/x', 'http://localhost/x', 'http://localhost./x']) {
+      expect(await targetRefusal(u, closed), u).toMatch(/private, loopback or reserved/);
+    }
+    expect(await targetRefusal('http://93.184.216.34/x', closed)).toBeNull();
   });
 
   it('does not send to a private IP literal unless allowed', async () => {
@@ -29,6 +52,10 @@ describe('webhook delivery rules', () => {
   it('allows loopback targets by default only in the embedded mode', () => {
     expect(deliveryConfig({}).allowLoopbackTargets).toBe(false);
     expect(deliveryConfig({}, { embedded: true }).allowLoopbackTargets).toBe(true);
+    expect(deliveryConfig({ HOST: '::1' }, { embedded: true }).allowLoopbackTargets).toBe(true);
+    // Listening beyond this machine, loopback targets would let any caller reach the machine's own services.
+    expect(deliveryConfig({ HOST: '0.0.0.0' }, { embedded: true }).allowLoopbackTargets).toBe(false);
+    expect(deliveryConfig({ HOST: '0.0.0.0', WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'true' }, { embedded: true }).allowLoopbackTargets).toBe(true);
     expect(deliveryConfig({ WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'false' }, { embedded: true }).allowLoopbackTargets).toBe(false);
   });
 

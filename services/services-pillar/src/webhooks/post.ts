@@ -1,7 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { isIP } from 'node:net';
-import { guardedLookup, isForbiddenTarget, type TargetPolicy } from './target.ts';
+import { guardedLookup, isForbiddenTarget, literalHost, type TargetPolicy } from './target.ts';
 
 export interface PostResult {
   statusCode: number | null;
@@ -32,8 +31,8 @@ export function postDelivery(url: string, headers: Record<string, string>, body:
     const finish = (r: Omit<PostResult, 'latencyMs'>) => { if (!done) { done = true; clearTimeout(timer); resolve({ ...r, latencyMs: Date.now() - started }); } };
     const u = new URL(url);
     // An IP literal skips the lookup, so it is checked here.
-    const literal = u.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(literal) && isForbiddenTarget(literal, opts)) {
+    const literal = literalHost(u);
+    if (literal && isForbiddenTarget(literal, opts)) {
       return finish({ statusCode: null, outcome: 'forbidden-target', snippet: `${literal} is a private or reserved address`, retryAfterMs: null });
     }
     const lib = u.protocol === 'https:' ? https : http;

@@ -1,39 +1,79 @@
 import { lookup as dnsLookup } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { promises as dns } from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-// Where a delivery must never go: loopback, private, link-local (cloud metadata lives there), CGNAT, unspecified.
-const blocked = new BlockList();
-for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) {
-  blocked.addSubnet(net, bits, 'ipv4');
-}
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) blocked.addSubnet(net, bits, 'ipv6');
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
-export function isForbiddenAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped) return blocked.check(mapped[1]!, 'ipv4');
+/**
+ * The IPv4 address an IPv6 address carries, in the forms that reach IPv4 hosts: mapped (::ffff:a.b.c.d), the
+ * deprecated compatible form (::a.b.c.d, parsed as mapped), SIIT (::ffff:0:a.b.c.d), NAT64's well-known prefix
+ * (64:ff9b::a.b.c.d) and 6to4 (2002:AABB:CCDD::). Each is judged by the IPv4 address inside it.
+ */
+function embeddedIPv4(a: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const range = a.range();
+  const b = a.toByteArray();
+  const compatible = b.slice(0, 12).every((x) => x === 0) && range !== 'unspecified' && range !== 'loopback'; // ::a.b.c.d
+  if (compatible || range === 'ipv4Mapped' || range === 'rfc6145' || (range === 'rfc6052' && a.match(ipaddr.IPv6.parse('64:ff9b::'), 96))) {
+    return ipaddr.IPv4.parse(b.slice(12).join('.'));
   }
-  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (range === '6to4') return ipaddr.IPv4.parse(b.slice(2, 6).join('.'));
+  return null;
 }
 
-const loopback = new BlockList();
-loopback.addSubnet('127.0.0.0', 8, 'ipv4');
-loopback.addAddress('::1', 'ipv6');
+/** The address a connection would really reach: an IPv6 form that carries an IPv4 address is that address. */
+function effective(a: Address): Address {
+  return a.kind() === 'ipv6' ? embeddedIPv4(a as ipaddr.IPv6) ?? a : a;
+}
+
+/**
+ * Only globally routable unicast is a delivery target. ipaddr.js names every special-purpose range (IANA's
+ * registries): loopback, private, link-local (cloud metadata lives there), CGNAT, multicast, broadcast,
+ * unspecified, reserved, benchmarking, unique-local, site-local, Teredo, NAT64's local-use prefix and the rest;
+ * anything not `unicast` is refused, so a range added to the registries is refused by default.
+ */
+export function isForbiddenAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return true;
+  const a = effective(ipaddr.parse(address));
+  // IPv6: only the global unicast block (2000::/3) is routed on the internet; the rest is reserved or local.
+  return a.range() !== 'unicast' || (a.kind() === 'ipv6' && !a.match(GLOBAL_UNICAST));
+}
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
 
 /** Which reserved addresses a delivery may still reach: all of them, loopback only (local development), or none. */
 export interface TargetPolicy { allowPrivate: boolean; allowLoopback: boolean }
 
 export function isForbiddenTarget(address: string, policy: TargetPolicy): boolean {
   if (policy.allowPrivate) return false;
-  const family = isIP(address);
-  const v4 = family === 6 ? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] : undefined;
-  if (policy.allowLoopback && (v4 ? loopback.check(v4, 'ipv4') : family !== 0 && loopback.check(address, family === 4 ? 'ipv4' : 'ipv6'))) return false;
+  if (!ipaddr.isValid(address)) return true;
+  if (policy.allowLoopback && effective(ipaddr.parse(address)).range() === 'loopback') return false;
   return isForbiddenAddress(address);
 }
 
 export class ForbiddenTargetError extends Error { code = 'EFORBIDDENTARGET'; }
+
+/** A URL's host as an address when it is an IP literal (the WHATWG parser has already normalised 0x7f.1 and the like). */
+export function literalHost(url: URL): string | null {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return ipaddr.isValid(host) ? host : null;
+}
+
+/**
+ * Why a URL may not be registered as an endpoint, or null. An IP literal is judged as it is; a name is resolved
+ * and refused if any address it has now is forbidden (a name that does not resolve yet is accepted: delivery
+ * checks again at every connection, see guardedLookup).
+ */
+export async function targetRefusal(url: string, policy: TargetPolicy): Promise<string | null> {
+  const u = new URL(url);
+  const literal = literalHost(u);
+  if (literal) return isForbiddenTarget(literal, policy) ? `${u.hostname} is a private, loopback or reserved address` : null;
+  // RFC 6761: localhost and its subdomains are loopback whatever a resolver says (and with a trailing dot too).
+  if (/(^|\.)localhost\.*$/i.test(u.hostname)) return isForbiddenTarget('127.0.0.1', policy) ? `${u.hostname} is a private, loopback or reserved address` : null;
+  let addresses: { address: string }[];
+  try { addresses = await dns.lookup(u.hostname, { all: true, verbatim: true }); } catch { return null; }
+  const bad = addresses.find((a) => isForbiddenTarget(a.address, policy));
+  return bad ? `${u.hostname} resolves to ${bad.address}, a private, loopback or reserved address` : null;
+}
 
 /**
  * A DNS lookup for the HTTP client that refuses forbidden addresses after resolution, so the address

@@ -1,4 +1,4 @@
-import { buyDealRequest, dealSubjects, statusOfCode } from '@vcs/contract';
+import { problemsOf, buyDealRequest, dealSubjects, statusOfCode } from '@vcs/contract';
 import { dec, enc, StoreUnavailableError, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { newChecklist } from './checklist.ts';
 import { refusal, type DealMachine, type Reply } from './machine.ts';
@@ -20,7 +20,7 @@ export function serveDeals(s: Services, machine: DealMachine) {
     async open(input, ctx) {
       const parsed = buyDealRequest.safeParse(input ?? {});
       if (!parsed.success) {
-        const problems = parsed.error.issues.map((i) => ({ field: i.path.map(String).join('.') || '(body)', message: i.message }));
+        const problems = problemsOf(parsed.error.issues, 'body');
         return { status: 400, answer: refusal('invalid-input', 'the deal cannot be opened; fix each problem listed', { problems }) };
       }
       if (!ctx.account) return keyRequired();

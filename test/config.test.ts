@@ -1,0 +1,88 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { describe, expect, it } from 'vitest';
+import { builtEntryOf } from '../deploy/launch.ts';
+import { distributedEnv } from './support/harness.ts';
+
+/**
+ * "A wrong or missing setting stops the process with one line naming it": each setting an operator once got a stack
+ * trace, a silent hang or a wrong start from (issue 17) is given to the built process, which must exit non-zero
+ * within a bounded time with exactly one line on stderr that names the setting or the server.
+ */
+const root = join(import.meta.dirname, '..');
+interface Run { code: number | null; lines: string[] }
+function run(args: string[], env: Record<string, string>, timeoutMs = 20_000): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, lines: err.split('\n').filter((l) => l.trim() && !/^\(node:\d+\) |--trace-warnings/.test(l)) }); });
+  });
+}
+const embedded = (env: Record<string, string>) => run([builtEntryOf('embedded')], { PGLITE_DIR: 'memory://', PORT: '0', ...env });
+
+// The built processes (dist/): vitest's global setup builds them once per run (test/support/build.ts).
+describe('a wrong setting is one line and a non-zero exit (embedded)', () => {
+  it.each([
+    ['CONNECTION_ENCRYPTION_KEY', { CONNECTION_ENCRYPTION_KEY: 'short' }],
+    ['WEBHOOK_TIMEOUT_MS', { WEBHOOK_TIMEOUT_MS: '-5' }],
+    ['WEBHOOK_RETRY_SCHEDULE_MS', { WEBHOOK_RETRY_SCHEDULE_MS: 'a,b' }],
+    ['HOST', { HOST: 'not a host' }],
+    ['KEY_ROTATION_GRACE_SECONDS', { KEY_ROTATION_GRACE_SECONDS: '-1' }],
+    ['PORT', { PORT: '' }],
+    ['PG_POOL_MAX', { PG_POOL_MAX: 'abc' }],
+    ['BUS_TIMEOUT_MS', { BUS_TIMEOUT_MS: '12x' }],
+  ])('%s', async (name, env) => {
+    const r = await embedded(env);
+    expect(r.code).toBe(78);
+    expect(r.lines).toHaveLength(1);
+    expect(r.lines[0]).toMatch(new RegExp(`^config error: ${name}: `));
+  });
+});
+
+describe.runIf(distributedEnv())('servers that are not there, and the launcher (distributed)', () => {
+  const env = () => distributedEnv()!;
+  it('an unreachable NATS is one line after STARTUP_TIMEOUT_MS, not a silent wait', async () => {
+    const r = await run([builtEntryOf('data')], { ...env(), NATS_URL: 'nats://127.0.0.1:1', STARTUP_TIMEOUT_MS: '1500' });
+    expect(r.code).toBe(1);
+    expect(r.lines).toEqual([expect.stringMatching(/^data: cannot start: NATS at nats:\/\/127\.0\.0\.1:1 did not answer within 1\.5 s \(STARTUP_TIMEOUT_MS\)/)]);
+  });
+
+  it('a missing database is one line naming it', async () => {
+    const url = new URL(env().DATABASE_URL);
+    url.pathname = '/vcs_no_such_database';
+    const r = await run([builtEntryOf('gateway')], { ...env(), DATABASE_URL: url.toString() });
+    expect(r.code).toBe(1);
+    expect(r.lines).toEqual([expect.stringMatching(/^gateway: cannot start: Postgres at .*vcs_no_such_database: database "vcs_no_such_database" does not exist$/)]);
+  });
+
+  it('an event stream that cannot be made is one line saying why and what to change, in every process that needs it', async () => {
+    const ns = `tcfg${Date.now().toString(36)}`;
+    const nc = await connect({ servers: env().NATS_URL });
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: `OTHER_${ns}`, subjects: [`${ns}.evt.>`] }); // takes our subjects first
+    try {
+      for (const service of ['gateway', 'services-pillar'] as const) {
+        const r = await run([builtEntryOf(service)], { ...env(), NATS_NAMESPACE: ns, PORT: '0' });
+        expect(r.code, service).toBe(1);
+        expect(r.lines, service).toEqual([expect.stringMatching(/cannot start: the event stream .* cannot be made on this NATS: .*NATS_NAMESPACE/)]);
+      }
+    } finally {
+      await jsm.streams.delete(`OTHER_${ns}`);
+      await nc.drain();
+    }
+  });
+
+  it('start:distributed refuses a wrong replica count, and stops everything, naming it, when a service exits', async () => {
+    const launch = (extra: Record<string, string>) => run([join(root, 'node_modules/tsx/dist/cli.mjs'), 'deploy/launch.ts'], { ...env(), PORT: '0', ...extra }, 40_000);
+    const bad = await launch({ REPLICAS_DATA: 'abc' });
+    expect(bad.code).toBe(78);
+    expect(bad.lines).toEqual(['config error: REPLICAS_DATA: expected a whole number from 1 to 64 (value: "abc")']);
+    const dies = await launch({ CONNECTION_ENCRYPTION_KEY: 'short', NATS_NAMESPACE: `tl${Date.now().toString(36)}` });
+    expect(dies.code).toBe(78);
+    expect(dies.lines.join('\n')).toMatch(/services-pillar \(pid \d+\) exited with code 78; stopping the other services/);
+  }, 60_000);
+});
