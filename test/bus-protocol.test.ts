@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capabilities } from '@vcs/contract';
 import {
-  BusError, MemoryBus, NatsBus, createLogger, framedReply, createMemoryKv, createPgDb, migrate, startPillar, systemClock, unframeReply,
+  BusError, MemoryBus, NatsBus, call, createLogger, framedReply, createMemoryKv, createPgDb, migrate, startPillar, systemClock, unframeReply,
   type Bus, type CallContext, type Db, type Stoppable,
 } from '@vcs/platform';
 import { allPillars } from '@vcs/embedded';
@@ -34,44 +34,36 @@ describe.runIf(distributedEnv())('pillar reply protocol (real NATS and Postgres)
     if (stores) await dropStores(stores);
   });
 
-  it('frames the answer for a caller that asks, and answers with headers for one that does not', async () => {
-    const plain = await bus.request(status.subject, encode({ input: { vin: VIN }, ctx }), { timeoutMs: 3000 });
-    expect(plain.headers).toMatchObject({ status: '200', kind: 'OK' });
-    expect(plain.headers['served-by']).toMatch(/^services-pillar@.+\/\d+$/);
-    expect(JSON.parse(Buffer.from(plain.data).toString())).toMatchObject({ type: 'OK', value: { vin: VIN } });
-
-    const framed = await bus.request(status.subject, encode({ input: { vin: VIN }, ctx, reply: 'framed' }), { timeoutMs: 3000 });
-    expect(framed.headers.status).toBeUndefined();
-    const meta = unframeReply(framed.data);
-    expect(meta).toMatchObject({ status: 200, kind: 'OK', servedBy: plain.headers['served-by'] });
-    expect(Buffer.from(meta!.body).equals(Buffer.from(plain.data))).toBe(true); // the same answer, byte for byte
+  it('frames every answer: status, kind and replica in one line, then the answer', async () => {
+    const r = await bus.request(status.subject, encode({ input: { vin: VIN }, ctx }), { timeoutMs: 3000 });
+    expect(r.headers.status).toBeUndefined();
+    const meta = unframeReply(r.data)!;
+    expect(meta).toMatchObject({ status: 200, kind: 'OK' });
+    expect(meta.servedBy).toMatch(/^services-pillar@.+\/\d+$/);
+    expect(JSON.parse(Buffer.from(meta.body).toString())).toMatchObject({ type: 'OK', value: { vin: VIN } });
   });
 
   it('frames refusals with their status too', async () => {
-    const r = await bus.request(status.subject, encode({ input: { vin: 'NOT-A-VIN' }, ctx, reply: 'framed' }), { timeoutMs: 3000 });
+    const r = await bus.request(status.subject, encode({ input: { vin: 'NOT-A-VIN' }, ctx }), { timeoutMs: 3000 });
     const meta = unframeReply(r.data)!;
     expect(meta).toMatchObject({ status: 400, kind: 'BLOCKED' });
     expect(JSON.parse(Buffer.from(meta.body).toString())).toMatchObject({ type: 'BLOCKED', value: { code: 'invalid-input' } });
   });
 
-  it('the gateway reads a current pillar, a pillar of an earlier version, and refuses an unreadable reply with 503 BLOCKED', async () => {
-    const viaGateway = await dispatch(bus, status.subject, 'services', { vin: VIN }, ctx, 3000);
+  it('the one client reads a pillar, and answers 503 BLOCKED for an unreadable reply or no replica at all', async () => {
+    const viaGateway = await dispatch(bus, status, { vin: VIN }, ctx, 3000);
     expect(viaGateway).toMatchObject({ status: 200, kind: 'OK' });
     expect(JSON.parse(Buffer.from(viaGateway.body as Uint8Array).toString())).toMatchObject({ type: 'OK', value: { vin: VIN } });
 
-    const answer = JSON.stringify({ type: 'OK', answers: 'Test@1', value: { x: 1 } });
-    const earlier = bus.serve('cap.test.earlier', 'test', async () => ({ data: Buffer.from(answer), headers: { status: '201', kind: 'OK', 'served-by': 'test@0.0.1/7' } }));
     const unreadable = bus.serve('cap.test.unreadable', 'test', async () => ({ data: Buffer.from('not an answer') }));
     try {
-      const old = await dispatch(bus, 'cap.test.earlier', 'test', {}, ctx, 3000);
-      expect(old).toMatchObject({ status: 201, kind: 'OK', servedBy: 'test@0.0.1/7' });
-      expect(Buffer.from(old.body as Uint8Array).toString()).toBe(answer);
-      const bad = await dispatch(bus, 'cap.test.unreadable', 'test', {}, ctx, 3000);
-      expect(bad).toMatchObject({ status: 503, kind: 'BLOCKED', body: { type: 'BLOCKED', value: { code: 'pillar-unavailable' } } });
+      const bad = await call(bus, 'cap.test.unreadable', 'test', { input: {}, ctx }, { timeoutMs: 3000, idempotent: true });
+      expect(bad).toMatchObject({ status: 503, kind: 'BLOCKED', unavailable: 'unreadable', body: { type: 'BLOCKED', value: { code: 'pillar-unavailable' } } });
     } finally {
-      earlier.stop();
       unreadable.stop();
     }
+    const none = await call(bus, 'cap.test.nobody', 'test', { input: {}, ctx }, { timeoutMs: 1000, idempotent: false });
+    expect(none).toMatchObject({ status: 503, unavailable: 'no-responders', body: { value: { code: 'pillar-unavailable', reason: 'no-responders' } } });
   });
 });
 
@@ -82,7 +74,8 @@ describe('framed replies', () => {
     expect(meta).toMatchObject({ status: 402, kind: 'OFFER', servedBy: 'commerce@1.0.0/42' });
     expect(Buffer.from(meta.body).toString()).toBe('{"type":"OFFER"}');
     expect(meta.body.buffer).toBe(framed.buffer); // no copy of the answer
-    for (const bad of ['{"type":"OK"}', '200 OK\n{}', '200OKx\n{}', 'abc OK x\n{}', '99 OK x\n{}', '600 OK x\n{}', `200 OK ${'x'.repeat(300)}\n{}`]) {
+    expect(unframeReply(framedReply({ status: 200, kind: 'OK', servedBy: 'c@1/2', replayed: true }, '{}'))).toMatchObject({ status: 200, replayed: true });
+    for (const bad of ['{"type":"OK"}', '200 OK\n{}', '200OKx\n{}', 'abc OK x\n{}', '99 OK x\n{}', '600 OK x\n{}', '200 OK x again\n{}', '200 OK x replayed y\n{}', `200 OK ${'x'.repeat(300)}\n{}`]) {
       expect(unframeReply(Buffer.from(bad)), bad).toBeNull();
     }
   });

@@ -156,14 +156,14 @@ describe.each(modes())('money and people (%s)', (mode) => {
 
   it('answers the internal intents.create subject with the OFFER and carries the origin to Intent.settled', async () => {
     const { key, account } = await mintKey(base);
-    const ctx = { requestId: 'req_t', account, keyId: null, environment: 'sandbox', trigger: null, settled: false };
-    const r = await ask(m.bus, 'sys.commerce.intents.create', { capability: 'mco.fee', input: { vin: VIN }, ctx, origin: { dealId: 'deal_x', step: 'fee' } });
+    const ctx = { requestId: 'req_t', account, keyId: null, environment: 'sandbox' as const, trigger: null, settled: false };
+    const r = await ask(m.bus, 'intentsCreate', { capability: 'mco.fee', input: { vin: VIN }, origin: { dealId: 'deal_x', step: 3 } }, ctx);
     expect(r.status).toBe(402);
     expect(offerValue.parse(r.answer.value).capability).toBe('mco.fee');
     await call(base, 'POST', `/intents/${r.answer.value.intent.id}/settle`, { key });
     const { rows } = await m.db.query<{ payload: any }>(`select payload from outbox_events where type = 'Intent.settled@1' and account_id = $1`, [account]);
     const payload = typeof rows[0]!.payload === 'string' ? JSON.parse(rows[0]!.payload) : rows[0]!.payload;
-    expect(payload.data).toEqual({ intentId: r.answer.value.intent.id, capability: 'mco.fee', origin: { dealId: 'deal_x', step: 'fee' }, answerType: 'OK' });
+    expect(payload.data).toEqual({ intentId: r.answer.value.intent.id, capability: 'mco.fee', origin: { dealId: 'deal_x', step: 3 }, answerType: 'OK' });
   });
 
   const mandate = (over: Record<string, unknown> = {}) => ({
@@ -230,8 +230,8 @@ describe.each(modes())('money and people (%s)', (mode) => {
   it('hands a capability to a human, polls the rail, and shows its result and events once completed', async () => {
     const { key, account } = await mintKey(base);
     const other = await mintKey(base);
-    const ctx = { requestId: 'req_h', account, keyId: null, environment: 'sandbox', trigger: null, settled: false };
-    const r = await ask(m.bus, 'sys.commerce.handoffs.create', { verb: 'notarize', credential: 'notary', capability: 'mco.receive', input: { vin: VIN }, ctx, origin: { dealId: 'deal_y', step: 'notarize' } });
+    const ctx = { requestId: 'req_h', account, keyId: null, environment: 'sandbox' as const, trigger: null, settled: false };
+    const r = await ask(m.bus, 'handoffsCreate', { verb: 'notarize', credential: 'notary', capability: 'mco.receive', input: { vin: VIN }, origin: { dealId: 'deal_y', step: 5 } }, ctx);
     expect(r.status).toBe(403);
     expect(r.answer).toMatchObject({ type: 'BLOCKED', value: { code: 'NEEDS_HUMAN', needs: 'NEEDS_HUMAN', verb: 'notarize', credential: 'notary', terminus: { name: expect.any(String) } } });
     const id = r.answer.value.handoff.id;
@@ -255,17 +255,17 @@ describe.each(modes())('money and people (%s)', (mode) => {
 
   it('records a refusal on the rail, and the sandbox triggers complete or refuse at once', async () => {
     const { key, account } = await mintKey(base);
-    const ctx = { requestId: 'req_r', account, keyId: null, environment: 'sandbox', trigger: null, settled: false };
-    const r = await ask(m.bus, 'sys.commerce.handoffs.create', { verb: 'authorize', credential: 'authorizer', capability: null, input: null, ctx });
+    const ctx = { requestId: 'req_r', account, keyId: null, environment: 'sandbox' as const, trigger: null, settled: false };
+    const r = await ask(m.bus, 'handoffsCreate', { verb: 'authorize', credential: 'authorizer', capability: null, input: null }, ctx);
     const id = r.answer.value.handoff.id;
     const refused = await call(base, 'POST', `/handoffs/${id}/complete`, { key, body: { outcome: 'refused', credential: 'authorizer' } });
     expect(refused.json.value.status).toBe('refused');
     expect(await countEvents(m.db, 'Handoff.refused@1', account)).toBe(1);
-    const auto = await ask(m.bus, 'sys.commerce.handoffs.create', { verb: 'notarize', credential: 'notary', capability: 'mco.receive', input: { vin: VIN }, ctx: { ...ctx, trigger: 'human-completed' } });
+    const auto = await ask(m.bus, 'handoffsCreate', { verb: 'notarize', credential: 'notary', capability: 'mco.receive', input: { vin: VIN } }, { ...ctx, trigger: 'human-completed' });
     expect(auto.answer.value.handoff.status).toBe('completed');
     const poll = await call(base, 'GET', `/handoffs/${auto.answer.value.handoff.id}`, { key });
     expect(poll.json.value.result.type).toBe('OK');
-    const no = await ask(m.bus, 'sys.commerce.handoffs.create', { verb: 'notarize', credential: 'notary', capability: 'mco.receive', input: { vin: VIN }, ctx: { ...ctx, trigger: 'human-refused' } });
+    const no = await ask(m.bus, 'handoffsCreate', { verb: 'notarize', credential: 'notary', capability: 'mco.receive', input: { vin: VIN } }, { ...ctx, trigger: 'human-refused' });
     expect(no.answer.value.handoff.status).toBe('refused');
   });
 

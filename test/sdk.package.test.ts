@@ -48,18 +48,19 @@ afterAll(async () => {
 describe('the SDK as an installed package', () => {
   it('answers a free capability from plain node, as ESM and as CommonJS', async () => {
     writeFileSync(join(app, 'esm.mjs'), `
-      import { createClient, setDefaultClient, signing } from '@vcs/sdk';
+      import { createClient, platform, setDefaultClient, signing } from '@vcs/sdk';
       setDefaultClient(createClient({ baseUrl: process.argv[2] }));
       const a = await signing.status({ vin: '${VIN}' });
-      console.log(JSON.stringify({ type: a.type, answers: a.answers }));`);
+      // The platform's operations are generated too: mint a key, then ask for an intent that does not exist.
+      const minted = await platform.keysMint();
+      const intent = await platform.intentsGet({ intentId: 'pi_none' }, { client: createClient({ baseUrl: process.argv[2], key: minted.key }) });
+      console.log(JSON.stringify({ type: a.type, answers: a.answers, minted: minted.key.startsWith('vcs_'), intent: intent.type === 'BLOCKED' && intent.value.code }));`);
     writeFileSync(join(app, 'cjs.cjs'), `
       const { createClient, signing } = require('@vcs/sdk');
       signing.status({ vin: '${VIN}' }, { client: createClient({ baseUrl: process.argv[2] }) })
         .then((a) => console.log(JSON.stringify({ type: a.type, answers: a.answers })));`);
-    for (const file of ['esm.mjs', 'cjs.cjs']) {
-      const { stdout } = await sh(process.execPath, [file, h.baseUrl], app);
-      expect(JSON.parse(stdout), file).toEqual({ type: 'OK', answers: 'SigningStatus@1' });
-    }
+    expect(JSON.parse((await sh(process.execPath, ['esm.mjs', h.baseUrl], app)).stdout)).toEqual({ type: 'OK', answers: 'SigningStatus@1', minted: true, intent: 'intent-not-found' });
+    expect(JSON.parse((await sh(process.execPath, ['cjs.cjs', h.baseUrl], app)).stdout)).toEqual({ type: 'OK', answers: 'SigningStatus@1' });
   }, 60_000);
 
   it('type-checks under moduleResolution NodeNext without @types/node, and catches a wrong input', async () => {

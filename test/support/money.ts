@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { startEmbedded } from '@vcs/embedded';
-import { createLogger, dec, enc, NatsBus, type Bus, type Queryable } from '@vcs/platform';
+import { ops, type OpInput, type OpKey } from '@vcs/contract';
+import { callOp, createLogger, NatsBus, type Bus, type CallContext, type Queryable } from '@vcs/platform';
 import { startHarness, TEST_RATE_LIMITS, type Harness } from './harness.ts';
 
 /** A harness plus a direct look at the store and the bus, to count events and call internal subjects. */
@@ -27,9 +28,9 @@ export async function countEvents(db: Queryable, type: string, account: string):
   return Number(rows[0]!.n);
 }
 
-export async function ask(bus: Bus, subject: string, body: unknown): Promise<any> {
-  const r = await bus.request(subject, enc.encode(JSON.stringify(body)), { timeoutMs: 8000 });
-  return JSON.parse(dec.decode(r.data));
+/** Call a platform operation on the bus as a pillar would (the deal machine opens offers and handoffs this way). */
+export async function ask<K extends OpKey>(bus: Bus, op: K, input: OpInput<K>, ctx: CallContext): Promise<any> {
+  return callOp(bus, ops[op], input as never, ctx, 8000);
 }
 
 export const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');

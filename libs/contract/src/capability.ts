@@ -49,6 +49,10 @@ export interface CapabilitySpec<Req extends z.ZodObject = z.ZodObject, Val exten
   notes?: string[];
   /** `when-delegated`: a call made on someone's behalf must carry a Mandate (403 mandate-required otherwise). */
   mandate?: 'when-delegated';
+  /** The code a failed execution answers (the sandbox trigger `fail`); `payment-failed` for the verbs that move money. */
+  failureCode?: 'execution-failed' | 'payment-failed';
+  /** Its success changes the calling key's standing (rotated, revoked, scoped): every gateway drops its cached key row. */
+  changesKey?: true;
 }
 
 export interface Capability<Req extends z.ZodObject = z.ZodObject, Val extends z.ZodType = z.ZodType>
@@ -63,9 +67,9 @@ export interface Capability<Req extends z.ZodObject = z.ZodObject, Val extends z
   triggers: Trigger[];
 }
 
-export interface NounSpec<Caps extends Record<string, CapabilitySpec<any, any>>> {
-  noun: string;
-  pillar: Pillar;
+export interface NounSpec<Caps extends Record<string, CapabilitySpec<any, any>>, Name extends string = string, P extends Pillar = Pillar> {
+  noun: Name;
+  pillar: P;
   /** The spec's display pillar (Data, Services, Commerce, Workflows, AI). */
   displayPillar: string;
   entity: string;
@@ -75,8 +79,8 @@ export interface NounSpec<Caps extends Record<string, CapabilitySpec<any, any>>>
   capabilities: Caps;
 }
 
-export interface Noun<Caps extends Record<string, CapabilitySpec<any, any>> = Record<string, CapabilitySpec<any, any>>>
-  extends Omit<NounSpec<Caps>, 'capabilities'> {
+export interface Noun<Caps extends Record<string, CapabilitySpec<any, any>> = Record<string, CapabilitySpec<any, any>>, Name extends string = string, P extends Pillar = Pillar>
+  extends Omit<NounSpec<Caps, Name, P>, 'capabilities'> {
   capabilities: { [K in keyof Caps]: Capability<Caps[K]['request'], Caps[K]['value']> };
   facets: Record<Facet, number>;
 }
@@ -87,7 +91,8 @@ export const commonTriggers: Trigger[] = [
   { name: 'blocked', forces: 'BLOCKED', description: 'Answer BLOCKED (422, code sandbox-blocked) as if the counterparty refused.' },
 ];
 
-export function defineNoun<const Caps extends Record<string, CapabilitySpec<any, any>>>(spec: NounSpec<Caps>): Noun<Caps> {
+/** The noun's name and pillar stay literal types, so each pillar's handler map is typed from the catalog (platform PillarHandlers). */
+export function defineNoun<const Caps extends Record<string, CapabilitySpec<any, any>>, const Name extends string, const P extends Pillar>(spec: NounSpec<Caps, Name, P>): Noun<Caps, Name, P> {
   const caps = {} as Record<string, Capability>;
   const facets: Record<Facet, number> = { data: 0, services: 0, commerce: 0 };
   for (const [verb, c] of Object.entries(spec.capabilities)) {
@@ -118,7 +123,7 @@ export function defineNoun<const Caps extends Record<string, CapabilitySpec<any,
       triggers: [...commonTriggers, ...extra, ...(c.triggers ?? [])],
     };
   }
-  return { ...spec, capabilities: caps as Noun<Caps>['capabilities'], facets };
+  return { ...spec, capabilities: caps as Noun<Caps, Name, P>['capabilities'], facets };
 }
 
 /** A noun that is only named: it appears in the catalog with its counts, and publishes no operations yet. */

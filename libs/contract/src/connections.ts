@@ -8,5 +8,3 @@ export const connectionSubmission = z.object({
   nouns: z.array(z.string().min(1).max(60)).min(1).max(50).optional().meta({ description: 'The nouns this connection would make live (default: every published noun)' }),
 }).strict();
 export type ConnectionSubmission = z.infer<typeof connectionSubmission>;
-
-export const CONNECTION_SUBJECTS = { submit: 'sys.services.connections.submit', queue: 'sys.services.connections.queue' } as const;

@@ -12,7 +12,7 @@ export { mco } from './nouns/mco.ts';
 export { vehicle, decodeRecord } from './nouns/vehicle.ts';
 export { transport } from './nouns/transport.ts';
 export {
-  deal, dealOpenValue, dealSubjects, workflowIds, buyDealRequest, usZip, dealStates, stepStatuses, dealLifecycleEvents, dealStep, dealValue, dealEventRecord,
+  deal, dealOpenValue, workflowIds, buyDealRequest, usZip, dealStates, stepStatuses, dealLifecycleEvents, dealStep, dealValue, dealEventRecord,
   type DealValue, type DealStep,
 } from './nouns/deal.ts';
 export { poa, poaDocumentValue } from './nouns/poa.ts';
@@ -22,3 +22,4 @@ export * from './mandate.ts';
 export * from './money.ts';
 export { webhook } from './nouns/webhook.ts';
 export * from './connections.ts';
+export * from './ops.ts';

@@ -46,14 +46,3 @@ export const sandboxDesks: Record<HumanVerb, { credential: string; terminus: { n
 export function requiresMandateWhenDelegated(c: Capability): boolean {
   return c.mandate === 'when-delegated';
 }
-
-/** Internal bus subjects of the commerce pillar for money and people. */
-export const commerceSubjects = {
-  keysMint: 'sys.commerce.keys.mint',
-  intentsCreate: 'sys.commerce.intents.create',
-  intentsSettle: 'sys.commerce.intents.settle',
-  intentsGet: 'sys.commerce.intents.get',
-  handoffsCreate: 'sys.commerce.handoffs.create',
-  handoffsGet: 'sys.commerce.handoffs.get',
-  handoffsComplete: 'sys.commerce.handoffs.complete',
-} as const;

@@ -1,7 +1,8 @@
 export * from './bus/types.ts';
 export { MemoryBus } from './bus/memory.ts';
 export { NatsBus } from './bus/nats.ts';
-export { requestJson } from './bus/json.ts';
+export * from './bus/call.ts';
+export * from './bus/serve.ts';
 export * from './store/db.ts';
 export * from './store/kv.ts';
 export * from './events/outbox.ts';

@@ -1,4 +1,4 @@
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Db } from './store/db.ts';
 
 /**
@@ -9,6 +9,37 @@ export const metricsRegistry = new Registry();
 // Event-loop lag sampled every 100 ms, not prom-client's default 10 ms: that timer woke every process 100 times a
 // second, idle or not, and a wake-up is real CPU on a shared core. Lag percentiles stay meaningful at 100 ms.
 collectDefaultMetrics({ register: metricsRegistry, prefix: 'vcs_', eventLoopMonitoringPrecision: 100 });
+
+/**
+ * A metric's children, resolved once per label set: observing through a child skips prom-client's label
+ * hashing on every request. Label sets are bounded (see capabilityLabel), so the memo is too.
+ */
+export function childrenOf<L extends string, C>(metric: { labels(labels: Partial<Record<L, string>>): C }): (labels: Record<L, string>) => C {
+  const children = new Map<string, C>();
+  return (labels) => {
+    const k = Object.values(labels).join('|');
+    let child = children.get(k);
+    if (!child) children.set(k, (child = metric.labels(labels)));
+    return child;
+  };
+}
+
+/** Round trip caller → pillar → caller over the bus (bus/call.ts), by pillar and outcome. */
+export const busRequestSeconds = new Histogram({
+  name: 'vcs_bus_request_seconds',
+  help: 'Bus request-reply latency from a caller (the gateway, commerce, workflows) to a pillar, by pillar and outcome (ok, no-responders, timeout, closed)',
+  labelNames: ['pillar', 'outcome'] as const,
+  buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [metricsRegistry],
+});
+
+/** Retries of idempotent reads on another replica after no-responders, a time-out or a closed connection. */
+export const busRetries = new Counter({
+  name: 'vcs_bus_retries_total',
+  help: 'Idempotent calls (GET capabilities, read operations) retried once on another replica, by pillar and the reason of the first failure',
+  labelNames: ['pillar', 'reason'] as const,
+  registers: [metricsRegistry],
+});
 
 const outboxSources = new Set<Db>();
 

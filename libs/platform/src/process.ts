@@ -9,35 +9,44 @@ import type { Services } from './handler.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { metricsRegistry, readiness, watchOutbox } from './metrics.ts';
 import { servePillar, type PillarHandlers } from './runner.ts';
+import { serveOps, type OpsImpl } from './bus/serve.ts';
 import { createPgDb, migrate, StoreUnavailableError, type Db } from './store/db.ts';
 import { createRedisKv, type Kv } from './store/kv.ts';
 
 export interface Infra { bus: Bus; db: Db; kv: Kv; clock: Clock }
 export interface Stoppable { stop(): Promise<void> | void }
 
-/** A pillar service: its handlers (derived from the catalog) and any background work it owns. */
-export interface PillarDefinition {
-  pillar: Pillar;
+/** A pillar service: its handlers and platform operations (both typed from the contract) and any background work it owns. */
+export interface PillarDefinition<P extends Pillar = Pillar> {
+  pillar: P;
   name: string;
   version: string;
-  handlers: PillarHandlers;
+  handlers: PillarHandlers<P>;
+  /** Its platform operations (contract ops.ts), served with the capabilities. */
+  ops?: (services: Services) => OpsImpl<P>;
   /** Background work beside request-reply (event consumers, workers); started after the handlers. */
   background?: (services: Services) => Promise<Stoppable[]>;
   /** Checks the pillar's own settings at start; throws a `config error: NAME: …` line for a wrong one. */
   checkSettings?: (env: NodeJS.ProcessEnv) => void;
 }
 
-/** Start a pillar on given infrastructure: serve its capabilities, relay its outbox, start its background work. */
-export async function startPillar(def: PillarDefinition, infra: Infra, log: Logger, shared: { relay?: OutboxRelay } = {}): Promise<Stoppable> {
+/** Any one pillar's definition (each typed for its own pillar). */
+export type AnyPillarDefinition = { [P in Pillar]: PillarDefinition<P> }[Pillar];
+
+/** Start a pillar on given infrastructure: serve its capabilities and operations, relay its outbox, start its background work. */
+export async function startPillar(def: AnyPillarDefinition, infra: Infra, log: Logger, shared: { relay?: OutboxRelay } = {}): Promise<Stoppable> {
   const services: Services = { ...infra, log, source: `${def.name}@${def.version}` };
   // Pillars in one process share one store, so they share one relay (the embedded mode passes it).
   const ownRelay = shared.relay ? undefined : new OutboxRelay(infra.db, infra.bus, log).start();
   const relay = shared.relay ?? ownRelay!;
-  const served = servePillar(def.pillar, def.handlers, services, relay);
+  // Each definition was type-checked against its own pillar's nouns and ops (PillarDefinition<P>).
+  const served = servePillar(def.pillar as Pillar, def.handlers as never, services, relay);
+  const servedOps = def.ops ? serveOps(services, def.pillar as Pillar, def.ops(services as never) as never) : undefined;
   const background = (await def.background?.(services)) ?? [];
   return {
     async stop() {
       served.stop();
+      servedOps?.stop();
       for (const b of background) await b.stop();
       await ownRelay?.stop();
     },
@@ -115,7 +124,7 @@ export function onShutdown(log: Logger, timeoutMs: number, shutdown: () => Promi
 }
 
 /** Entry point of a pillar as its own OS process (distributed mode). */
-export async function runPillarProcess(def: PillarDefinition) {
+export async function runPillarProcess(def: AnyPillarDefinition) {
   const cfg = loadConfig(baseConfig.extend({ HEALTH_PORT: setting.int(0, 65535).default(0), HEALTH_HOST: listenHost.default('127.0.0.1') }));
   await runMain(def.name, async () => {
     def.checkSettings?.(process.env);
@@ -123,7 +132,7 @@ export async function runPillarProcess(def: PillarDefinition) {
   });
 }
 
-async function startPillarProcess(def: PillarDefinition, cfg: BaseConfig & { HEALTH_PORT: number; HEALTH_HOST: string }) {
+async function startPillarProcess(def: AnyPillarDefinition, cfg: BaseConfig & { HEALTH_PORT: number; HEALTH_HOST: string }) {
   const log = createLogger(def.name, cfg.LOG_LEVEL);
   const infra = await connectInfra(def.name, cfg);
   const pillar = await startPillar(def, infra, log);

@@ -1,44 +1,17 @@
-import { problemsOf, capabilitiesOfPillar, httpStatusOf, statusOfCode, type Capability, type EventEnvelope, type Pillar } from '@vcs/contract';
-import { dec } from './bus/types.ts';
+import { problemsOf, capabilitiesOfPillar, httpStatusOf, type nouns, type Capability, type EventEnvelope, type Pillar } from '@vcs/contract';
+import { serveFramed } from './bus/serve.ts';
 import type { OutboxRelay } from './events/outbox.ts';
 import { writeEvents } from './events/outbox.ts';
-import type { CallContext, HandlerResult, Handler, Services } from './handler.ts';
-import { StoreUnavailableError, type Queryable } from './store/db.ts';
+import type { CallContext, HandlerResult, Handler, NounHandlers, Services } from './handler.ts';
+import type { Queryable } from './store/db.ts';
 import { lazyTx, recorder } from './store/lazyTx.ts';
 
-/**
- * What the gateway sends on `cap.<pillar>.<noun>.<verb>`. `reply: 'framed'` asks for the answer's metadata in
- * a first line of the reply (`framedReply`) instead of NATS headers; a caller that does not ask (the workflow
- * engine, a gateway of an earlier version) gets headers, so versions can be mixed during a rolling upgrade.
- */
-export interface CapabilityRequest { input: Record<string, unknown>; ctx: CallContext; reply?: 'framed' }
+/** What a caller sends on `cap.<pillar>.<noun>.<verb>` (bus/call.ts). */
+export interface CapabilityRequest { input: Record<string, unknown>; ctx: CallContext }
 
-/** An answer's metadata as the pillar reports it: HTTP status, answer kind, and which replica answered. */
-export interface ReplyMeta { status: number; kind: string; servedBy: string }
-
-/**
- * `<status> <kind> <served-by>\n<answer JSON>`: one line the gateway splits off without copying the answer.
- * Headers cost an encoding in the pillar, a decoding in the gateway and a header frame through NATS on every
- * call; this costs one string join and a scan of the first few dozen bytes.
- */
-export function framedReply(meta: ReplyMeta, json: string): Buffer {
-  return Buffer.from(`${meta.status} ${meta.kind} ${meta.servedBy}\n${json}`);
-}
-
-/** The metadata and answer bytes of a framed reply (a view, not a copy), or null when `data` is not one. */
-export function unframeReply(data: Uint8Array): (ReplyMeta & { body: Uint8Array }) | null {
-  const end = data.subarray(0, 256).indexOf(10); // '\n'
-  if (end < 0) return null;
-  const line = Buffer.from(data.buffer, data.byteOffset, end).toString('latin1');
-  const a = line.indexOf(' ');
-  const b = a < 0 ? -1 : line.indexOf(' ', a + 1);
-  if (b < 0) return null;
-  const status = Number(line.slice(0, a));
-  if (!(status >= 100 && status <= 599)) return null;
-  return { status, kind: line.slice(a + 1, b), servedBy: line.slice(b + 1), body: data.subarray(end + 1) };
-}
-
-export type PillarHandlers = Record<string, Record<string, Handler<any>>>;
+/** One handler map per noun of the pillar, typed from the catalog: a missing noun or verb does not compile. */
+export type PillarHandlers<P extends Pillar = Pillar> = { [N in CatalogNoun as N['pillar'] extends P ? N['noun'] : never]: NounHandlers<N> };
+type CatalogNoun = (typeof nouns)[number];
 
 function envelope(c: Capability, result: HandlerResult<any>, ctx: CallContext, source: string) {
   const provenance = { simulated: ctx.environment === 'sandbox', environment: ctx.environment, source };
@@ -80,8 +53,7 @@ export async function runCapability(
   else if (trigger === 'blocked') result = { kind: 'BLOCKED', code: 'sandbox-blocked', message: 'blocked by the sandbox trigger "blocked"', extra: { trigger } };
   else if (trigger === 'fail' && failureEvents.length) {
     failed = true;
-    const pay = c.verb.toLowerCase().includes('pay');
-    result = { kind: 'BLOCKED', code: pay ? 'payment-failed' : 'execution-failed', message: `${c.name} failed (sandbox trigger "fail")`, extra: { trigger } };
+    result = { kind: 'BLOCKED', code: c.failureCode ?? 'execution-failed', message: `${c.name} failed (sandbox trigger "fail")`, extra: { trigger } };
   }
   const vin = (parsed.data as { vin?: string }).vin ?? null;
   // A capability that emits no events changes nothing: it runs without a transaction, and its fact is
@@ -138,12 +110,6 @@ export function answerJson(answer: Record<string, unknown>, valueJson?: string):
   return out + '}';
 }
 
-/** A pillar's reply: framed when the caller asked for it, else the answer with its metadata in headers. */
-function replyOf(framed: boolean, meta: ReplyMeta, json: string) {
-  if (framed) return { data: framedReply(meta, json) };
-  return { data: Buffer.from(json), headers: { status: String(meta.status), kind: meta.kind, 'served-by': meta.servedBy } };
-}
-
 function postFact(q: Queryable, c: Capability, ctx: CallContext, json: string, vin: string) {
   return q.query(
     `insert into vin_facts(vin, noun, capability, account_id, answer, value) values ($1,$2,$3,$4,$5,$6)
@@ -168,36 +134,19 @@ async function postFactOnce(services: Services, c: Capability, ctx: CallContext,
 }
 
 /** Serve every capability of a pillar on its subject, queue group = pillar, so replicas share the load. */
-export function servePillar(pillar: Pillar, handlers: PillarHandlers, services: Services, relay?: OutboxRelay) {
-  // Which replica answered: the gateway passes it on as `x-served-by`, so an operator (or a test) sees load sharing.
-  const servedBy = `${services.source}/${process.pid}`;
-  const stops: { stop(): void }[] = [];
-  for (const c of capabilitiesOfPillar(pillar)) {
-    const handler = handlers[c.noun]?.[c.verb];
-    if (!handler) throw new Error(`pillar ${pillar} has no handler for ${c.name}`);
-    stops.push(services.bus.serve(c.subject, `pillar.${pillar}`, async (msg) => {
-      let requestId = msg.headers['x-request-id'] ?? 'unknown';
+export function servePillar<P extends Pillar>(pillar: P, handlers: PillarHandlers<P>, services: Services, relay?: OutboxRelay) {
+  const byNoun = handlers as unknown as Record<string, Record<string, Handler<any>>>;
+  const stops = capabilitiesOfPillar(pillar).map((c) => {
+    const handler = byNoun[c.noun]?.[c.verb];
+    if (!handler) throw new Error(`pillar ${pillar} has no handler for ${c.name}`); // the types make this unreachable
+    return serveFramed(services, c.subject, pillar, c.name, async (req) => {
       // A child logger per call only when something will be logged: building one is a real cost per request.
-      let log = services.log;
-      let framed = false;
-      try {
-        const req = JSON.parse(dec.decode(msg.data)) as CapabilityRequest;
-        framed = req.reply === 'framed';
-        requestId = req.ctx?.requestId ?? requestId;
-        if (log.isLevelEnabled('info')) log = log.child({ requestId, capability: c.name });
-        const { answer, status, events, valueJson } = await runCapability(c, handler, req, { ...services, log });
-        if (events.length) relay?.kick();
-        log.info({ status, type: answer.type }, 'capability answered');
-        return replyOf(framed, { status, kind: String(answer.type), servedBy }, answerJson(answer, valueJson));
-      } catch (err) {
-        const unavailable = err instanceof StoreUnavailableError;
-        const code = unavailable ? 'store-unavailable' : 'internal';
-        services.log.error({ err, requestId, capability: c.name }, 'capability failed');
-        const value = { code, message: unavailable ? 'the store is unreachable; retry shortly' : `${c.name} failed unexpectedly; the failure is logged with request id ${requestId}` };
-        const answer = { type: 'BLOCKED', answers: 'Blocked@1', value, evidence: value, provenance: { simulated: false, environment: 'sandbox', source: services.source }, events: [], meter: { charged: '0.00', posted: false } };
-        return replyOf(framed, { status: statusOfCode(code), kind: 'BLOCKED', servedBy }, answerJson(answer));
-      }
-    }));
-  }
+      const log = services.log.isLevelEnabled('info') ? services.log.child({ requestId: req.ctx?.requestId, capability: c.name }) : services.log;
+      const { answer, status, events, valueJson } = await runCapability(c, handler, req as CapabilityRequest, { ...services, log });
+      if (events.length) relay?.kick();
+      log.info({ status, type: answer.type }, 'capability answered');
+      return { status, kind: String(answer.type), json: answerJson(answer, valueJson) };
+    });
+  });
   return { stop: () => stops.forEach((s) => s.stop()) };
 }

@@ -4,4 +4,5 @@ export * from './suite.ts';
 export * from './generated/catalog.ts';
 export * from './generated/nouns.ts';
 export * from './generated/workflows.ts';
+export * from './generated/platform.ts';
 export type * from './generated/types.ts';

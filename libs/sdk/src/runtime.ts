@@ -105,6 +105,21 @@ export async function callCapability<T>(method: 'GET' | 'POST', path: string, pa
   return raw as Answer<T>;
 }
 
+/** What POST /keys answers: a new anonymous sandbox key, its account, and where to read next. */
+export interface MintedKey { type: 'OK'; key: string; account: string; environment: string; links: Record<string, string> }
+
+/** Call one platform operation; used by the generated `platform` functions. `{name}` path segments come from params. */
+export async function callOperation<T>(method: 'GET' | 'POST', path: string, params: object, opts?: CallOptions): Promise<T> {
+  const rest: Record<string, unknown> = { ...params };
+  const url = path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const v = rest[name];
+    delete rest[name];
+    if (typeof v !== 'string' || !v) throw new TransportError(`${method} ${path} needs the path parameter ${name}`);
+    return encodeURIComponent(v);
+  });
+  return (await clientOf(opts).request(method, url, rest, opts)) as T;
+}
+
 /** Settle an offer: POST its `settle.path`. The answer is the capability's own Answer once paid. */
 export function settle<T = unknown>(offer: Offer, opts?: CallOptions): Promise<Answer<T>> {
   return callCapability<T>('POST', offer.value.settle.path, {}, opts);

@@ -1,18 +1,16 @@
 import type { PillarDefinition } from '@vcs/platform';
 import { rotationGraceMs } from './config.ts';
-import { serveMoney } from './money/serve.ts';
+import { commerceOps } from './money/ops.ts';
 import { apiKeyHandlers } from './nouns/apiKey.ts';
 
 /** The Commerce pillar: keys, accounts and money. */
-export const commercePillar: PillarDefinition = {
+export const commercePillar: PillarDefinition<'commerce'> = {
   pillar: 'commerce',
   name: 'commerce',
   version: '0.1.0',
   handlers: {
     apiKey: apiKeyHandlers,
   },
-  async background(services) {
-    return [serveMoney(services)];
-  },
+  ops: commerceOps,
   checkSettings: (env) => { rotationGraceMs(env); },
 };

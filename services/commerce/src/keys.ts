@@ -1,10 +1,7 @@
 import { insertKey, type Services } from '@vcs/platform';
 import type { MoneyReply } from './money/common.ts';
 
-/**
- * The subject the gateway calls for POST /keys: mint an anonymous sandbox key and its account. Served with the
- * money subjects (money/serve.ts), so a store outage answers typed `store-unavailable` like theirs.
- */
+/** `keys.mint` (contract ops.ts), behind POST /keys: mint an anonymous sandbox key and its account. */
 export async function mintAnonymousKey(services: Services): Promise<MoneyReply> {
   const now = services.clock.now();
   const { key, row } = await services.db.tx(async (q) => {
@@ -15,5 +12,5 @@ export async function mintAnonymousKey(services: Services): Promise<MoneyReply> 
     );
     return minted;
   });
-  return { status: 200, answer: { key, account: row.account_id, keyId: row.id, prefix: row.prefix } };
+  return { status: 200, answer: { type: 'OK', key, account: row.account_id, keyId: row.id, prefix: row.prefix } };
 }

@@ -4,7 +4,7 @@ import { mcoHandlers } from './nouns/mco.ts';
 import { vehicleHandlers } from './nouns/vehicle.ts';
 
 /** The Data pillar: facts about vehicles and their documents. */
-export const dataPillar: PillarDefinition = {
+export const dataPillar: PillarDefinition<'data'> = {
   pillar: 'data',
   name: 'data',
   version: '0.1.0',

@@ -4,12 +4,12 @@ import { dataPillar } from '@vcs/data';
 import { buildApp, LIMITS, type RateLimits } from '@vcs/gateway';
 import {
   MemoryBus, OutboxRelay, createMemoryKv, createPgliteDb, migrate, startPillar, systemClock,
-  type Clock, type Infra, type Logger, type PillarDefinition, type Stoppable,
+  type Clock, type Infra, type Logger, type AnyPillarDefinition, type Stoppable,
 } from '@vcs/platform';
 import { servicesPillar } from '@vcs/services-pillar';
 import { workflowsPillar } from '@vcs/workflows';
 
-export const allPillars: PillarDefinition[] = [dataPillar, servicesPillar, commercePillar, workflowsPillar];
+export const allPillars: AnyPillarDefinition[] = [dataPillar, servicesPillar, commercePillar, workflowsPillar];
 
 export interface EmbeddedOptions {
   /** PGlite data directory, or `memory://`. */

@@ -3,21 +3,19 @@ import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
 import { blocked, idSequence, type BlockedCode } from '@vcs/contract';
-import { StoreUnavailableError, type Logger } from '@vcs/platform';
+import { isStoreUnavailable, type Logger } from '@vcs/platform';
+import { opRoutes } from './routes/ops.ts';
 import type { GatewayDeps } from './deps.ts';
 import { capabilityLabel, countAnswer } from './metrics.ts';
 import { sendAnswer, sendBlocked } from './reply.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
-import { dealRoutes } from './routes/deals.ts';
 import { healthRoutes } from './routes/health.ts';
-import { keyRoutes } from './routes/keys.ts';
 import { decodeRoutes } from './routes/decode.ts';
 import { catalogRoutes } from './routes/discovery/catalog.ts';
 import { documentRoutes } from './routes/discovery/documents.ts';
 import { suiteRoutes } from './routes/discovery/suite.ts';
 import { doorRoutes } from './routes/doors.ts';
 import { recordRoutes } from './routes/record.ts';
-import { moneyRoutes } from './routes/money.ts';
 import { pricingRoutes } from './routes/pricing.ts';
 import { keysMeRoute } from './routes/keysMe.ts';
 import { registerIdempotency } from './idempotency.ts';
@@ -26,7 +24,6 @@ import { Meter, registerMeter } from './meter.ts';
 import { registerRateLimits } from './rateLimit.ts';
 import { registerScopeCheck } from './scopes.ts';
 import { mcpRoutes } from './routes/mcp.ts';
-import { connectionRoutes } from './routes/connections.ts';
 
 /**
  * Input limits (docs/operations.md). bodyBytes is the default of BODY_LIMIT_BYTES; headerBytes bounds the
@@ -134,8 +131,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || status === 415) return sendBlocked(reply, 'unsupported-media-type', 'send the body as application/json');
     if (err.code === 'FST_ERR_CTP_INVALID_JSON' || err.code === 'VCS_JSON_DEPTH' || err instanceof SyntaxError) return sendBlocked(reply, 'malformed-json', err.message);
     if (status >= 400 && status < 500) return sendBlocked(reply, 'invalid-input', err.message);
-    const storeDown = err instanceof StoreUnavailableError || err.name === 'StoreUnavailableError'
-      || /ECONNREFUSED|Connection terminated|Connection is closed|Stream isn't writeable|enableOfflineQueue|MaxRetriesPerRequest|timeout exceeded when trying to connect/i.test(String(err.message));
+    const storeDown = isStoreUnavailable(err);
     if (storeDown) req.log.warn({ reqId: req.id, err: err.message }, 'store unavailable');
     else req.log.error({ reqId: req.id, err }, 'unhandled error');
     if (storeDown) return sendBlocked(reply, 'store-unavailable', 'a store this call needs is unreachable; retry shortly');
@@ -152,13 +148,10 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   await app.register(async (scope) => healthRoutes(scope, deps));
   await app.register(async (scope) => capabilityRoutes(scope, deps));
-  await app.register(async (scope) => keyRoutes(scope, deps));
-  await app.register(async (scope) => connectionRoutes(scope, deps));
+  await app.register(async (scope) => opRoutes(scope, deps));
   await app.register(async (scope) => mcpRoutes(scope, deps));
   await app.register(async (scope) => keysMeRoute(scope, deps, meter));
   await app.register(async (scope) => pricingRoutes(scope));
-  await app.register(async (scope) => moneyRoutes(scope, deps));
-  await app.register(async (scope) => dealRoutes(scope, deps));
   // Keyless faces and discovery. Keep doors and the record last: they skip any path already taken.
   await app.register(async (scope) => decodeRoutes(scope, deps));
   await app.register(async (scope) => catalogRoutes(scope, deps));

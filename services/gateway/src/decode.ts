@@ -1,5 +1,6 @@
 import { capabilityByName } from '@vcs/contract';
 import type { GatewayDeps } from './deps.ts';
+import { answerOf } from '@vcs/platform';
 import { dispatch } from './dispatch.ts';
 
 const DECODE = capabilityByName('vehicle.decode')!;
@@ -15,8 +16,8 @@ export type Decoded =
  */
 export async function decodeThroughData(deps: GatewayDeps, vin: string, requestId: string): Promise<Decoded> {
   const ctx = { requestId, account: null, keyId: null, environment: 'sandbox' as const, trigger: null, settled: false };
-  const r = await dispatch(deps.bus, DECODE.subject, DECODE.pillar, { vin }, ctx, deps.config.busTimeoutMs);
-  const answer = r.body instanceof Uint8Array ? JSON.parse(Buffer.from(r.body).toString('utf8')) : r.body as any;
+  const r = await dispatch(deps.bus, DECODE, { vin }, ctx, deps.config.busTimeoutMs);
+  const answer = answerOf(r) as any;
   if (r.status !== 200 || answer?.type !== 'OK') return { ok: false, status: r.status, body: r.body };
   return { ok: true, decode: answer.value.decode, provenance: { simulated: true, environment: 'sandbox', ...answer.value.sources } };
 }

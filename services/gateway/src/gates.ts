@@ -1,12 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { checkMandate, commerceSubjects, offerTerms, requiresMandateWhenDelegated, sandboxDesks, type Capability, type OfferValue } from '@vcs/contract';
-import type { CallContext } from '@vcs/platform';
+import { checkMandate, offerTerms, ops, type Mandate, requiresMandateWhenDelegated, sandboxDesks, type Capability, type OfferValue } from '@vcs/contract';
+import { callOp, type CallContext } from '@vcs/platform';
 import type { Caller } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
-import { askCommerce, sendMoney } from './money/commerce.ts';
 import { acceptPrice, isDelegated, mandateOf } from './money/headers.ts';
 import { encodeHeader, paymentRequiredOf, paymentRequiredV1Of } from './money/x402.ts';
-import { sendBlocked } from './reply.ts';
+import { recordCharge } from './meter.ts';
+import { sendBlocked, sendOpReply } from './reply.ts';
 
 /**
  * The offer and human gates. Each returns either an answer it has already sent (a 402 OFFER, a 403
@@ -57,8 +57,8 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
     sendBlocked(reply, 'invalid-price-header', 'Accept-Price must be an amount and a currency code, for example "Accept-Price: 5.00 USD"', { example: 'Accept-Price: 5.00 USD' });
     return { sent: true };
   }
-  const created = await askCommerce(deps, commerceSubjects.intentsCreate, { capability: c.name, input, ctx }, ctx.requestId);
-  if (created.status !== 402) { sendMoney(reply, created); return { sent: true }; }
+  const created = await callOp(deps.bus, ops.intentsCreate, { capability: c.name, input }, ctx, deps.config.busTimeoutMs);
+  if (created.status !== 402) { sendOpReply(reply, created); return { sent: true }; }
   const offer = created.answer.value as OfferValue;
   const terms = offerTerms(c);
   const accepted = accept !== null && accept.currency === terms.ceiling.currency && terms.ceilingCents <= accept.cents;
@@ -68,25 +68,25 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
       sendBlocked(reply, 'key-required', `settling ${c.name} needs a key: send Authorization: Bearer <key> (mint one with POST /keys), or settle intent ${offer.intent.id} later with one`, { intent: offer.intent, settle: offer.settle, mint: { method: 'POST', path: '/keys' } });
       return { sent: true };
     }
-    const settled = await askCommerce(deps, commerceSubjects.intentsSettle,
-      { intentId: offer.intent.id, ctx, mandate: ctx.mandate, timeoutMs: deps.config.busTimeoutMs * 2 }, ctx.requestId, deps.config.busTimeoutMs * 2 + 500);
-    sendMoney(reply, settled);
+    const settled = await callOp(deps.bus, ops.intentsSettle,
+      { intentId: offer.intent.id, mandate: ctx.mandate as Mandate | undefined, timeoutMs: deps.config.busTimeoutMs * 2 }, ctx, deps.config.busTimeoutMs * 2 + 500);
+    recordCharge(req, settled.answer);
+    sendOpReply(reply, settled);
     return { sent: true };
   }
   if (accept) reply.header('accept-price-result', `declined: the hard ceiling ${terms.ceiling.amount} ${terms.ceiling.currency} is above ${accept.text}`);
   const base = deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
   reply.header('payment-required', encodeHeader(paymentRequiredOf(offer, c.price, `${base}${c.path}`, c.summary, deps.clock.now())));
   // x402 v1 clients read the offer from the body: its members go beside the envelope's (additive).
-  sendMoney(reply, { ...created, answer: { ...created.answer, ...paymentRequiredV1Of(offer, `${base}${c.path}`, c.summary, deps.clock.now()) } });
+  sendOpReply(reply, { ...created, answer: { ...created.answer, ...paymentRequiredV1Of(offer, `${base}${c.path}`, c.summary, deps.clock.now()) } });
   return { sent: true };
 };
 
 /** Human gate: commerce stores a pending handoff and answers 403 BLOCKED NEEDS_HUMAN with its poll rail. */
 const humanGate: GateCheck = async (c, input, _caller, ctx, _req, reply, deps) => {
   const h = c.human ?? { verb: 'authorize' as const, ...sandboxDesks.authorize };
-  const created = await askCommerce(deps, commerceSubjects.handoffsCreate,
-    { verb: h.verb, credential: h.credential, capability: c.name, input, ctx }, ctx.requestId, deps.config.busTimeoutMs * 2 + 500);
-  sendMoney(reply, created);
+  const created = await callOp(deps.bus, ops.handoffsCreate, { verb: h.verb, credential: h.credential, capability: c.name, input }, ctx, deps.config.busTimeoutMs * 2 + 500);
+  sendOpReply(reply, created);
   return { sent: true };
 };
 

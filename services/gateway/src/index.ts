@@ -3,4 +3,5 @@ export { gatewayConfig } from './config.ts';
 export type { GatewayDeps, GatewayConfig } from './deps.ts';
 export { rateLimitsFrom, type RateLimits } from './rateLimit.ts';
 export { closeGracefully } from './shutdown.ts';
-export { rateLimitRefusals, requestsTotal, busRequestSeconds, metricsRegistry } from './metrics.ts';
+export { rateLimitRefusals, requestsTotal, metricsRegistry } from './metrics.ts';
+export { busRequestSeconds } from '@vcs/platform';

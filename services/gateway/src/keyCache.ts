@@ -44,9 +44,6 @@ export function watchKeyChanges(bus: Bus, db: Db): { stop(): void } {
   });
 }
 
-/** Capabilities whose success changes the calling key's standing. */
-const CHANGING = new Set(['apiKey.rotate', 'apiKey.revoke', 'apiKey.scope']);
-
 /**
  * After the pillar has committed a rotation, revocation or scoping (its reply comes after the commit),
  * announce it before the caller gets the answer, so no replica keeps serving the old row.
@@ -59,6 +56,6 @@ export function registerKeyChangeNotices(app: FastifyInstance, deps: GatewayDeps
       if (caller?.kind === 'key') announceKeyChange(deps.bus, deps.db, caller.prefix);
     }
     return payload;
-  }, (route) => CHANGING.has(route.config?.capability?.name ?? ''));
+  }, (route) => route.config?.capability?.changesKey === true);
   app.addHook('onClose', async () => watch.stop());
 }

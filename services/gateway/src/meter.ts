@@ -4,8 +4,6 @@ import { identify, presentedKey } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { addRouteHook, capabilityOf, servesCapability } from './routeCapability.ts';
 
-const CHARGED = Buffer.from('"meter":{"charged":"');
-
 export const meterKey = (account: string) => `meter:${account}`;
 
 export interface Usage { calls: number; charged: string; byCapability: Record<string, { calls: number; charged: string }> }
@@ -57,24 +55,18 @@ export class Meter {
   stop() { clearInterval(this.timer); return this.flush(); }
 }
 
-/** The amount an answer says it charged, read from the bytes (no re-parse of the body on the hot path). */
-function chargedCents(payload: unknown): number {
-  const buf = Buffer.isBuffer(payload) ? payload : typeof payload === 'string' ? Buffer.from(payload) : null;
-  if (!buf) return 0;
-  const at = buf.lastIndexOf(CHARGED);
-  if (at < 0) return 0;
-  const m = /^(-?\d+\.\d{2})"/.exec(buf.subarray(at + CHARGED.length, at + CHARGED.length + 24).toString());
-  return m ? Math.round(Number(m[1]) * 100) : 0;
+/**
+ * Money is taken only at settlement, and on a capability route only the offer gate settles (Accept-Price or a
+ * Mandate): it records what the settled answer charged here. Every other call charged nothing.
+ */
+const charged = new WeakMap<FastifyRequest, number>();
+export function recordCharge(req: FastifyRequest, answer: Record<string, unknown>) {
+  const amount = (answer.meter as { charged?: unknown } | undefined)?.charged;
+  if (typeof amount === 'string' && /^\d+\.\d{2}$/.test(amount)) charged.set(req, Math.round(Number(amount) * 100));
 }
 
-const charged = new WeakMap<FastifyRequest, number>();
-
 export function registerMeter(app: FastifyInstance, deps: GatewayDeps, meter: Meter) {
-  // Callback-style hooks, only on capability routes: an anonymous call (no key) costs no promise here.
-  addRouteHook(app, 'onSend', (req: FastifyRequest, _reply: unknown, payload: unknown, done: (err: null, p: unknown) => void) => {
-    if (presentedKey(req)) charged.set(req, chargedCents(payload));
-    done(null, payload);
-  }, servesCapability);
+  // A callback-style hook, only on capability routes: an anonymous call (no key) costs no promise here.
   addRouteHook(app, 'onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
     done();
     const capability = capabilityOf(req)?.name;

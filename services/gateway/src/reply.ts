@@ -1,9 +1,16 @@
 import type { FastifyReply } from 'fastify';
-import { blocked, httpStatusOf, idPrefixes, isIdOf, type BlockedCode } from '@vcs/contract';
+import { blocked, httpStatusOf, idPrefixes, isIdOf, type BlockedCode, type OpReply } from '@vcs/contract';
 
 /** Send an answer object with the HTTP status its kind and code call for. */
 export function sendAnswer(reply: FastifyReply, answer: { type: any; value?: unknown }) {
   return reply.code(httpStatusOf(answer)).type('application/json').header('x-answer-kind', answer.type).send(answer);
+}
+
+/** The one way a platform operation's reply is sent: its status, its answer, and `Idempotent-Replayed` when stored. */
+export function sendOpReply(reply: FastifyReply, r: OpReply) {
+  if (r.replayed) reply.header('idempotent-replayed', 'true');
+  if (typeof r.answer.type === 'string') reply.header('x-answer-kind', r.answer.type);
+  return reply.code(r.status).type('application/json').send(r.answer);
 }
 
 export function sendBlocked(reply: FastifyReply, code: BlockedCode, message: string, extra: Record<string, unknown> = {}) {

@@ -6,12 +6,12 @@ import { totalLossHandlers } from './nouns/totalLoss.ts';
 import { transportHandlers } from './nouns/transport.ts';
 import { webhookHandlers } from './nouns/webhook.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
-import { startActivation } from './activation/queue.ts';
+import { connectionOps, startActivation } from './activation/queue.ts';
 import { connectionKey } from './activation/crypto.ts';
 import { deliveryConfig } from './webhooks/config.ts';
 
 /** The Services pillar: work dispatched to people and partners. */
-export const servicesPillar: PillarDefinition = {
+export const servicesPillar: PillarDefinition<'services'> = {
   pillar: 'services',
   name: 'services-pillar',
   version: '0.1.0',
@@ -23,6 +23,7 @@ export const servicesPillar: PillarDefinition = {
     totalLoss: totalLossHandlers,
     webhook: webhookHandlers,
   },
+  ops: connectionOps,
   /** The webhook delivery worker (fan-out + sender) and the activation queue (submissions + demand ranking). */
   background: async (services) => [...(await startWebhookWorker(services)), ...(await startActivation(services))],
   checkSettings: (env) => { connectionKey(env); deliveryConfig(env); },

@@ -46,12 +46,14 @@ export const apiKey = defineNoun({
       events: [{ type: 'ApiKey.created@1', when: 'success' }], price: price.free(),
     },
     rotate: {
+      changesKey: true,
       method: 'POST', path: '/api-keys/rotate', gate: 'key', mode: 'live', facet: 'commerce',
       summary: 'Supersede the calling key and issue its successor; the old key works for a grace period.',
       request: noInput, answer: 'ApiKey@1', value: apiKeyRecord,
       events: [{ type: 'ApiKey.minted@1', when: 'success' }, { type: 'ApiKey.rotated@1', when: 'success' }], price: price.free(),
     },
     revoke: {
+      changesKey: true,
       method: 'POST', path: '/api-keys/revoke', gate: 'key', mode: 'sandbox', facet: 'commerce',
       summary: 'Revoke the calling key at once.',
       request: noInput, answer: 'ApiKey@1', value: apiKeyRecord,
@@ -64,6 +66,7 @@ export const apiKey = defineNoun({
       events: [{ type: 'ApiKey.minted@1', when: 'success' }], price: price.free(),
     },
     scope: {
+      changesKey: true,
       method: 'POST', path: '/api-keys/scope', gate: 'key', mode: 'sandbox', facet: 'data',
       summary: 'Narrow the calling key\'s scopes and bind it to a mandate.',
       request: scopeRequest, answer: 'ApiKeyScope@1',

@@ -6,13 +6,6 @@ import { vin } from '../vin.ts';
 
 export const workflowIds = ['buy'] as const;
 
-/** Internal bus subjects of the workflows pillar behind the /buy/deals face (request: {input, ctx}). */
-export const dealSubjects = {
-  open: 'sys.workflows.deals.open',
-  get: 'sys.workflows.deals.get',
-  advance: 'sys.workflows.deals.advance',
-} as const;
-
 /** A US ZIP code: five digits, or ZIP+4. */
 export const usZip = z.string().trim().regex(/^\d{5}(-\d{4})?$/, 'a US ZIP code: 5 digits, or ZIP+4 such as 94103-1234').meta({ example: '94103' });
 

@@ -72,6 +72,7 @@ export const frameInspection = defineNoun({
       price: price.takeRate(0.05, 'the inspection fee', '7.50', '15.00'),
     }),
     pay: cap({
+      failureCode: 'payment-failed',
       method: 'POST', path: '/frame-inspections/pay', gate: 'offer', facet: 'commerce',
       summary: 'Pay for the inspection.', answer: 'FrameInspectionPay@1',
       events: [

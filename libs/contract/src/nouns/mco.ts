@@ -50,6 +50,7 @@ export const mco = defineNoun({
       price: price.takeRate(0.05, 'the title service fee', '2.50', '8.00'),
     },
     pay: {
+      failureCode: 'payment-failed',
       method: 'POST', path: '/mcos/pay', gate: 'offer', mode: 'sandbox', facet: 'commerce',
       summary: 'Pay the certificate and title fees.',
       request: vinOptional, answer: 'McoPay@1',

@@ -72,6 +72,7 @@ export const signing = defineNoun({
       price: price.takeRate(0.05, 'the signing agent fee', '7.50', '15.00'),
     },
     pay: {
+      failureCode: 'payment-failed',
       method: 'POST', path: '/signings/pay', gate: 'offer', mode: 'sandbox', facet: 'commerce',
       summary: 'Pay the signing fee.',
       request: vinOptional, answer: 'SigningPay@1',

@@ -87,6 +87,7 @@ export const webhook = defineNoun({
       events: [{ type: 'Webhook.unsubscribed@1', when: 'success' }], price: price.metered('0.05', 'subscription'),
     },
     meteredPay: {
+      failureCode: 'payment-failed',
       method: 'POST', path: '/webhooks/metered-pay', gate: 'offer', mode: 'sandbox', facet: 'commerce',
       summary: 'Pay the metered delivery charges of the connection.',
       request: vinOptional, answer: 'WebhookMeteredPay@1',

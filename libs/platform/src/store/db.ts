@@ -28,6 +28,14 @@ export interface Db extends Queryable {
 
 export class StoreUnavailableError extends Error { override name = 'StoreUnavailableError'; }
 
+/**
+ * The one test of "a store is down, retry" (Postgres, PGlite or Redis): our wrapper's error (by name too: it crosses
+ * PGlite's worker thread), a raw Postgres connection error, or ioredis's refusals while it reconnects.
+ */
+export const isStoreUnavailable = (e: unknown): boolean =>
+  e instanceof StoreUnavailableError || (e as Error | undefined)?.name === 'StoreUnavailableError' || isConnError(e)
+  || /Connection is closed|Stream isn't writeable|enableOfflineQueue|MaxRetriesPerRequest/i.test(String((e as Error | undefined)?.message));
+
 const isConnError = (e: any) =>
   e && (e.code === 'ECONNREFUSED' || e.code === '53300' || e.code === '57P01' || e.code === '57P02' || e.code === '57P03' || e.code === 'ECONNRESET' || /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(String(e.message)));
 

@@ -1,8 +1,8 @@
-import { blocked, capabilityByName, FREE_METER, statusOfCode as statusOf, type BlockedCode, type Capability } from '@vcs/contract';
-import { BusError, requestJson, type CallContext, type Services } from '@vcs/platform';
+import { blocked, capabilityByName, FREE_METER, statusOfCode as statusOf, type BlockedCode, type Capability, type OpReply } from '@vcs/contract';
+import { callCapability, type CallContext, type Services, type Unavailable } from '@vcs/platform';
 
-/** What every money subject replies: the HTTP status the gateway should answer with, and the answer. */
-export interface MoneyReply { status: number; answer: Record<string, unknown>; replayed?: boolean }
+/** What every money operation answers (contract ops.ts). */
+export type MoneyReply = OpReply;
 
 export const provenanceOf = (ctx: Pick<CallContext, 'environment'>, services: Services) =>
   ({ simulated: ctx.environment === 'sandbox', environment: ctx.environment, source: services.source });
@@ -17,21 +17,17 @@ export function record(services: Services, ctx: Pick<CallContext, 'environment'>
   return { status: 200, answer: { type: 'OK', answers, value, evidence: value, provenance: provenanceOf(ctx, services), events: [], meter: FREE_METER } };
 }
 
-export interface Execution { status: number; answer: Record<string, unknown>; unavailable: 'no-responders' | 'timeout' | 'closed' | null }
+export interface Execution extends OpReply { unavailable?: Unavailable }
 
 /**
  * Run a capability for real (ctx.settled) by sending its request to its pillar over the bus, exactly as the
- * gateway would. `no-responders` means it certainly did not run; a time-out means it may have.
+ * gateway would. `no-responders` or `closed` means it certainly did not run; a time-out means it may have.
  */
 export async function execute(services: Services, c: Capability, input: unknown, ctx: CallContext, timeoutMs: number): Promise<Execution> {
-  try {
-    const r = await requestJson<Record<string, unknown>>(services.bus, c.subject, { input, ctx }, { timeoutMs, requestId: ctx.requestId });
-    return { status: r.status, answer: r.json, unavailable: null };
-  } catch (err) {
-    const why = err instanceof BusError ? err.code : 'timeout';
-    const a = blocked('pillar-unavailable', `the ${c.pillar} pillar did not run ${c.name} (${why}); retry the settlement shortly`, { pillar: c.pillar, reason: why });
-    return { status: 503, answer: a as unknown as Record<string, unknown>, unavailable: why };
-  }
+  const r = await callCapability(services.bus, c, input, ctx, timeoutMs);
+  if (!r.unavailable) return r;
+  const a = blocked('pillar-unavailable', `the ${c.pillar} pillar did not run ${c.name} (${r.unavailable}); retry the settlement shortly`, { pillar: c.pillar, reason: r.unavailable });
+  return { status: 503, answer: a as unknown as Record<string, unknown>, unavailable: r.unavailable };
 }
 
 export function offerCapability(name: unknown): Capability | undefined {

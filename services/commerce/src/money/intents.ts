@@ -8,7 +8,7 @@ export const INTENT_TTL_SECONDS = 900;
 /** A `settling` claim older than this is taken to be a crashed settlement and may be claimed again. */
 const CLAIM_LEASE_MS = 60_000;
 
-export interface Origin { dealId: string; step: string }
+export interface Origin { dealId: string; step: number }
 export interface CreateIntentRequest { capability: string; input: Record<string, unknown>; ctx: CallContext; origin?: Origin }
 export interface SettleIntentRequest { intentId: string; ctx: CallContext; mandate?: Mandate; timeoutMs?: number }
 

@@ -1,19 +1,13 @@
-import { anyAnswer, answerSchema, blockedValue, capabilities, catalogDigest, decodeRecord, jsonSchemaOf, type Capability } from '@vcs/contract';
+import { anyAnswer, answerSchema, blockedValue, capabilities, catalogDigest, decodeRecord, jsonSchemaOf, opList, ops, setByGatewayMembers, type Capability, type Op } from '@vcs/contract';
 import { z } from 'zod';
 import { publishedMode } from './modes.ts';
 
-/** Routes of the platform itself (not catalog capabilities); each is listed only if this gateway serves it. */
-export interface Face { operationId: string; method: 'GET' | 'POST'; path: string; summary: string; params?: string[]; auth?: boolean; response: Record<string, unknown> }
-
+/** The two keyless faces that are not bus operations: the gateway answers them itself (decode through the data pillar). */
+interface Face { operationId: string; method: 'GET'; path: string; summary: string; params: string[]; response: Record<string, unknown> }
 const obj = { type: 'object', additionalProperties: true };
-export const platformFaces: Face[] = [
-  { operationId: 'keys.mint', method: 'POST', path: '/keys', summary: 'Mint an anonymous sandbox key and its account (no body).', response: { type: 'object', required: ['type', 'key', 'account', 'environment', 'links'], properties: { type: { const: 'OK' }, key: { type: 'string' }, account: { type: 'string' }, environment: { type: 'string' }, links: obj } } },
+const faces: Face[] = [
   { operationId: 'decode.get', method: 'GET', path: '/decode/{vin}', params: ['vin'], summary: 'Decode a VIN offline (keyless).', response: { type: 'object', properties: { type: { const: 'OK' }, decode: strip(jsonSchemaOf(decodeRecord)), provenance: obj } } },
   { operationId: 'record.get', method: 'GET', path: '/{vin}', params: ['vin'], summary: 'The VIN record: every posted fact, by Accept as JSON, Markdown or HTML (keyless).', response: obj },
-  { operationId: 'deals.create', method: 'POST', path: '/buy/deals', auth: true, summary: 'Open a buy deal for a VIN: its id, state OPENED and checklist.', response: obj },
-  { operationId: 'deals.get', method: 'GET', path: '/buy/deals/{id}', params: ['id'], auth: true, summary: 'A deal, its state and checklist.', response: obj },
-  { operationId: 'intents.settle', method: 'POST', path: '/intents/{id}/settle', params: ['id'], auth: true, summary: 'Settle the intent of a 402 OFFER; the capability then executes.', response: obj },
-  { operationId: 'handoffs.get', method: 'GET', path: '/handoffs/{id}', params: ['id'], summary: 'Poll a NEEDS_HUMAN handoff.', response: obj },
 ];
 
 /** Nested JSON Schemas must not repeat the dialect; the document declares it once. */
@@ -23,6 +17,7 @@ function strip(s: Record<string, unknown>): Record<string, unknown> {
 }
 const toOasPath = (p: string) => p.replace(/:([A-Za-z_]+)/g, '{$1}');
 const blockedEnvelope = strip(jsonSchemaOf(answerSchema(z.never()).options[2]));
+const anyAnswerSchema = strip(jsonSchemaOf(anyAnswer));
 
 function capabilityOperation(c: Capability) {
   const request = strip(jsonSchemaOf(c.request, 'input')) as { properties?: Record<string, any>; required?: string[] };
@@ -44,14 +39,38 @@ function capabilityOperation(c: Capability) {
   return op;
 }
 
+const blockedResponse = { description: 'BLOCKED: the code says what to fix', content: { 'application/json': { schema: blockedEnvelope } } };
+
 function faceOperation(f: Face) {
   return {
-    operationId: f.operationId, summary: f.summary, tags: ['platform'],
-    ...(f.auth ? {} : { security: [] }),
-    parameters: (f.params ?? []).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+    operationId: f.operationId, summary: f.summary, tags: ['platform'], security: [],
+    parameters: f.params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+    responses: { '200': { description: 'OK', content: { 'application/json': { schema: f.response } } }, '4XX': blockedResponse },
+  };
+}
+
+/** A minted key's answer (POST /keys adds its links to commerce's answer). */
+const mintedKey = { type: 'object', required: ['type', 'key', 'account', 'environment', 'links'], properties: { type: { const: 'OK' }, key: { type: 'string' }, account: { type: 'string' }, environment: { type: 'string' }, links: obj } };
+
+/** A platform operation's entry, from its declaration: path parameters and body from its input schema, less what the gateway sets. */
+function opOperation(o: Op) {
+  const route = o.route!;
+  const input = strip(jsonSchemaOf(o.input, 'input')) as { properties?: Record<string, any>; required?: string[] };
+  const inPath = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const hidden = new Set([...inPath, ...setByGatewayMembers(o)]);
+  const properties = Object.fromEntries(Object.entries(input.properties ?? {}).filter(([k]) => !hidden.has(k)));
+  const required = (input.required ?? []).filter((k) => !hidden.has(k));
+  return {
+    operationId: o.name, summary: route.summary, tags: ['platform'], 'x-vcs-answer': route.answers,
+    // An optional key: anonymous, or either form of the key.
+    ...(route.key === 'none' ? { security: [] } : route.key === 'optional' ? { security: [{}, { bearer: [] }, { apiKey: [] }] } : {}),
+    parameters: inPath.map((name) => ({ name, in: 'path', required: true, schema: input.properties?.[name] ?? { type: 'string' } })),
+    ...(route.method === 'POST' && Object.keys(properties).length
+      ? { requestBody: { required: required.length > 0, content: { 'application/json': { schema: { ...input, properties, required } } } } } : {}),
     responses: {
-      '200': { description: 'OK', content: { 'application/json': { schema: f.response } } },
-      '4XX': { description: 'BLOCKED: the code says what to fix', content: { 'application/json': { schema: blockedEnvelope } } },
+      '200': { description: `${route.answers}: OK`, content: { 'application/json': { schema: o === ops.keysMint ? mintedKey : anyAnswerSchema } } },
+      '4XX': blockedResponse,
+      '503': { description: `BLOCKED pillar-unavailable or store-unavailable: retry shortly`, content: { 'application/json': { schema: blockedEnvelope } } },
     },
   };
 }
@@ -60,8 +79,9 @@ function faceOperation(f: Face) {
 export function openapiDocument(baseUrl: string, served: (method: string, path: string) => boolean) {
   const paths: Record<string, Record<string, unknown>> = {};
   const add = (method: string, path: string, op: unknown) => { (paths[path] ??= {})[method.toLowerCase()] = op; };
-  const faces = platformFaces.filter((f) => served(f.method, f.path.replace(/\{(\w+)\}/g, ':$1')));
-  for (const f of faces) add(f.method, f.path, faceOperation(f));
+  const isServed = (method: string, path: string) => served(method, path.replace(/\{(\w+)\}/g, ':$1'));
+  for (const f of faces) if (isServed(f.method, f.path)) add(f.method, f.path, faceOperation(f));
+  for (const o of opList) if (o.route && isServed(o.route.method, o.route.path)) add(o.route.method, o.route.path, opOperation(o));
   for (const c of capabilities.filter((x) => publishedMode(x) === 'live')) add(c.method, toOasPath(c.path), capabilityOperation(c));
   return {
     openapi: '3.1.0',

@@ -63,9 +63,8 @@ export async function capabilityRoutes(app: FastifyInstance, deps: GatewayDeps) 
 }
 
 export async function forward(deps: GatewayDeps, c: Capability, input: unknown, ctx: CallContext, reply: import('fastify').FastifyReply) {
-  const r = await dispatch(deps.bus, c.subject, c.pillar, input, ctx, deps.config.busTimeoutMs);
-  reply.code(r.status).type('application/json');
-  if (r.kind) reply.header('x-answer-kind', r.kind);
+  const r = await dispatch(deps.bus, c, input, ctx, deps.config.busTimeoutMs);
+  reply.code(r.status).type('application/json').header('x-answer-kind', r.kind);
   if (r.servedBy) reply.header('x-served-by', r.servedBy);
   return reply.send(r.body instanceof Uint8Array ? Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength) : r.body);
 }

@@ -1,12 +1,10 @@
-import { problemsOf, CONNECTION_SUBJECTS, connectionSubmission, newId, nouns as catalogNouns, type EventEnvelope } from '@vcs/contract';
-import { consumeEventBatches, dec, enc, type Queryable, type Services, type Stoppable } from '@vcs/platform';
+import { blocked, newId, nouns as catalogNouns, type EventEnvelope } from '@vcs/contract';
+import { consumeEventBatches, dec, type OpsImpl, type Queryable, type Services, type Stoppable } from '@vcs/platform';
 import { connectionKey, encryptCredential } from './crypto.ts';
 
 // Score weights: documented in docs/events.md (activation queue).
 const WEIGHTS = { demand: 1, sameSystem: 2, recency: 1 };
 const DEMAND_WINDOW_DAYS = 30;
-
-const reply = (body: unknown) => ({ data: enc.encode(JSON.stringify(body)) });
 
 /** Ranked entries with each factor of their score (highest first). */
 export async function rankedQueue(q: Queryable, now: Date) {
@@ -27,31 +25,34 @@ export async function rankedQueue(q: Queryable, now: Date) {
   return entries.map((e, i) => ({ place: i + 1, ...e }));
 }
 
-/** Submissions, the ranked queue, and the consumer that keeps the demand signals current. */
-export async function startActivation(services: Services): Promise<Stoppable[]> {
+/** `connections.submit` and `connections.queue` (contract ops.ts): going live, and the ranked queue. */
+export function connectionOps(services: Services): OpsImpl<'services'> {
   const key = connectionKey();
-  const submit = services.bus.serve(CONNECTION_SUBJECTS.submit, 'pillar.services', async (msg) => {
-    const { account, body } = JSON.parse(dec.decode(msg.data)) as { account: string; body: unknown };
-    const parsed = connectionSubmission.safeParse(body);
-    if (!parsed.success) return reply({ error: problemsOf(parsed.error.issues, 'body') });
-    const s = parsed.data;
-    const id = newId('connection');
-    const sealed = encryptCredential(key, s.credential);
-    const nounsOf = s.nouns ?? catalogNouns.map((n) => n.noun);
-    await services.db.query(
-      'insert into connections(id, account_id, kind, system, nouns, credential_ciphertext, credential_iv, credential_tag, submitted_at) values ($1,$2,$3,$4,$5,$6,$7,$8,$9)',
-      [id, account, s.kind, s.system, nounsOf, sealed.ciphertext, sealed.iv, sealed.tag, services.clock.now().toISOString()]);
-    const queue = await rankedQueue(services.db, services.clock.now());
-    const mine = queue.find((e) => e.id === id);
-    return reply({ connection: { id, kind: s.kind, system: s.system, nouns: nounsOf, status: 'queued', place: mine?.place ?? null, of: queue.length } });
-  });
-  const read = services.bus.serve(CONNECTION_SUBJECTS.queue, 'pillar.services', async (msg) => {
-    const { account } = JSON.parse(dec.decode(msg.data)) as { account: string | null };
-    const queue = await rankedQueue(services.db, services.clock.now());
-    // Other accounts' entries show their rank and score, not whose they are.
-    const entries = queue.map(({ account: owner, ...e }) => ({ ...e, mine: owner === account }));
-    return reply({ entries, mine: entries.filter((e) => e.mine).map((e) => ({ id: e.id, place: e.place })) });
-  });
+  return {
+    async connectionsSubmit(s, ctx) {
+      if (!ctx.account) return { status: 401, answer: { ...blocked('key-required', 'submitting a connection needs a key: mint one with POST /keys') } };
+      const id = newId('connection');
+      const sealed = encryptCredential(key, s.credential);
+      const nounsOf = s.nouns ?? catalogNouns.map((n) => n.noun);
+      await services.db.query(
+        'insert into connections(id, account_id, kind, system, nouns, credential_ciphertext, credential_iv, credential_tag, submitted_at) values ($1,$2,$3,$4,$5,$6,$7,$8,$9)',
+        [id, ctx.account, s.kind, s.system, nounsOf, sealed.ciphertext, sealed.iv, sealed.tag, services.clock.now().toISOString()]);
+      const queue = await rankedQueue(services.db, services.clock.now());
+      const mine = queue.find((e) => e.id === id);
+      const connection = { id, kind: s.kind, system: s.system, nouns: nounsOf, status: 'queued', place: mine?.place ?? null, of: queue.length };
+      return { status: 200, answer: { type: 'OK', answers: 'Connection@1', value: connection } };
+    },
+    async connectionsQueue(_input, ctx) {
+      const queue = await rankedQueue(services.db, services.clock.now());
+      // Other accounts' entries show their rank and score, not whose they are.
+      const entries = queue.map(({ account: owner, ...e }) => ({ ...e, mine: owner === ctx.account }));
+      return { status: 200, answer: { type: 'OK', answers: 'ActivationQueue@1', value: { entries, mine: entries.filter((e) => e.mine).map((e) => ({ id: e.id, place: e.place })) } } };
+    },
+  };
+}
+
+/** The consumer that keeps the demand signals current. */
+export async function startActivation(services: Services): Promise<Stoppable[]> {
   // Demand: distinct accounts calling each noun, from the event stream (state in Postgres, so restarts keep it).
   // One upsert a batch; a (noun, account) pair appears once in it, at its latest time.
   const consumer = await consumeEventBatches(services.bus, { durable: 'activation-ranking', filter: 'evt.>' }, async (batch) => {
@@ -72,5 +73,5 @@ export async function startActivation(services: Services): Promise<Stoppable[]> 
        on conflict (noun, account_id) do update set last_seen = greatest(noun_demand.last_seen, excluded.last_seen)`,
       [rows.map((r) => r.noun), rows.map((r) => r.account), rows.map((r) => r.at)]);
   });
-  return [submit, read, consumer];
+  return [consumer];
 }

@@ -1,14 +1,11 @@
-import { blocked, capabilityByName, commerceSubjects, newId, statusOfCode, type BlockedCode, type DealStep } from '@vcs/contract';
-import { BusError, requestJson, type CallContext, type Queryable, type Services } from '@vcs/platform';
+import { blocked, capabilityByName, newId, ops, statusOfCode, type BlockedCode, type DealStep } from '@vcs/contract';
+import { callCapability, callOp, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { kindOf, stepDef } from './checklist.ts';
 import { appendEvent, factOf, loadDeal, loadEvents, saveDeal, toValue, type DealRow } from './store.ts';
 
 /** How long an advance waits for a step that is running elsewhere before answering 409. */
 const BUSY_WAIT_MS = 2_000;
 
-const INTENT_CREATE = commerceSubjects.intentsCreate;
-const HANDOFF_CREATE = commerceSubjects.handoffsCreate;
-const INTENT_GET = commerceSubjects.intentsGet;
 /** A step claimed `running` longer than this is taken to have died with its process and may be claimed again. */
 export const RUNNING_LEASE_MS = 30_000;
 const STEP_TIMEOUT_MS = 5_000;
@@ -90,13 +87,10 @@ export class DealMachine {
   }
 
   private async offerIsDead(intentId: string, ctx: CallContext): Promise<boolean> {
-    try {
-      const r = await this.request(INTENT_GET, { intentId, ctx });
-      const status = (r.answer.value as { status?: string } | undefined)?.status;
-      return status === 'failed' || status === 'expired';
-    } catch {
-      return false; // commerce unreachable: keep the offer as it is
-    }
+    // Commerce unreachable (a 503 without a value): keep the offer as it is.
+    const r = await callOp(this.s.bus, ops.intentsGet, { intentId }, ctx, STEP_TIMEOUT_MS);
+    const status = (r.answer.value as { status?: string } | undefined)?.status;
+    return status === 'failed' || status === 'expired';
   }
 
   private async failPending(dealId: string, position: number, pendingId: string) {
@@ -148,38 +142,33 @@ export class DealMachine {
     if (k.missing) return { outcome: 'failed', code: 'execution-failed', message: `${def.capability} is not in the catalog of this service yet`, status: 422 };
     const input = await def.input({ vin: d.vin, buyer: d.buyer, fact: (cap) => factOf(this.s.db, d.vin, cap) });
     const origin = { dealId: d.id, step: step.position };
-    try {
-      if (k.kind === 'execute') {
-        const c = capabilityByName(def.capability!)!;
-        const r = await this.request(c.subject, { input, ctx });
-        if (r.answer.type === 'OK' || r.answer.type === 'EMPTY') return { outcome: 'done', answer: r.answer };
-        return failedFrom(r);
-      }
-      if (k.kind === 'offer') {
-        const r = await this.request(INTENT_CREATE, { capability: def.capability, input, ctx, origin });
-        const id = (r.answer.value as any)?.intent?.id;
-        if (r.answer.type === 'OFFER' && typeof id === 'string') return { outcome: 'pending', kind: 'offer', id, answer: r.answer, status: 402 };
-        if (r.answer.type === 'OK') return { outcome: 'done', answer: r.answer };
-        return failedFrom(r);
-      }
-      const r = await this.request(HANDOFF_CREATE, { verb: k.verb, credential: k.credential, capability: def.capability, input, ctx, origin });
-      const v = r.answer.value as any;
-      const id = v?.handoff?.id ?? v?.handoffId;
-      if (r.status === 403 && typeof id === 'string') return { outcome: 'pending', kind: 'handoff', id, answer: r.answer, status: 403 };
+    // The bus client never throws: an absent or silent pillar is a 503 with `unavailable` set.
+    const unreachable = (what: string, why: string): StepResult => {
+      this.s.log.warn({ dealId: d.id, step: step.position, why }, 'deal step could not reach its pillar');
+      return { outcome: 'failed', code: 'pillar-unavailable', message: `${what} did not answer (${why}); retry shortly`, status: 503 };
+    };
+    if (k.kind === 'execute') {
+      const c = capabilityByName(def.capability!)!;
+      const r = await callCapability(this.s.bus, c, input, ctx, STEP_TIMEOUT_MS);
+      if (r.unavailable) return unreachable(`the pillar serving ${def.capability}`, r.unavailable);
+      if (r.answer.type === 'OK' || r.answer.type === 'EMPTY') return { outcome: 'done', answer: r.answer };
+      return failedFrom(r);
+    }
+    if (k.kind === 'offer') {
+      const r = await callOp(this.s.bus, ops.intentsCreate, { capability: def.capability!, input: input ?? {}, origin }, ctx, STEP_TIMEOUT_MS);
+      if (r.unavailable) return unreachable('the commerce pillar (offers)', r.unavailable);
+      const id = (r.answer.value as any)?.intent?.id;
+      if (r.answer.type === 'OFFER' && typeof id === 'string') return { outcome: 'pending', kind: 'offer', id, answer: r.answer, status: 402 };
       if (r.answer.type === 'OK') return { outcome: 'done', answer: r.answer };
       return failedFrom(r);
-    } catch (err) {
-      const why = err instanceof BusError ? err.code : 'error';
-      this.s.log.warn({ err, dealId: d.id, step: step.position }, 'deal step could not reach its pillar');
-      return { outcome: 'failed', code: 'pillar-unavailable', message: `${k.kind === 'execute' ? `the pillar serving ${def.capability}` : `the commerce pillar (${k.kind === 'offer' ? 'offers' : 'handoffs'})`} did not answer (${why}); retry shortly`, status: 503 };
     }
-  }
-
-  private async request(subject: string, body: unknown): Promise<Reply> {
-    const { status, json: parsed } = await requestJson<any>(this.s.bus, subject, body, { timeoutMs: STEP_TIMEOUT_MS });
-    // Capabilities reply with the envelope and a status header; commerce's system subjects with {status, answer}.
-    if (parsed && typeof parsed === 'object' && 'answer' in parsed && 'status' in parsed) return parsed as Reply;
-    return { status, answer: parsed };
+    const r = await callOp(this.s.bus, ops.handoffsCreate, { verb: k.verb!, credential: k.credential!, capability: def.capability, input, origin } /* a human step always has both (kindOf) */, ctx, STEP_TIMEOUT_MS);
+    if (r.unavailable) return unreachable('the commerce pillar (handoffs)', r.unavailable);
+    const v = r.answer.value as any;
+    const id = v?.handoff?.id ?? v?.handoffId;
+    if (r.status === 403 && typeof id === 'string') return { outcome: 'pending', kind: 'handoff', id, answer: r.answer, status: 403 };
+    if (r.answer.type === 'OK') return { outcome: 'done', answer: r.answer };
+    return failedFrom(r);
   }
 
   /** Record a step's result if the claim still holds (same step, same attempt, still running). */

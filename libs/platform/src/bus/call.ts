@@ -1,0 +1,96 @@
+import type { z } from 'zod';
+import { blocked, type Capability, type Op, type OpReply } from '@vcs/contract';
+import type { CallContext } from '../handler.ts';
+import { busRequestSeconds, busRetries, childrenOf } from '../metrics.ts';
+import { BusError, type Bus } from './types.ts';
+
+/**
+ * The one client of the bus's request-reply: every capability call and platform operation, from the gateway, from
+ * commerce (a settled intent runs its capability) and from the workflow engine, goes through `call`.
+ * One request form (`{ input, ctx }`), one reply form (framed, below), one time-out and retry rule, and an absent
+ * or silent pillar is a typed 503 BLOCKED answer, never a throw.
+ */
+
+/** An answer's metadata as the pillar reports it: HTTP status, answer kind, which replica answered, and whether it is a stored answer replayed. */
+export interface ReplyMeta { status: number; kind: string; servedBy: string; replayed?: boolean }
+
+/**
+ * `<status> <kind> <served-by>[ replayed]\n<answer JSON>`: one line the gateway splits off without copying the answer.
+ * Measured against NATS headers (performance.md): headers cost an encoding in the pillar, a decoding in the gateway
+ * and a header frame through NATS on every call; this costs one string join and a scan of the first bytes.
+ */
+export function framedReply(meta: ReplyMeta, json: string): Buffer {
+  return Buffer.from(`${meta.status} ${meta.kind} ${meta.servedBy}${meta.replayed ? ' replayed' : ''}\n${json}`);
+}
+
+/** The metadata and answer bytes of a framed reply (a view, not a copy), or null when `data` is not one. */
+export function unframeReply(data: Uint8Array): (ReplyMeta & { body: Uint8Array }) | null {
+  const end = data.subarray(0, 256).indexOf(10); // '\n'
+  if (end < 0) return null;
+  const [status, kind, servedBy, flag, ...rest] = Buffer.from(data.buffer, data.byteOffset, end).toString('latin1').split(' ');
+  const code = Number(status);
+  if (!(code >= 100 && code <= 599) || !kind || !servedBy || rest.length || (flag !== undefined && flag !== 'replayed')) return null;
+  return { status: code, kind, servedBy, ...(flag ? { replayed: true } : {}), body: data.subarray(end + 1) };
+}
+
+/** What a caller sends: the input and the caller's context. */
+export interface BusRequest { input: unknown; ctx: CallContext }
+
+export type Unavailable = 'no-responders' | 'timeout' | 'closed' | 'unreadable';
+/** A pillar's reply; `unavailable` says why there was none (then `body` is the 503 answer made here). */
+export interface CallResult extends ReplyMeta { body: Uint8Array | Record<string, unknown>; unavailable?: Unavailable }
+
+const timer = childrenOf(busRequestSeconds);
+
+/**
+ * Send one request to `pillar` on `subject`. An idempotent request whose replica died, timed out or whose connection
+ * closed is sent once more (NATS queue groups pick another replica when one is left). Never throws: no replica, a
+ * time-out, a closed bus or an unreadable reply come back as a 503 BLOCKED `pillar-unavailable` with `unavailable`
+ * set — a `no-responders` certainly did not run, a `timeout` may have.
+ */
+export async function call(bus: Bus, subject: string, pillar: string, req: BusRequest, opts: { timeoutMs: number; idempotent: boolean }): Promise<CallResult> {
+  const data = Buffer.from(JSON.stringify(req));
+  let attempts = opts.idempotent ? 2 : 1;
+  for (;;) {
+    const start = performance.now();
+    let why: Unavailable;
+    try {
+      const reply = await bus.request(subject, data, { timeoutMs: opts.timeoutMs }); // the request id travels in ctx
+      timer({ pillar, outcome: 'ok' }).observe((performance.now() - start) / 1000);
+      const framed = unframeReply(reply.data);
+      if (framed) return framed;
+      why = 'unreadable'; // an empty reply is a responder that failed (bus/nats.ts)
+    } catch (err) {
+      why = err instanceof BusError ? err.code : 'timeout';
+      timer({ pillar, outcome: why }).observe((performance.now() - start) / 1000);
+    }
+    if (why !== 'unreadable' && --attempts > 0) {
+      busRetries.inc({ pillar, reason: why });
+      // After no-responders, give a restarting replica a moment to subscribe again.
+      if (why !== 'timeout') await new Promise((r) => setTimeout(r, 100));
+      continue;
+    }
+    const message = why === 'no-responders' ? `no ${pillar} pillar replica is running; retry shortly`
+      : why === 'closed' ? `the bus to the ${pillar} pillar is closed; retry shortly`
+      : why === 'unreadable' ? `the ${pillar} pillar failed to answer; retry shortly`
+      : `the ${pillar} pillar did not answer within ${opts.timeoutMs} ms; retry shortly`;
+    return { status: 503, kind: 'BLOCKED', servedBy: '', unavailable: why, body: blocked('pillar-unavailable', message, { pillar, reason: why }) as unknown as Record<string, unknown> };
+  }
+}
+
+/** The answer of a call as an object (the gateway's hot path forwards `body` bytes instead). */
+export function answerOf(r: CallResult): Record<string, unknown> {
+  return r.body instanceof Uint8Array ? JSON.parse(Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength).toString('utf8')) : r.body;
+}
+
+/** Call a platform operation with its declared subject, pillar and retry rule; the input is parsed by its server. */
+export async function callOp<O extends Op>(bus: Bus, op: O, input: z.input<O['input']>, ctx: CallContext, timeoutMs: number): Promise<OpReply & { unavailable?: Unavailable }> {
+  const r = await call(bus, op.subject, op.pillar, { input, ctx }, { timeoutMs, idempotent: op.idempotent });
+  return { status: r.status, answer: answerOf(r), ...(r.replayed ? { replayed: true } : {}), ...(r.unavailable ? { unavailable: r.unavailable } : {}) };
+}
+
+/** Run a capability from inside the platform (a settled intent, a deal step), exactly as the gateway sends it. */
+export async function callCapability(bus: Bus, c: Capability, input: unknown, ctx: CallContext, timeoutMs: number): Promise<OpReply & { unavailable?: Unavailable }> {
+  const r = await call(bus, c.subject, c.pillar, { input, ctx }, { timeoutMs, idempotent: c.method === 'GET' });
+  return { status: r.status, answer: answerOf(r), ...(r.unavailable ? { unavailable: r.unavailable } : {}) };
+}

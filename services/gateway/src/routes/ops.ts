@@ -1,0 +1,104 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ops, problemsOf, setByGatewayMembers, type Op, type OpReply } from '@vcs/contract';
+import { callOp, type CallContext } from '@vcs/platform';
+import { identify } from '../auth.ts';
+import type { GatewayDeps } from '../deps.ts';
+import { mandateOf } from '../money/headers.ts';
+import { refuseMalformedId, sendBlocked, sendOpReply } from '../reply.ts';
+
+/** What a route adds to its operation's declaration: only what HTTP alone knows. */
+interface RouteOptions {
+  /** The bus time-out, in multiples of BUS_TIMEOUT_MS (a settlement runs a capability inside it). */
+  timeouts?: number;
+  /** Input members taken from the request beyond path parameters and body (headers, the time-out it waits). */
+  extra?(req: FastifyRequest, reply: FastifyReply, timeoutMs: number): Record<string, unknown> | null;
+  /** Shape the answer for HTTP (POST /keys adds its links), else it is sent as the pillar answered. */
+  send?(reply: FastifyReply, r: OpReply, req: FastifyRequest): unknown;
+}
+
+const MINT = { mint: { method: 'POST', path: '/keys' } };
+const idKinds = { intentId: 'intent', handoffId: 'handoff', dealId: 'deal' } as const;
+
+/**
+ * Serve the HTTP face of a platform operation from its declaration (contract ops.ts): method and path from
+ * `route`, path parameters and the JSON body (POST) as its input, parsed with its schema here so a bad one is a
+ * 400 naming each problem before any bus hop; the caller's key as `route.key` says; then one `callOp`.
+ */
+function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOptions = {}) {
+  const route = op.route!;
+  const url = route.path.replace(/\{(\w+)\}/g, ':$1');
+  const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]! as keyof typeof idKinds);
+  const setHere = setByGatewayMembers(op);
+  app.route({
+    method: route.method, url,
+    handler: async (req, reply) => {
+      const path = req.params as Record<string, string>;
+      for (const p of params) if (refuseMalformedId(reply, idKinds[p], path[p]!)) return reply;
+      let ctx: CallContext = { requestId: req.id, account: null, keyId: null, environment: 'sandbox', trigger: null, settled: false };
+      if (route.key !== 'none') {
+        const caller = await identify(deps.db, req, deps.clock.now());
+        if (caller.kind === 'refused') return sendBlocked(reply, caller.code, caller.message, MINT);
+        if (caller.kind === 'anonymous' && route.key === 'required') {
+          return sendBlocked(reply, 'key-required', `${op.name} needs a key: send Authorization: Bearer <key> (or X-Api-Key). Mint one, free and anonymous, with POST /keys`, MINT);
+        }
+        const trigger = req.headers['sandbox-trigger'];
+        if (caller.kind === 'key') ctx = { ...ctx, account: caller.account, keyId: caller.keyId };
+        ctx.trigger = typeof trigger === 'string' ? trigger : null;
+      }
+      const timeoutMs = deps.config.busTimeoutMs * (opts.timeouts ?? 1);
+      const extra = opts.extra ? opts.extra(req, reply, timeoutMs) : {};
+      if (!extra) return reply; // the refusal is sent
+      const body: Record<string, unknown> = route.method === 'POST' && req.body && typeof req.body === 'object' ? { ...req.body } : {};
+      for (const k of setHere) delete body[k];
+      const parsed = op.input.safeParse({ ...body, ...path, ...extra });
+      if (!parsed.success) {
+        return sendBlocked(reply, 'invalid-input', `the input to ${route.method} ${route.path} is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues, 'body') });
+      }
+      // The caller waits a little longer than the pillar does, so the pillar's own time-out answer arrives first.
+      const r = await callOp(deps.bus, op, parsed.data, ctx, timeoutMs + (opts.timeouts ? 500 : 0));
+      return opts.send ? opts.send(reply, r, req) : sendOpReply(reply, r);
+    },
+  });
+}
+
+/** Every platform operation with an HTTP face; what each adds to its declaration is here, beside it. */
+export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
+  routeOp(app, deps, ops.keysMint, {
+    send(reply, r, req) {
+      if (r.status !== 200) return sendOpReply(reply, r); // commerce silent or its store down: a typed refusal
+      const base = deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
+      return reply.code(200).send({
+        type: 'OK', key: r.answer.key, account: r.answer.account, environment: 'sandbox',
+        links: { pricing: `${base}/pricing`, agents_json: `${base}/.well-known/agents.json`, docs: `${base}/llms.txt` },
+      });
+    },
+  });
+  routeOp(app, deps, ops.intentsGet);
+  routeOp(app, deps, ops.intentsSettle, {
+    timeouts: 2,
+    extra(req, reply, timeoutMs) {
+      const m = mandateOf(req);
+      if (m && 'problems' in m) {
+        sendBlocked(reply, 'invalid-mandate', 'the Mandate header must be base64url JSON of a Mandate; fix each problem listed', { problems: m.problems });
+        return null;
+      }
+      reply.header('intent-id', (req.params as { intentId: string }).intentId);
+      return { mandate: m?.mandate, timeoutMs };
+    },
+  });
+  routeOp(app, deps, ops.handoffsGet);
+  routeOp(app, deps, ops.handoffsComplete, { timeouts: 2, extra: (_req, _reply, timeoutMs) => ({ timeoutMs }) });
+  routeOp(app, deps, ops.dealsOpen);
+  routeOp(app, deps, ops.dealsGet);
+  // An advance may run several free steps and open an offer or handoff: it gets three bus time-outs.
+  routeOp(app, deps, ops.dealsAdvance, { timeouts: 3 });
+  routeOp(app, deps, ops.connectionsSubmit);
+  routeOp(app, deps, ops.connectionsQueue);
+
+  // A GET of /keys is a caller who followed a link: say which method mints, rather than "no such route".
+  app.get('/keys', async (_req, reply) => {
+    reply.header('allow', 'POST');
+    return sendBlocked(reply, 'method-not-allowed', 'keys are minted with POST /keys (no body, no key needed); GET /keys/me introspects the key you send',
+      { mint: { method: 'POST', path: '/keys' }, introspect: { method: 'GET', path: '/keys/me' } });
+  });
+}

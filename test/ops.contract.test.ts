@@ -1,0 +1,65 @@
+/**
+ * Every platform operation is declared once (contract ops.ts): its server parses its input, its caller gets a typed
+ * reply or a typed 503, the gateway serves its route and the OpenAPI document lists it from the same declaration.
+ * The type-level checks below run under `tsc --noEmit` in `pnpm test`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { opList, ops, type Op } from '@vcs/contract';
+import { callOp, createLogger, type CallContext, type OpsImpl, type PillarHandlers } from '@vcs/platform';
+import { startEmbedded } from '@vcs/embedded';
+import { call, mintKey } from './support/harness.ts';
+
+// @ts-expect-error: a pillar that leaves out one of its operations does not compile.
+const _missingOp: OpsImpl<'commerce'> = { keysMint: async () => ({ status: 200, answer: {} }) };
+// @ts-expect-error: nor does one that leaves out a noun of its catalog.
+const _missingNoun: PillarHandlers<'data'> = { mco: {} as PillarHandlers<'data'>['mco'] };
+void _missingOp; void _missingNoun;
+
+const ctx: CallContext = { requestId: 'request_ops', account: null, keyId: null, environment: 'sandbox', trigger: null, settled: false };
+
+describe('platform operations, one contract', () => {
+  let svc: Awaited<ReturnType<typeof startEmbedded>>;
+  let base = '';
+  beforeAll(async () => {
+    svc = await startEmbedded({ pgliteDir: 'memory://', log: createLogger('test', 'silent') });
+    base = await svc.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => { await svc?.stop(); });
+
+  it('parses the input at the server: a bad one is a 400 naming the member, whoever sends it', async () => {
+    const r = await callOp(svc.infra.bus, ops.handoffsComplete, { handoffId: 'ho_x', outcome: 'maybe' as never, credential: '' }, ctx, 3000);
+    expect(r.status).toBe(400);
+    expect(r.answer).toMatchObject({ type: 'BLOCKED', value: { code: 'invalid-input' } });
+    expect((r.answer.value as { problems: { field: string }[] }).problems.map((p) => p.field).sort()).toEqual(['credential', 'outcome']);
+  });
+
+  it('answers a typed 503 when no pillar serves the operation', async () => {
+    const nobody: Op = { ...ops.intentsGet, name: 'intents.nobody', subject: 'sys.commerce.intents.nobody' };
+    const r = await callOp(svc.infra.bus, nobody, { intentId: 'pi_x' }, ctx, 500);
+    expect(r).toMatchObject({ status: 503, unavailable: 'no-responders', answer: { type: 'BLOCKED', value: { code: 'pillar-unavailable', pillar: 'commerce' } } });
+  });
+
+  it('serves every declared route and lists it in /openapi.json under its name', async () => {
+    const doc = (await call(base, 'GET', '/openapi.json')).json;
+    for (const o of opList.filter((x) => x.route)) {
+      const entry = doc.paths[o.route!.path]?.[o.route!.method.toLowerCase()];
+      expect(entry?.operationId, `${o.route!.method} ${o.route!.path}`).toBe(o.name);
+      // What the gateway sets itself (a header's value, its time-out) is not the caller's to send.
+      expect(JSON.stringify(entry.requestBody ?? {})).not.toMatch(/timeoutMs|"mandate"/);
+    }
+  });
+
+  it('drops members the gateway sets from the body: a caller cannot choose the settlement time-out', async () => {
+    const { key } = await mintKey(base);
+    const r = await call(base, 'POST', '/handoffs/ho_none/complete', { key, body: { outcome: 'completed', credential: 'notary', timeoutMs: 1 } });
+    expect(r.status).toBe(404); // reached commerce with the gateway's time-out, not a 400 for timeoutMs=1
+    expect(r.json.value.code).toBe('handoff-not-found');
+  });
+
+  it('refuses a bad body at the gateway with the problems listed, before any bus hop', async () => {
+    const { key } = await mintKey(base);
+    const r = await call(base, 'POST', '/connections', { key, body: { kind: 'fax', system: '', credential: 'c' } });
+    expect(r.status).toBe(400);
+    expect(r.json.value.problems.map((p: { field: string }) => p.field).sort()).toEqual(['kind', 'system']);
+  });
+});
