@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capabilities } from '@vcs/contract';
 import {
-  BusError, MemoryBus, NatsBus, call, createLogger, framedReply, createMemoryKv, createPgDb, migrate, startPillar, systemClock, unframeReply,
+  BusError, MemoryBus, NatsBus, call, createLogger, framedReply, platformMigrations, createMemoryKv, createPgDb, migrate, startPillar, systemClock, unframeReply,
   type Bus, type CallContext, type Db, type Stoppable,
 } from '@vcs/platform';
 import { allPillars } from '@vcs/embedded';
@@ -24,7 +24,7 @@ describe.runIf(distributedEnv())('pillar reply protocol (real NATS and Postgres)
     stores = await freshStores();
     bus = await NatsBus.connect(stores.NATS_URL!, 'protocol-test', stores.NATS_NAMESPACE);
     db = createPgDb(stores.DATABASE_URL!);
-    await migrate(db);
+    await migrate(db, [platformMigrations, ...allPillars.flatMap((p) => (p.migrations ? [p.migrations] : []))]);
     pillar = await startPillar(servicesPillar, { bus, db, kv: createMemoryKv(), clock: systemClock }, createLogger('test', 'silent'));
   });
   afterAll(async () => {

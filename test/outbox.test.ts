@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, createPgliteDb, type Db, enc, migrate, MemoryBus, OutboxRelay, writeEvents, type EventDelivery } from '@vcs/platform';
+import { createLogger, createPgliteDb, type Db, enc, migrate, MemoryBus, platformMigrations, OutboxRelay, writeEvents, type EventDelivery } from '@vcs/platform';
 
 /** A bus whose publishes fail while `down`, as NATS being unreachable. */
 class FlakyBus extends MemoryBus {
@@ -12,7 +12,7 @@ class FlakyBus extends MemoryBus {
 
 describe('outbox relay', () => {
   let db: Db;
-  beforeAll(async () => { db = await createPgliteDb('memory://'); await migrate(db); });
+  beforeAll(async () => { db = await createPgliteDb('memory://'); await migrate(db, [platformMigrations]); });
   afterAll(async () => { await db?.close(); });
 
   it('keeps events written while the bus is down and delivers each once when it is back', async () => {

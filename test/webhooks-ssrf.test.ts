@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger, parseSettings } from '@vcs/platform';
+import { embeddedConfig, startEmbedded } from '@vcs/embedded';
 import { call, mintKey, modes, startHarness, type Harness } from './support/harness.ts';
 
 // Registration refuses what delivery would refuse, in every notation (register is offer-gated: Accept-Price settles it).
-const register = (h: Harness, key: string, url: string) =>
+const register = (h: Pick<Harness, 'baseUrl'>, key: string, url: string) =>
   call(h.baseUrl, 'POST', '/webhooks/register', { key, body: { url }, headers: { 'accept-price': '1000.00 USD' } });
 
 const FORBIDDEN = [
@@ -35,8 +37,13 @@ describe.each(modes())('webhook targets are refused at registration (%s)', (mode
     const expected = mode === 'distributed' ? 400 : 200; // the embedded harness listens on 127.0.0.1
     expect((await register(h, key, 'http://[::127.0.0.1]:9/hook')).status).toBe(expected);
     if (mode === 'embedded') {
-      process.env.HOST = '0.0.0.0'; // what the embedded process listens on: read where the policy is decided
-      try { expect((await register(h, key, 'http://127.0.0.1:9/hook')).status).toBe(400); } finally { delete process.env.HOST; }
+      // The embedded process with HOST=0.0.0.0: its settings, parsed once at start, reach the services pillar.
+      const wide = await startEmbedded({ pgliteDir: 'memory://', log: createLogger('test', 'silent'), settings: parseSettings(embeddedConfig, { HOST: '0.0.0.0' }) });
+      try {
+        const base = await wide.app.listen({ port: 0, host: '127.0.0.1' });
+        const other = await mintKey(base);
+        expect((await register({ baseUrl: base }, other.key, 'http://127.0.0.1:9/hook')).status).toBe(400);
+      } finally { await wide.stop(); }
     }
   });
 });

@@ -48,6 +48,11 @@ export const ops = {
     name: 'keys.mint', subject: 'sys.commerce.keys.mint', pillar: 'commerce', input: z.object({}), idempotent: false, codes: [],
     route: { method: 'POST', path: '/keys', summary: 'Mint an anonymous sandbox key and its account (no body).', key: 'none', answers: 'ApiKeyMinted@1' },
   }),
+  keysLookup: op({
+    // The gateway checks keys through commerce, which owns their table; it caches the row for a few seconds.
+    name: 'keys.lookup', subject: 'sys.commerce.keys.lookup', pillar: 'commerce', idempotent: true, codes: [],
+    input: z.object({ prefix: z.string().min(1).max(100) }),
+  }),
   intentsCreate: op({
     name: 'intents.create', subject: 'sys.commerce.intents.create', pillar: 'commerce', idempotent: false, codes: ['invalid-input'],
     input: z.object({ capability: z.string(), input: z.record(z.string(), z.unknown()), origin }),
@@ -81,6 +86,11 @@ export const ops = {
       timeoutMs,
     }),
     route: { method: 'POST', path: '/handoffs/{handoffId}/complete', summary: 'The credentialed human completes or refuses a handoff.', key: 'required', answers: 'Handoff@1' },
+  }),
+  dealsForVin: op({
+    // The VIN record shows the deals on a car; workflows owns them.
+    name: 'deals.forVin', subject: 'sys.workflows.deals.forVin', pillar: 'workflows', idempotent: true, codes: [],
+    input: z.object({ vin: z.string().min(1).max(17) }),
   }),
   dealsOpen: op({
     name: 'deals.create', subject: 'sys.workflows.deals.open', pillar: 'workflows', idempotent: false, codes: ['invalid-input'], input: buyDealRequest,

@@ -3,7 +3,11 @@ import { z } from 'zod';
 
 /** A whole number from a setting; an empty value is a mistake, not zero (`PORT=` used to pick a random port). */
 const int = (min: number, max: number) => z.string().trim().regex(/^-?\d+$/, 'expected a whole number').transform(Number).pipe(z.number().int().min(min).max(max));
-export const setting = { int };
+/** `true` or `false`, nothing else (a typo is a mistake, not "off"). */
+const bool = z.enum(['true', 'false'], { message: 'expected true or false' }).transform((v) => v === 'true');
+/** A decimal number such as 0.1. */
+const decimal = (min: number, max: number) => z.string().trim().regex(/^\d+(\.\d+)?$/, 'expected a number such as 0.1').transform(Number).pipe(z.number().min(min).max(max));
+export const setting = { int, bool, decimal };
 
 /** Settings every process reads. Each service extends this with its own. */
 export const baseConfig = z.object({
@@ -29,18 +33,26 @@ export const listenHost = z.string().refine((h) => isIP(h) !== 0 || /^[A-Za-z0-9
 /** Thrown for a wrong setting found after parsing (a value only a service can judge); exits 78 with one line. */
 export class ConfigError extends Error { override name = 'ConfigError'; }
 
+/** Parse settings, or throw a ConfigError whose message is the one line naming the first wrong one. */
+export function parseSettings<S extends z.ZodObject>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
+  const parsed = schema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const name = issue.path.join('.') || '(environment)';
+  throw new ConfigError(`config error: ${name}: ${issue.message} (value: ${JSON.stringify(env[name] ?? null)})`);
+}
+
 /**
- * Parse settings once at start. A wrong or missing setting stops the process with one line naming it.
+ * Parse a process's settings once at start: the one schema of everything it reads. A wrong or missing setting
+ * stops the process with one line naming it.
  */
 export function loadConfig<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
-  const parsed = schema.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const name = issue.path.join('.') || '(environment)';
-    process.stderr.write(`config error: ${name}: ${issue.message} (value: ${JSON.stringify(env[name] ?? null)})\n`);
+  try {
+    return parseSettings(schema, env);
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n`);
     process.exit(78); // EX_CONFIG
   }
-  return parsed.data;
 }
 
 /** Distributed needs all three servers; naming the missing ones beats guessing at half a setup. */

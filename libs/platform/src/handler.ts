@@ -28,6 +28,8 @@ export interface Services {
   log: Logger;
   /** `name@version` of the answering service, for provenance. */
   source: string;
+  /** This process's settings, parsed once at start (the base settings and the pillar's own `settings` schema). */
+  settings: Readonly<Record<string, unknown>>;
 }
 
 export interface HandlerTools extends Services {

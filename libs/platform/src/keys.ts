@@ -1,6 +1,4 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { newId } from '@vcs/contract';
-import type { Queryable } from './store/db.ts';
 
 /**
  * A key is `vcs_<env>_<lookup>_<secret>`: `vcs_<env>_<lookup>` is its visible, non-secret prefix
@@ -39,28 +37,3 @@ export interface KeyRow {
   created_at: Date; last_rotated_at: Date | null; expires_at: Date | null; revoked_at: Date | null;
 }
 
-/** Insert a new key for an account (creating the account when `accountId` is null). Returns the secret once. */
-export async function insertKey(
-  q: Queryable,
-  opts: { environment: Environment; accountId?: string | null; trustTier?: string; scopes?: string[]; now: Date },
-): Promise<{ key: string; row: KeyRow }> {
-  let accountId = opts.accountId ?? null;
-  if (!accountId) {
-    accountId = newId('account');
-    await q.query('insert into accounts(id, environment, trust_tier, created_at) values ($1,$2,$3,$4)', [accountId, opts.environment, opts.trustTier ?? 'anonymous', opts.now]);
-  }
-  const { key, prefix, hash } = generateKey(opts.environment);
-  const { rows } = await q.query<KeyRow>(
-    `insert into api_keys(id, account_id, prefix, secret_hash, scopes, trust_tier, created_at)
-     values ($1,$2,$3,$4,$5,$6,$7) returning *`,
-    [newId('apiKey'), accountId, prefix, hash, opts.scopes ?? ['read', 'act'], opts.trustTier ?? 'anonymous', opts.now],
-  );
-  return { key, row: rows[0]! };
-}
-
-export async function findKeyByPrefix(q: Queryable, prefix: string): Promise<KeyRow | null> {
-  const { rows } = await q.query<KeyRow>('select * from api_keys where prefix = $1', [prefix]);
-  const r = rows[0];
-  if (!r) return null;
-  return { ...r, secret_hash: Buffer.from(r.secret_hash as any) };
-}

@@ -3,14 +3,16 @@ import type { Pillar } from '@vcs/contract';
 import { NatsBus } from './bus/nats.ts';
 import type { Bus } from './bus/types.ts';
 import { systemClock, type Clock } from './clock.ts';
-import { baseConfig, listenHost, loadConfig, redactUrl, requireDistributed, runMain, setting, type BaseConfig } from './config.ts';
+import { fileURLToPath } from 'node:url';
+import type { z } from 'zod';
+import { baseConfig, listenHost, loadConfig, parseSettings, redactUrl, requireDistributed, runMain, setting, type BaseConfig } from './config.ts';
 import { OutboxRelay } from './events/outbox.ts';
 import type { Services } from './handler.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { metricsRegistry, readiness, watchOutbox } from './metrics.ts';
 import { servePillar, type PillarHandlers } from './runner.ts';
 import { serveOps, type OpsImpl } from './bus/serve.ts';
-import { createPgDb, migrate, StoreUnavailableError, type Db } from './store/db.ts';
+import { createPgDb, migrate, platformMigrations, StoreUnavailableError, type Db, type Migrations } from './store/db.ts';
 import { createRedisKv, type Kv } from './store/kv.ts';
 
 export interface Infra { bus: Bus; db: Db; kv: Kv; clock: Clock }
@@ -26,16 +28,23 @@ export interface PillarDefinition<P extends Pillar = Pillar> {
   ops?: (services: Services) => OpsImpl<P>;
   /** Background work beside request-reply (event consumers, workers); started after the handlers. */
   background?: (services: Services) => Promise<Stoppable[]>;
-  /** Checks the pillar's own settings at start; throws a `config error: NAME: …` line for a wrong one. */
-  checkSettings?: (env: NodeJS.ProcessEnv) => void;
+  /** The settings it reads beyond the base ones, parsed once at start into `services.settings` (README's table lists them all). */
+  settings?: z.ZodObject;
+  /** Its own tables: the folder of its migrations (`<pillar>/migrations`). */
+  migrations?: Migrations;
 }
+
+/** A pillar's migrations folder, beside its `src/`: `ownMigrations('commerce', import.meta.url)`. */
+export const ownMigrations = (owner: string, moduleUrl: string): Migrations => ({ owner, dir: fileURLToPath(new URL('../migrations', moduleUrl)) });
 
 /** Any one pillar's definition (each typed for its own pillar). */
 export type AnyPillarDefinition = { [P in Pillar]: PillarDefinition<P> }[Pillar];
 
 /** Start a pillar on given infrastructure: serve its capabilities and operations, relay its outbox, start its background work. */
-export async function startPillar(def: AnyPillarDefinition, infra: Infra, log: Logger, shared: { relay?: OutboxRelay } = {}): Promise<Stoppable> {
-  const services: Services = { ...infra, log, source: `${def.name}@${def.version}` };
+export async function startPillar(def: AnyPillarDefinition, infra: Infra, log: Logger, shared: { relay?: OutboxRelay; settings?: Record<string, unknown> } = {}): Promise<Stoppable> {
+  // Started on its own (a test, a tool), a pillar parses its settings here, from the environment.
+  const settings = shared.settings ?? parseSettings(baseConfig.extend(def.settings?.shape ?? {}), process.env);
+  const services: Services = { ...infra, log, source: `${def.name}@${def.version}`, settings };
   // Pillars in one process share one store, so they share one relay (the embedded mode passes it).
   const ownRelay = shared.relay ? undefined : new OutboxRelay(infra.db, infra.bus, log).start();
   const relay = shared.relay ?? ownRelay!;
@@ -58,12 +67,12 @@ export async function startPillar(def: AnyPillarDefinition, infra: Infra, log: L
  * for up to STARTUP_TIMEOUT_MS; a server that refuses for good (no such database, a wrong password) fails at once.
  * Either way the error names the server and what to check.
  */
-export async function connectInfra(name: string, cfg: BaseConfig): Promise<Infra> {
+export async function connectInfra(name: string, cfg: BaseConfig, own: Migrations[]): Promise<Infra> {
   const urls = requireDistributed(cfg);
   const db = createPgDb(urls.databaseUrl, cfg.PG_POOL_MAX);
   const until = Date.now() + cfg.STARTUP_TIMEOUT_MS;
   for (;;) {
-    try { await migrate(db); break; } catch (e) {
+    try { await migrate(db, [platformMigrations, ...own]); break; } catch (e) {
       const unreachable = e instanceof StoreUnavailableError;
       if (!unreachable || Date.now() > until) {
         await db.close().catch(() => undefined);
@@ -123,19 +132,20 @@ export function onShutdown(log: Logger, timeoutMs: number, shutdown: () => Promi
   process.once('SIGINT', () => handler('SIGINT'));
 }
 
+/** What a pillar process reads besides its pillar's own settings: the base settings and its health server's. */
+export const pillarProcessConfig = baseConfig.extend({ HEALTH_PORT: setting.int(0, 65535).default(0), HEALTH_HOST: listenHost.default('127.0.0.1') });
+
 /** Entry point of a pillar as its own OS process (distributed mode). */
 export async function runPillarProcess(def: AnyPillarDefinition) {
-  const cfg = loadConfig(baseConfig.extend({ HEALTH_PORT: setting.int(0, 65535).default(0), HEALTH_HOST: listenHost.default('127.0.0.1') }));
-  await runMain(def.name, async () => {
-    def.checkSettings?.(process.env);
-    await startPillarProcess(def, cfg);
-  });
+  // One schema for everything this process reads: the base settings, the health server's, the pillar's own.
+  const cfg = loadConfig(pillarProcessConfig.extend(def.settings?.shape ?? {})) as z.infer<typeof pillarProcessConfig>;
+  await runMain(def.name, () => startPillarProcess(def, cfg));
 }
 
 async function startPillarProcess(def: AnyPillarDefinition, cfg: BaseConfig & { HEALTH_PORT: number; HEALTH_HOST: string }) {
   const log = createLogger(def.name, cfg.LOG_LEVEL);
-  const infra = await connectInfra(def.name, cfg);
-  const pillar = await startPillar(def, infra, log);
+  const infra = await connectInfra(def.name, cfg, def.migrations ? [def.migrations] : []);
+  const pillar = await startPillar(def, infra, log, { settings: cfg });
   const health = cfg.HEALTH_PORT ? healthServer(infra, cfg.HEALTH_PORT, cfg.HEALTH_HOST) : undefined;
   watchOutbox(infra.db);
   log.info({ pillar: def.pillar, pid: process.pid }, 'pillar ready');

@@ -1,14 +1,11 @@
 import { z } from 'zod';
 import { setting } from '@vcs/platform';
 
-const keyConfig = z.object({
+/** The commerce pillar's own settings (README's settings table), parsed once at start into `services.settings`. */
+export const commerceSettings = z.object({
   /** How long a rotated key keeps working beside its successor. */
   KEY_ROTATION_GRACE_SECONDS: setting.int(0, 90 * 86_400).default(86_400),
 });
+export type CommerceSettings = z.infer<typeof commerceSettings>;
 
-/** Read at call time so a process (or test) sets it without a rebuild; a bad value names the setting. */
-export function rotationGraceMs(env: NodeJS.ProcessEnv = process.env): number {
-  const parsed = keyConfig.safeParse(env);
-  if (!parsed.success) throw new Error(`config error: KEY_ROTATION_GRACE_SECONDS: ${parsed.error.issues[0]!.message}`);
-  return parsed.data.KEY_ROTATION_GRACE_SECONDS * 1000;
-}
+export const rotationGraceMs = (settings: Readonly<Record<string, unknown>>) => (settings as CommerceSettings).KEY_ROTATION_GRACE_SECONDS * 1000;

@@ -1,5 +1,5 @@
-import type { PillarDefinition } from '@vcs/platform';
-import { rotationGraceMs } from './config.ts';
+import { ownMigrations, type PillarDefinition } from '@vcs/platform';
+import { commerceSettings } from './config.ts';
 import { commerceOps } from './money/ops.ts';
 import { apiKeyHandlers } from './nouns/apiKey.ts';
 
@@ -12,5 +12,6 @@ export const commercePillar: PillarDefinition<'commerce'> = {
     apiKey: apiKeyHandlers,
   },
   ops: commerceOps,
-  checkSettings: (env) => { rotationGraceMs(env); },
+  settings: commerceSettings,
+  migrations: ownMigrations('commerce', import.meta.url),
 };

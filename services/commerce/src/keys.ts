@@ -1,4 +1,5 @@
-import { insertKey, type Services } from '@vcs/platform';
+import { newId } from '@vcs/contract';
+import { generateKey, type Environment, type KeyRow, type Queryable, type Services } from '@vcs/platform';
 import type { MoneyReply } from './money/common.ts';
 
 /** `keys.mint` (contract ops.ts), behind POST /keys: mint an anonymous sandbox key and its account. */
@@ -13,4 +14,37 @@ export async function mintAnonymousKey(services: Services): Promise<MoneyReply> 
     return minted;
   });
   return { status: 200, answer: { type: 'OK', key, account: row.account_id, keyId: row.id, prefix: row.prefix } };
+}
+
+/** Insert a new key for an account (creating the account when `accountId` is null). Returns the secret once. */
+export async function insertKey(
+  q: Queryable,
+  opts: { environment: Environment; accountId?: string | null; trustTier?: string; scopes?: string[]; now: Date },
+): Promise<{ key: string; row: KeyRow }> {
+  let accountId = opts.accountId ?? null;
+  if (!accountId) {
+    accountId = newId('account');
+    await q.query('insert into accounts(id, environment, trust_tier, created_at) values ($1,$2,$3,$4)', [accountId, opts.environment, opts.trustTier ?? 'anonymous', opts.now]);
+  }
+  const { key, prefix, hash } = generateKey(opts.environment);
+  const { rows } = await q.query<KeyRow>(
+    `insert into api_keys(id, account_id, prefix, secret_hash, scopes, trust_tier, created_at)
+     values ($1,$2,$3,$4,$5,$6,$7) returning *`,
+    [newId('apiKey'), accountId, prefix, hash, opts.scopes ?? ['read', 'act'], opts.trustTier ?? 'anonymous', opts.now],
+  );
+  return { key, row: rows[0]! };
+}
+
+export async function findKeyByPrefix(q: Queryable, prefix: string): Promise<KeyRow | null> {
+  const { rows } = await q.query<KeyRow>('select * from api_keys where prefix = $1', [prefix]);
+  const r = rows[0];
+  if (!r) return null;
+  return { ...r, secret_hash: Buffer.from(r.secret_hash as any) };
+}
+
+/** `keys.lookup`: the key row the gateway checks a presented key against (a hash and its standing, never a secret). */
+export async function lookupKey(services: Services, prefix: string): Promise<MoneyReply> {
+  const row = await findKeyByPrefix(services.db, prefix);
+  if (!row) return { status: 200, answer: { type: 'EMPTY', value: {} } };
+  return { status: 200, answer: { type: 'OK', answers: 'ApiKeyRow@1', value: { ...row, secret_hash: row.secret_hash.toString('hex') } } };
 }

@@ -1,15 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { commercePillar } from '@vcs/commerce';
 import { dataPillar } from '@vcs/data';
-import { buildApp, LIMITS, type RateLimits } from '@vcs/gateway';
+import { buildApp, gatewayConfig, LIMITS, type RateLimits } from '@vcs/gateway';
 import {
-  MemoryBus, OutboxRelay, createMemoryKv, createPgliteDb, migrate, startPillar, systemClock,
+  MemoryBus, OutboxRelay, createMemoryKv, createPgliteDb, migrate, platformMigrations, startPillar, systemClock,
   type Clock, type Infra, type Logger, type AnyPillarDefinition, type Stoppable,
 } from '@vcs/platform';
 import { servicesPillar } from '@vcs/services-pillar';
 import { workflowsPillar } from '@vcs/workflows';
 
 export const allPillars: AnyPillarDefinition[] = [dataPillar, servicesPillar, commercePillar, workflowsPillar];
+
+/** Everything the embedded process reads: the gateway's settings and every pillar's, one schema parsed once. */
+export const embeddedConfig = gatewayConfig.extend(Object.assign({}, ...allPillars.map((p) => p.settings?.shape ?? {}))) as unknown as typeof gatewayConfig;
 
 export interface EmbeddedOptions {
   /** PGlite data directory, or `memory://`. */
@@ -22,16 +25,18 @@ export interface EmbeddedOptions {
   trustProxy?: boolean | number | string[];
   /** Calls a minute per class; defaults from RATE_LIMIT_* in the environment. */
   rateLimits?: RateLimits;
+  /** The parsed `embeddedConfig`; without it (tests) each pillar parses its own settings from the environment. */
+  settings?: Record<string, unknown>;
 }
 
 /** The gateway and all four pillars in one process: in-process bus, PGlite, in-memory stand-in for Redis. */
 export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: FastifyInstance; infra: Infra; stop(): Promise<void> }> {
   const db = await createPgliteDb(opts.pgliteDir);
-  await migrate(db);
+  await migrate(db, [platformMigrations, ...allPillars.flatMap((p) => (p.migrations ? [p.migrations] : []))]);
   const infra: Infra = { bus: new MemoryBus(), db, kv: createMemoryKv(), clock: opts.clock ?? systemClock };
   const relay = new OutboxRelay(db, infra.bus, opts.log.child({ component: 'outbox' })).start();
   const pillars: Stoppable[] = [];
-  for (const p of allPillars) pillars.push(await startPillar(p, infra, opts.log.child({ component: p.name }), { relay }));
+  for (const p of allPillars) pillars.push(await startPillar(p, infra, opts.log.child({ component: p.name }), { relay, settings: opts.settings }));
   const app = await buildApp({
     ...infra, log: opts.log.child({ component: 'gateway' }),
     config: { busTimeoutMs: opts.busTimeoutMs ?? 3000, bodyLimitBytes: opts.bodyLimitBytes ?? LIMITS.bodyBytes, publicBaseUrl: opts.publicBaseUrl, trustProxy: opts.trustProxy, rateLimits: opts.rateLimits },

@@ -1,14 +1,14 @@
-import { closeGracefully, gatewayConfig } from '@vcs/gateway';
+import { closeGracefully, rateLimitsFrom } from '@vcs/gateway';
 import { createLogger, loadConfig, onShutdown, runMain } from '@vcs/platform';
-import { allPillars, startEmbedded } from './index.ts';
+import { embeddedConfig, startEmbedded } from './index.ts';
 
 // `pnpm start`: the whole service in one process, nothing to install. The gateway's settings and every pillar's.
-const cfg = loadConfig(gatewayConfig);
+const cfg = loadConfig(embeddedConfig);
 const log = createLogger('vcs-embedded', cfg.LOG_LEVEL);
 await runMain('vcs-embedded', async () => {
-  for (const p of allPillars) p.checkSettings?.(process.env);
   const svc = await startEmbedded({
     pgliteDir: cfg.PGLITE_DIR, log, busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL, trustProxy: cfg.TRUST_PROXY,
+    rateLimits: rateLimitsFrom(cfg), settings: cfg,
   });
   await svc.app.listen({ port: cfg.PORT, host: cfg.HOST });
   const { port } = svc.app.server.address() as { port: number };

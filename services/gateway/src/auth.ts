@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify';
-import { keyMatches, parseKey, type Db, type Environment } from '@vcs/platform';
+import { keyMatches, parseKey, type Environment } from '@vcs/platform';
 import type { BlockedCode } from '@vcs/contract';
-import { cachedKey } from './keyCache.ts';
+import type { GatewayDeps } from './deps.ts';
+import { cachedKey, KeyCheckUnavailable } from './keyCache.ts';
 
 /** Who is calling: anonymous, a valid key, or a key that was presented but refused (and why). */
 export type Caller =
@@ -21,19 +22,23 @@ export function presentedKey(req: FastifyRequest): string | null {
 // One identification per request: hooks (rate limit, idempotency, meter) and the route share it.
 const memo = new WeakMap<FastifyRequest, Promise<Caller>>();
 
-export function identify(db: Db, req: FastifyRequest, now: Date): Promise<Caller> {
+export function identify(deps: Pick<GatewayDeps, 'bus' | 'clock' | 'config'>, req: FastifyRequest): Promise<Caller> {
   let p = memo.get(req);
-  if (!p) { p = identifyOnce(db, req, now); memo.set(req, p); p.catch(() => memo.delete(req)); }
+  if (!p) { p = identifyOnce(deps, req, deps.clock.now()); memo.set(req, p); p.catch(() => memo.delete(req)); }
   return p;
 }
 
-async function identifyOnce(db: Db, req: FastifyRequest, now: Date): Promise<Caller> {
+async function identifyOnce(deps: Pick<GatewayDeps, 'bus' | 'config'>, req: FastifyRequest, now: Date): Promise<Caller> {
   const key = presentedKey(req);
   if (!key) return { kind: 'anonymous', environment: 'sandbox' };
   const parsed = parseKey(key);
   // Messages never echo the presented key: an error text is not a place for a secret.
   if (!parsed) return { kind: 'refused', code: 'key-unknown', message: 'the key is not a key this service issued; mint one with POST /keys', environment: 'sandbox' };
-  const row = await cachedKey(db, parsed.prefix);
+  let row;
+  try { row = await cachedKey(deps.bus, parsed.prefix, now.getTime(), req.id, deps.config.busTimeoutMs); } catch (e) {
+    if (!(e instanceof KeyCheckUnavailable)) throw e;
+    return { kind: 'refused', code: 'pillar-unavailable', message: 'the commerce pillar, which checks keys, is not answering; retry shortly', environment: 'sandbox' };
+  }
   if (!row || !keyMatches(key, row.secret_hash)) return { kind: 'refused', code: 'key-unknown', message: 'no such key; mint one with POST /keys', environment: 'sandbox' };
   if (row.status === 'revoked') return { kind: 'refused', code: 'key-revoked', message: 'this key was revoked; mint a new one with POST /keys', environment: 'sandbox' };
   if (row.status === 'superseded' && (!row.grace_until || new Date(row.grace_until) <= now)) {

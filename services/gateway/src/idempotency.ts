@@ -39,7 +39,7 @@ export function registerIdempotency(app: FastifyInstance, deps: GatewayDeps) {
     if (typeof header !== 'string' || header.length < 1 || header.length > 255) {
       return sendBlocked(reply, 'invalid-input', 'Idempotency-Key must be one value of 1 to 255 characters (a UUID is a good choice)');
     }
-    const caller = await identify(deps.db, req, deps.clock.now());
+    const caller = await identify(deps, req);
     const scope = caller.kind === 'key' ? `acct:${caller.account}` : `ip:${req.ip}`;
     const kvKey = `idem:${scope}:${sha(header)}`;
     const fp = sha(`${req.method} ${req.url}\n${canonical(req.body ?? {})}`);

@@ -72,7 +72,7 @@ export function registerMeter(app: FastifyInstance, deps: GatewayDeps, meter: Me
     const capability = capabilityOf(req)?.name;
     // Anonymous calls are not metered; rate-limited calls and idempotent replays did not run.
     if (!capability || !presentedKey(req) || reply.statusCode === 429 || reply.getHeader('idempotent-replayed')) return;
-    identify(deps.db, req, deps.clock.now()).then((caller) => {
+    identify(deps, req).then((caller) => {
       if (caller.kind === 'key') meter.count(caller.account, capability, charged.get(req) ?? 0);
     }, () => undefined);
   }, servesCapability);

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { setting } from '@vcs/platform';
+import { parseSettings, setting } from '@vcs/platform';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { identify } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
@@ -16,10 +16,8 @@ export const rateLimitEnv = z.object({
 });
 export type RateLimits = { sandbox: number; live: number; anonymous: number; mint: number };
 
-export function rateLimitsFrom(env: NodeJS.ProcessEnv = process.env): RateLimits {
-  const parsed = rateLimitEnv.safeParse(env);
-  if (!parsed.success) throw new Error(`config error: ${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}`);
-  const c = parsed.data;
+/** The limits from the parsed settings (or, for an app built without them, from the environment). */
+export function rateLimitsFrom(c: z.infer<typeof rateLimitEnv> = parseSettings(rateLimitEnv, process.env)): RateLimits {
   return { sandbox: c.RATE_LIMIT_SANDBOX_PER_MIN, live: c.RATE_LIMIT_LIVE_PER_MIN, anonymous: c.RATE_LIMIT_ANON_PER_MIN, mint: c.RATE_LIMIT_MINT_PER_MIN };
 }
 
@@ -126,7 +124,7 @@ const UNLIMITED = new Set(['/healthz', '/readyz', '/metrics']);
 
 async function classify(req: FastifyRequest, deps: GatewayDeps): Promise<{ cls: LimitClass; id: string }> {
   if (req.method === 'POST' && req.routeOptions.url === '/keys') return { cls: 'mint', id: req.ip };
-  const caller = await identify(deps.db, req, deps.clock.now());
+  const caller = await identify(deps, req);
   if (caller.kind === 'key') return { cls: caller.environment === 'live' ? 'live' : 'sandbox', id: caller.keyId };
   return { cls: 'anonymous', id: req.ip };
 }

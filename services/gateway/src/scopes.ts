@@ -20,7 +20,7 @@ export function registerScopeCheck(app: FastifyInstance, deps: GatewayDeps) {
     const c = capabilityOf(req);
     const needed = c && scopeNeeded(c);
     if (!needed || !presentedKey(req)) return;
-    const caller = await identify(deps.db, req, deps.clock.now());
+    const caller = await identify(deps, req);
     if (caller.kind !== 'key' || caller.scopes.includes(needed)) return;
     return sendBlocked(reply, 'forbidden', `${c.name} needs the "${needed}" scope and this key holds [${caller.scopes.join(', ')}]; use a key with that scope (POST /api-keys/mint)`, { capability: c.name, scopes: caller.scopes, needed });
   }, servesCapability);

@@ -1,4 +1,4 @@
-import type { PillarDefinition } from '@vcs/platform';
+import { ownMigrations, type PillarDefinition } from '@vcs/platform';
 import { frameInspectionHandlers } from './nouns/frameInspection.ts';
 import { poaHandlers } from './nouns/poa.ts';
 import { signingHandlers } from './nouns/signing.ts';
@@ -7,8 +7,8 @@ import { transportHandlers } from './nouns/transport.ts';
 import { webhookHandlers } from './nouns/webhook.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
 import { connectionOps, startActivation } from './activation/queue.ts';
-import { connectionKey } from './activation/crypto.ts';
-import { deliveryConfig } from './webhooks/config.ts';
+import { connectionSettings } from './activation/crypto.ts';
+import { webhookSettings } from './webhooks/config.ts';
 
 /** The Services pillar: work dispatched to people and partners. */
 export const servicesPillar: PillarDefinition<'services'> = {
@@ -26,5 +26,6 @@ export const servicesPillar: PillarDefinition<'services'> = {
   ops: connectionOps,
   /** The webhook delivery worker (fan-out + sender) and the activation queue (submissions + demand ranking). */
   background: async (services) => [...(await startWebhookWorker(services)), ...(await startActivation(services))],
-  checkSettings: (env) => { connectionKey(env); deliveryConfig(env); },
+  settings: webhookSettings.extend(connectionSettings.shape),
+  migrations: ownMigrations('services', import.meta.url),
 };

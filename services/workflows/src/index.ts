@@ -1,4 +1,4 @@
-import type { PillarDefinition } from '@vcs/platform';
+import { ownMigrations, type PillarDefinition } from '@vcs/platform';
 import { dealEventHandler } from './buy/events.ts';
 import { DealMachine } from './buy/machine.ts';
 import { dealOps } from './buy/serve.ts';
@@ -9,6 +9,7 @@ export const workflowsPillar: PillarDefinition<'workflows'> = {
   pillar: 'workflows',
   name: 'workflows',
   version: '0.1.0',
+  migrations: ownMigrations('workflows', import.meta.url),
   handlers: {
     deal: dealHandlers,
   },

@@ -83,22 +83,34 @@ export async function createPgliteDb(dir: string): Promise<Db> {
   return createPgliteThreadDb(dir);
 }
 
-const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
+/** A schema's owner and the folder of its `NNN_name.sql` files: the platform's own tables, and each pillar's. */
+export interface Migrations { owner: string; dir: string }
+export const platformMigrations: Migrations = { owner: 'platform', dir: join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations') };
 
-/** Apply `migrations/NNN_name.sql` in order, once each; replicas racing at start take turns on an advisory lock. */
-export async function migrate(db: Db): Promise<string[]> {
-  const files = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+/**
+ * Apply each owner's migrations in order, once each, recorded as `<owner>/<file>`; replicas racing at start take
+ * turns on an advisory lock. A file whose first line says `-- replaces: <file>` took over a migration of the
+ * single folder we had before each pillar owned its tables: on a database where that one ran, it is only recorded.
+ */
+export async function migrate(db: Db, sets: Migrations[]): Promise<string[]> {
   const applied: string[] = [];
   await db.tx(async (q) => {
     await q.query('select pg_advisory_xact_lock(724001)');
     await q.query('create table if not exists schema_migrations (version text primary key, applied_at timestamptz not null default now())');
     const done = new Set((await q.query<{ version: string }>('select version from schema_migrations')).rows.map((r) => r.version));
-    for (const f of files) {
-      if (done.has(f)) continue;
-      const script = readFileSync(join(MIGRATIONS_DIR, f), 'utf8');
-      if (q.exec) await q.exec(script); else await q.query(script);
-      await q.query('insert into schema_migrations(version) values ($1)', [f]);
-      applied.push(f);
+    for (const { owner, dir } of sets) {
+      for (const f of readdirSync(dir).filter((x) => /^\d{3}_.+\.sql$/.test(x)).sort()) {
+        const version = `${owner}/${f}`;
+        if (done.has(version)) continue;
+        const script = readFileSync(join(dir, f), 'utf8');
+        const replaces = /^-- replaces: (\S+)/.exec(script)?.[1];
+        if (!replaces || !done.has(replaces)) {
+          if (q.exec) await q.exec(script); else await q.query(script);
+          applied.push(version);
+        }
+        await q.query('insert into schema_migrations(version) values ($1)', [version]);
+        done.add(version);
+      }
     }
   });
   return applied;

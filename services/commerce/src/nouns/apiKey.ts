@@ -1,5 +1,6 @@
 import type { apiKey } from '@vcs/contract';
-import { insertKey, ok, refuse, type KeyRow, type NounHandlers, type Queryable } from '@vcs/platform';
+import { ok, refuse, type KeyRow, type NounHandlers, type Queryable } from '@vcs/platform';
+import { insertKey } from '../keys.ts';
 import { rotationGraceMs } from '../config.ts';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
@@ -58,12 +59,12 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey> = {
     return ok({ ...keyRecord(row), secretOnce: key }, { eventData: { ...NO_SECRET, by: me.id } });
   },
 
-  async rotate(_input, { tx, ctx, clock }) {
+  async rotate(_input, { tx, ctx, clock, settings }) {
     const me = await callingKey(tx, ctx.keyId, ctx.account);
     if (!me) return noKey();
     if (me.status !== 'active') return refuse('forbidden', `this key is ${me.status} and cannot be rotated again; rotate its successor ${me.superseded_by ?? ''}`.trim(), { status: me.status });
     const now = clock.now();
-    const graceUntil = new Date(now.getTime() + rotationGraceMs());
+    const graceUntil = new Date(now.getTime() + rotationGraceMs(settings));
     const { key, row } = await insertKey(tx, { environment: ctx.environment, accountId: me.account_id, trustTier: me.trust_tier, scopes: me.scopes, now });
     const successor = await update(tx, row.id, 'mandate_binding = $2, last_rotated_at = $3', [me.mandate_binding, now]);
     const old = await update(tx, me.id, `status = 'superseded', superseded_by = $2, grace_until = $3, last_rotated_at = $4`, [successor.id, graceUntil, now]);

@@ -1,4 +1,6 @@
-import type { Db } from '@vcs/platform';
+import { ops } from '@vcs/contract';
+import { callOp, type Db } from '@vcs/platform';
+import type { GatewayDeps } from '../deps.ts';
 
 export interface Fact { noun: string; capability: string; answer: string; value: unknown; postedAt: string }
 export interface DealRow { id: string; workflow: string; state: string; checklist: unknown; createdAt: string; updatedAt: string }
@@ -15,7 +17,9 @@ export async function factsFor(db: Db, vin: string, noun?: string): Promise<Fact
   return rows.map((r) => ({ noun: r.noun, capability: r.capability, answer: r.answer, value: typeof r.value === 'string' ? JSON.parse(r.value) : r.value, postedAt: iso(r.posted_at) }));
 }
 
-export async function dealsFor(db: Db, vin: string): Promise<DealRow[]> {
-  const { rows } = await db.query<any>('select id, workflow, state, checklist, created_at, updated_at from deals where vin = $1 order by created_at, id', [vin]);
-  return rows.map((r) => ({ id: r.id, workflow: r.workflow, state: r.state, checklist: typeof r.checklist === 'string' ? JSON.parse(r.checklist) : r.checklist, createdAt: iso(r.created_at), updatedAt: iso(r.updated_at) }));
+/** The deals on a car, from the workflows pillar that owns them; none while it is not answering (the record still shows the facts). */
+export async function dealsFor(deps: Pick<GatewayDeps, 'bus' | 'config'>, vin: string, requestId: string): Promise<DealRow[]> {
+  const ctx = { requestId, account: null, keyId: null, environment: 'sandbox' as const, trigger: null, settled: false };
+  const r = await callOp(deps.bus, ops.dealsForVin, { vin }, ctx, deps.config.busTimeoutMs);
+  return r.status === 200 ? ((r.answer.value as { deals: DealRow[] }).deals ?? []) : [];
 }

@@ -46,7 +46,7 @@ export function lensSections(l: Lens): Section[] {
 
 /** Everything posted for a VIN. */
 export async function recordData(deps: GatewayDeps, vin: string, requestId: string) {
-  const [facts, deals, decoded] = await Promise.all([factsFor(deps.db, vin), dealsFor(deps.db, vin), decodeOf(deps, vin, requestId)]);
+  const [facts, deals, decoded] = await Promise.all([factsFor(deps.db, vin), dealsFor(deps, vin, requestId), decodeOf(deps, vin, requestId)]);
   // The data pillar unreachable: the record still shows what is posted, and says the decode is missing.
   const decode = decoded?.decode ?? { vin, year: null, make: null, model: null, unavailable: 'the data pillar did not answer; retry for the decode' };
   const provenance = decoded?.provenance ?? { simulated: true, environment: 'sandbox', source: 'none', real: [], simulatedFields: [] };

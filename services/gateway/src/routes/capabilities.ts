@@ -30,7 +30,7 @@ export async function capabilityRoutes(app: FastifyInstance, deps: GatewayDeps) 
         if (!parsed.success) {
           return sendBlocked(reply, 'invalid-input', `the input to ${c.name} is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues, where), capability: c.name });
         }
-        const caller = await identify(deps.db, req, deps.clock.now());
+        const caller = await identify(deps, req);
         if (caller.kind === 'refused') {
           // A key is never a lockout for free faces: a bad key on a gate-none capability only earns a warning.
           if (c.gate === 'none') reply.header('warning', `199 - "${caller.code}: ${caller.message}"`);

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { findKeyByPrefix } from '@vcs/platform';
 import { identify } from '../auth.ts';
+import { lookupKey } from '../keyCache.ts';
 import type { GatewayDeps } from '../deps.ts';
 import type { Meter } from '../meter.ts';
 import { sendBlocked } from '../reply.ts';
@@ -10,13 +10,14 @@ const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 /** GET /keys/me: the calling key's record and its account's usage so far. Never the secret. */
 export async function keysMeRoute(app: FastifyInstance, deps: GatewayDeps, meter: Meter) {
   app.get('/keys/me', async (req, reply) => {
-    const caller = await identify(deps.db, req, deps.clock.now());
+    const caller = await identify(deps, req);
     if (caller.kind === 'refused') return sendBlocked(reply, caller.code, caller.message, { mint: { method: 'POST', path: '/keys' } });
     if (caller.kind === 'anonymous') {
       return sendBlocked(reply, 'key-required', 'GET /keys/me introspects the calling key: send Authorization: Bearer <key> (or X-Api-Key). Mint one with POST /keys', { mint: { method: 'POST', path: '/keys' } });
     }
     // Read the row fresh (not the gateway cache): introspection must show a rotation or scoping at once.
-    const row = (await findKeyByPrefix(deps.db, caller.prefix))!;
+    const row = await lookupKey(deps.bus, caller.prefix, req.id, deps.config.busTimeoutMs).catch(() => null);
+    if (!row) return sendBlocked(reply, 'pillar-unavailable', 'the commerce pillar, which holds keys, is not answering; retry shortly', { pillar: 'commerce' });
     return reply.code(200).send({
       type: 'OK',
       id: row.id, prefix: row.prefix, account: row.account_id, environment: caller.environment,

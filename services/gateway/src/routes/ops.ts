@@ -36,7 +36,7 @@ function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOpt
       for (const p of params) if (refuseMalformedId(reply, idKinds[p], path[p]!)) return reply;
       let ctx: CallContext = { requestId: req.id, account: null, keyId: null, environment: 'sandbox', trigger: null, settled: false };
       if (route.key !== 'none') {
-        const caller = await identify(deps.db, req, deps.clock.now());
+        const caller = await identify(deps, req);
         if (caller.kind === 'refused') return sendBlocked(reply, caller.code, caller.message, MINT);
         if (caller.kind === 'anonymous' && route.key === 'required') {
           return sendBlocked(reply, 'key-required', `${op.name} needs a key: send Authorization: Bearer <key> (or X-Api-Key). Mint one, free and anonymous, with POST /keys`, MINT);

@@ -1,14 +1,18 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { z } from 'zod';
 
 /** Dev-only default, used when CONNECTION_ENCRYPTION_KEY is unset (embedded mode); set a real key anywhere else. */
 const DEV_ONLY_SEED = 'vcs-dev-only-connection-encryption-key';
 
-export function connectionKey(env = process.env): Buffer {
-  const raw = env.CONNECTION_ENCRYPTION_KEY;
-  if (!raw) return createHash('sha256').update(DEV_ONLY_SEED).digest();
-  const b = Buffer.from(raw, 'base64');
-  if (b.length !== 32) throw new Error(`config error: CONNECTION_ENCRYPTION_KEY: expected 32 bytes, base64-encoded (openssl rand -base64 32); got ${b.length} bytes`);
-  return b;
+/** CONNECTION_ENCRYPTION_KEY: 32 bytes, base64 (`openssl rand -base64 32`); unset, the dev-only key. */
+export const connectionSettings = z.object({
+  CONNECTION_ENCRYPTION_KEY: z.string().optional().refine((raw) => raw === undefined || Buffer.from(raw, 'base64').length === 32,
+    'expected 32 bytes, base64-encoded (openssl rand -base64 32)'),
+});
+
+export function connectionKey(settings: Readonly<Record<string, unknown>>): Buffer {
+  const raw = (settings as z.infer<typeof connectionSettings>).CONNECTION_ENCRYPTION_KEY;
+  return raw ? Buffer.from(raw, 'base64') : createHash('sha256').update(DEV_ONLY_SEED).digest();
 }
 
 /** AES-256-GCM with a fresh 12-byte IV per credential; the tag authenticates it. */

@@ -58,7 +58,7 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
     }
     if (!t.ctx.account) return { kind: 'BLOCKED', code: 'key-required', message: 'registering a real endpoint needs a key: mint one with POST /keys and send it as Authorization: Bearer <key>' };
     // Refused at registration (and again at every connection: guardedLookup), in every notation of an address.
-    const cfg = deliveryConfig(process.env, { embedded: t.bus.kind === 'memory' });
+    const cfg = deliveryConfig(t.settings, { embedded: t.bus.kind === 'memory' });
     const refusal = input.url ? await targetRefusal(input.url, { allowPrivate: cfg.allowPrivateTargets, allowLoopback: cfg.allowLoopbackTargets }) : null;
     if (refusal) {
       return { kind: 'BLOCKED', code: 'invalid-input', message: `webhook endpoints must be reachable public addresses: ${refusal}`,
@@ -67,7 +67,7 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
     const secret = newSecret();
     if (input.endpointId) {
       // Rotation: the old secret keeps signing beside the new one for the grace period.
-      const graceUntil = new Date(t.clock.now().getTime() + deliveryConfig().rotationGraceMs).toISOString();
+      const graceUntil = new Date(t.clock.now().getTime() + deliveryConfig(t.settings).rotationGraceMs).toISOString();
       const { rows } = await t.tx.query<EndpointRow>(
         `update webhook_endpoints set previous_secret = secret, previous_until = $3, secret = $4, url = coalesce($5, url), description = coalesce($6, description),
            status = 'active', disabled_reason = null, failing_since = null

@@ -1,4 +1,6 @@
 import ipaddr from 'ipaddr.js';
+import { z } from 'zod';
+import { setting } from '@vcs/platform';
 
 /**
  * Delivery settings, read from the environment once when the worker starts (both modes: the embedded
@@ -30,13 +32,29 @@ export interface DeliveryConfig {
 const h = 3_600_000;
 export const STANDARD_SCHEDULE_MS = [0, 5_000, 300_000, 1_800_000, 2 * h, 5 * h, 10 * h, 14 * h, 20 * h, 24 * h];
 
-function num(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`config error: ${name}: expected a non-negative number, got "${raw}"`);
-  return n;
-}
+const ms = setting.int(0, 2 ** 31 - 1);
+/** Comma-separated milliseconds, one delay per attempt. */
+const schedule = z.string().trim().transform((raw, ctx) => {
+  const list = raw.split(',').map((x) => Number(x.trim()));
+  if (!list.length || list.some((x) => !Number.isInteger(x) || x < 0)) ctx.addIssue({ code: 'custom', message: 'expected comma-separated whole milliseconds, such as 0,5000,300000' });
+  return list;
+});
+
+/** The webhook delivery settings (README's table and docs/webhooks.md), parsed once at start into `services.settings`. */
+export const webhookSettings = z.object({
+  WEBHOOK_RETRY_SCHEDULE_MS: schedule.optional(),
+  WEBHOOK_RETRY_JITTER: setting.decimal(0, 1).default(0.1),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: setting.bool.default(false),
+  WEBHOOK_ALLOW_LOOPBACK_TARGETS: setting.bool.optional(),
+  WEBHOOK_TIMEOUT_MS: ms.default(10_000),
+  WEBHOOK_RESPONSE_CAP_BYTES: setting.int(0, 1 << 20).default(4_096),
+  WEBHOOK_DISABLE_AFTER_MS: ms.default(5 * 24 * h),
+  WEBHOOK_ROTATION_GRACE_MS: ms.default(24 * h),
+  WEBHOOK_ENDPOINT_CONCURRENCY: setting.int(1, 1000).default(4),
+  WEBHOOK_POOL_SIZE: setting.int(1, 10_000).default(64),
+  WEBHOOK_POLL_MS: setting.int(10, 600_000).default(200),
+});
+export type WebhookSettings = z.infer<typeof webhookSettings>;
 
 /** The embedded process listens where HOST says (127.0.0.1 unless set): is that this machine only? */
 function listensOnLoopback(host = '127.0.0.1'): boolean {
@@ -44,24 +62,21 @@ function listensOnLoopback(host = '127.0.0.1'): boolean {
   return h === 'localhost' || (ipaddr.isValid(h) && ipaddr.parse(h).range() === 'loopback');
 }
 
-export function deliveryConfig(env = process.env, opts: { embedded?: boolean } = {}): DeliveryConfig {
-  const raw = env.WEBHOOK_RETRY_SCHEDULE_MS;
-  const scheduleMs = raw ? raw.split(',').map((x) => Number(x.trim())) : STANDARD_SCHEDULE_MS;
-  if (!scheduleMs.length || scheduleMs.some((x) => !Number.isFinite(x) || x < 0)) {
-    throw new Error(`config error: WEBHOOK_RETRY_SCHEDULE_MS: expected comma-separated milliseconds, got "${raw}"`);
-  }
+/** Delivery settings from the parsed ones; `HOST` is the embedded process's listening address, when there is one. */
+export function deliveryConfig(settings: Readonly<Record<string, unknown>>, opts: { embedded?: boolean } = {}): DeliveryConfig {
+  const s = settings as WebhookSettings & { HOST?: string };
   return {
-    scheduleMs,
-    jitter: num(env, 'WEBHOOK_RETRY_JITTER', 0.1),
-    allowPrivateTargets: env.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
-    allowLoopbackTargets: env.WEBHOOK_ALLOW_LOOPBACK_TARGETS ? env.WEBHOOK_ALLOW_LOOPBACK_TARGETS === 'true' : opts.embedded === true && listensOnLoopback(env.HOST),
-    timeoutMs: num(env, 'WEBHOOK_TIMEOUT_MS', 10_000),
-    responseCapBytes: num(env, 'WEBHOOK_RESPONSE_CAP_BYTES', 4_096),
-    disableAfterMs: num(env, 'WEBHOOK_DISABLE_AFTER_MS', 5 * 24 * h),
-    rotationGraceMs: num(env, 'WEBHOOK_ROTATION_GRACE_MS', 24 * h),
-    perEndpointConcurrency: num(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 4),
-    poolSize: num(env, 'WEBHOOK_POOL_SIZE', 64),
-    pollMs: num(env, 'WEBHOOK_POLL_MS', 200),
+    scheduleMs: s.WEBHOOK_RETRY_SCHEDULE_MS ?? STANDARD_SCHEDULE_MS,
+    jitter: s.WEBHOOK_RETRY_JITTER,
+    allowPrivateTargets: s.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+    allowLoopbackTargets: s.WEBHOOK_ALLOW_LOOPBACK_TARGETS ?? (opts.embedded === true && listensOnLoopback(s.HOST)),
+    timeoutMs: s.WEBHOOK_TIMEOUT_MS,
+    responseCapBytes: s.WEBHOOK_RESPONSE_CAP_BYTES,
+    disableAfterMs: s.WEBHOOK_DISABLE_AFTER_MS,
+    rotationGraceMs: s.WEBHOOK_ROTATION_GRACE_MS,
+    perEndpointConcurrency: s.WEBHOOK_ENDPOINT_CONCURRENCY,
+    poolSize: s.WEBHOOK_POOL_SIZE,
+    pollMs: s.WEBHOOK_POLL_MS,
   };
 }
 

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { deliveryConfig, nextDelayMs, STANDARD_SCHEDULE_MS } from './config.ts';
+import { z } from 'zod';
+import { parseSettings } from '@vcs/platform';
+import { deliveryConfig, nextDelayMs, STANDARD_SCHEDULE_MS, webhookSettings } from './config.ts';
+
+const settings = (env: Record<string, string>) => parseSettings(webhookSettings.extend({ HOST: z.string().optional() }), env);
 import { patternMatches } from './match.ts';
 import { postDelivery } from './post.ts';
 import { newSecret, signatureHeader } from './signature.ts';
@@ -50,24 +54,24 @@ describe('webhook delivery rules', () => {
   });
 
   it('allows loopback targets by default only in the embedded mode', () => {
-    expect(deliveryConfig({}).allowLoopbackTargets).toBe(false);
-    expect(deliveryConfig({}, { embedded: true }).allowLoopbackTargets).toBe(true);
-    expect(deliveryConfig({ HOST: '::1' }, { embedded: true }).allowLoopbackTargets).toBe(true);
+    expect(deliveryConfig(settings({})).allowLoopbackTargets).toBe(false);
+    expect(deliveryConfig(settings({}), { embedded: true }).allowLoopbackTargets).toBe(true);
+    expect(deliveryConfig(settings({ HOST: '::1' }), { embedded: true }).allowLoopbackTargets).toBe(true);
     // Listening beyond this machine, loopback targets would let any caller reach the machine's own services.
-    expect(deliveryConfig({ HOST: '0.0.0.0' }, { embedded: true }).allowLoopbackTargets).toBe(false);
-    expect(deliveryConfig({ HOST: '0.0.0.0', WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'true' }, { embedded: true }).allowLoopbackTargets).toBe(true);
-    expect(deliveryConfig({ WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'false' }, { embedded: true }).allowLoopbackTargets).toBe(false);
+    expect(deliveryConfig(settings({ HOST: '0.0.0.0' }), { embedded: true }).allowLoopbackTargets).toBe(false);
+    expect(deliveryConfig(settings({ HOST: '0.0.0.0', WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'true' }), { embedded: true }).allowLoopbackTargets).toBe(true);
+    expect(deliveryConfig(settings({ WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'false' }), { embedded: true }).allowLoopbackTargets).toBe(false);
   });
 
   it('follows the Standard Webhooks schedule with bounded jitter, and ends when it runs out', () => {
-    const cfg = deliveryConfig({});
+    const cfg = deliveryConfig(settings({}));
     expect(cfg.scheduleMs).toEqual(STANDARD_SCHEDULE_MS);
     expect(cfg.allowPrivateTargets).toBe(false);
     expect(nextDelayMs(cfg, 1, () => 0.5)).toBe(5_000);
     const lo = nextDelayMs(cfg, 2, () => 0)!; const hi = nextDelayMs(cfg, 2, () => 0.999999)!;
     expect(lo).toBeGreaterThanOrEqual(270_000); expect(hi).toBeLessThanOrEqual(330_000);
     expect(nextDelayMs(cfg, STANDARD_SCHEDULE_MS.length)).toBeNull();
-    expect(() => deliveryConfig({ WEBHOOK_RETRY_SCHEDULE_MS: '0,abc' })).toThrow(/WEBHOOK_RETRY_SCHEDULE_MS/);
+    expect(() => deliveryConfig(settings({ WEBHOOK_RETRY_SCHEDULE_MS: '0,abc' }))).toThrow(/WEBHOOK_RETRY_SCHEDULE_MS/);
   });
 
   it('matches exact types, any version, noun wildcards and *', () => {

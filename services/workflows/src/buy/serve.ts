@@ -22,6 +22,13 @@ export const dealOps = (s: Services, machine: DealMachine): OpsImpl<'workflows'>
     const d = await s.db.tx((q) => openDeal(q, s, { ...ctx, account }, input.vin, input.buyer, true));
     return { status: 200, answer: machine.dealAnswer(await machine.view(s.db, d), d.environment) };
   },
+  async dealsForVin(input) {
+    // The keyless VIN record's view of the deals on a car: no account, no buyer.
+    const { rows } = await s.db.query<any>('select id, workflow, state, checklist, created_at, updated_at from deals where vin = $1 order by created_at, id', [input.vin]);
+    const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : String(v));
+    const deals = rows.map((r) => ({ id: r.id, workflow: r.workflow, state: r.state, checklist: typeof r.checklist === 'string' ? JSON.parse(r.checklist) : r.checklist, createdAt: iso(r.created_at), updatedAt: iso(r.updated_at) }));
+    return { status: 200, answer: { type: 'OK', answers: 'DealsOfVin@1', value: { deals } } };
+  },
   dealsGet: (input, ctx) => (ctx.account ? machine.get(input.dealId, ctx.account) : Promise.resolve(keyRequired())),
   dealsAdvance: (input, ctx) => (ctx.account ? machine.advance(input.dealId, ctx) : Promise.resolve(keyRequired())),
 });

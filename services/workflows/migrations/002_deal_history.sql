@@ -1,3 +1,4 @@
+-- replaces: 005_deals.sql
 -- The buy workflow: who opened a deal (so the background consumer can act on its behalf),
 -- where it stands, and its append-only history of past-tense events.
 alter table deals add column if not exists key_id text;

@@ -1,3 +1,4 @@
+-- replaces: 006_mandate_account.sql
 -- A mandate's spend belongs to the account that presents it: the principal and mandate id are the caller's own
 -- words, not verified in the sandbox, so another account naming the same pair must not spend it down.
 alter table mandate_spend add column account_id text not null default '';

@@ -1,3 +1,4 @@
+-- replaces: 003_money.sql
 -- Money and people: payment intents (402 offers), human handoffs, and the spend ledger of delegation mandates.
 
 -- A durable offer (Stripe PaymentIntent style). `settling` is the internal claim taken before the capability

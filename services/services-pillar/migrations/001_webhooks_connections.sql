@@ -1,3 +1,4 @@
+-- replaces: 004_webhooks.sql
 -- Webhook endpoints, subscriptions, deliveries and their attempts (the webhook noun and its delivery worker).
 create table webhook_endpoints (
   id text primary key,

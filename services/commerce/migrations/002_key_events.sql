@@ -1,3 +1,4 @@
+-- replaces: 002_keys.sql
 -- Append-only history of every key transition (created, minted, rotated, revoked, scoped).
 -- Holds ids, prefixes and scopes only: never a secret.
 create table api_key_events (

@@ -1,0 +1,32 @@
+/**
+ * README's settings table is the operator's list of everything the processes read: it must name every setting of
+ * every process's one schema (parsed once at start), and nothing that no process reads.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { pillarProcessConfig } from '@vcs/platform';
+import { allPillars, embeddedConfig } from '@vcs/embedded';
+
+const root = join(import.meta.dirname, '..');
+/** The setting names in the first column of the tables under a file's `## Settings`. */
+const namesIn = (file: string) => {
+  const text = readFileSync(join(root, file), 'utf8');
+  const section = text.slice(text.indexOf('\n## Settings')).split(/\n## (?!Settings)/)[0]!;
+  return new Set([...section.matchAll(/^\| `([A-Z0-9_<>*]+)`/gm)].map((m) => m[1]!));
+};
+
+describe('settings', () => {
+  const schemas = [embeddedConfig, pillarProcessConfig, ...allPillars.flatMap((p) => (p.settings ? [p.settings] : []))];
+  const read = new Set(schemas.flatMap((s) => Object.keys(s.shape)));
+  // Read outside a process schema: the launcher's replica counts and the vPIC library's cache path.
+  const elsewhere = new Set(['REPLICAS_<PILLAR>', 'VPIC_DB_PATH', 'WEBHOOK_*']);
+
+  it('README names every setting a process reads (WEBHOOK_* in docs/webhooks.md), and none it does not', () => {
+    const readme = namesIn('README.md');
+    const webhooks = namesIn('docs/webhooks.md');
+    const documented = new Set([...readme, ...webhooks]);
+    expect([...read].filter((k) => !documented.has(k)), 'settings no table names').toEqual([]);
+    expect([...readme].filter((k) => !read.has(k) && !elsewhere.has(k)), 'README rows no process reads').toEqual([]);
+  });
+});
