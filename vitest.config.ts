@@ -6,6 +6,8 @@ export default defineConfig({
     exclude: ['**/node_modules/**'],
     // Distributed suites run the built services (dist/), as production does: build them once per run.
     globalSetup: ['test/support/build.ts'],
+    // The distributed processes refuse the dev-only connection key; tests (and only tests) get a fixed one.
+    env: { CONNECTION_ENCRYPTION_KEY: 'dGVzdC1vbmx5LWNvbm5lY3Rpb24ta2V5LTMyYnl0ZXM=' },
     testTimeout: 60_000,
     hookTimeout: 90_000,
     // Distributed suites spawn OS processes; a few files at a time keeps a 2-core machine responsive.

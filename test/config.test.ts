@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -43,8 +46,30 @@ describe('a wrong setting is one line and a non-zero exit (embedded)', () => {
   });
 });
 
+describe('secrets from files (NAME_FILE, as Docker secrets are mounted)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vcs-secrets-'));
+  it('reads the setting from the file, so a bad value in it is named as the setting', async () => {
+    writeFileSync(join(dir, 'short'), 'short\n');
+    const r = await embedded({ CONNECTION_ENCRYPTION_KEY_FILE: join(dir, 'short') });
+    expect([r.code, r.lines]).toEqual([78, [expect.stringMatching(/^config error: CONNECTION_ENCRYPTION_KEY: expected 32 bytes/)]]);
+  });
+  it('names a file it cannot read, and refuses the setting given twice', async () => {
+    const missing = await embedded({ CONNECTION_ENCRYPTION_KEY_FILE: join(dir, 'nope') });
+    expect([missing.code, missing.lines]).toEqual([78, [expect.stringMatching(/^config error: CONNECTION_ENCRYPTION_KEY_FILE: cannot read .*nope \(ENOENT\)$/)]]);
+    writeFileSync(join(dir, 'key'), randomBytes(32).toString('base64'));
+    const twice = await embedded({ CONNECTION_ENCRYPTION_KEY_FILE: join(dir, 'key'), CONNECTION_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+    expect([twice.code, twice.lines]).toEqual([78, ['config error: CONNECTION_ENCRYPTION_KEY: set either CONNECTION_ENCRYPTION_KEY or CONNECTION_ENCRYPTION_KEY_FILE, not both']]);
+  });
+});
+
 describe.runIf(distributedEnv())('servers that are not there, and the launcher (distributed)', () => {
   const env = () => distributedEnv()!;
+  it('a services pillar without CONNECTION_ENCRYPTION_KEY refuses to start: the dev key is for the embedded mode only', async () => {
+    const r = await run([builtEntryOf('services-pillar')], { ...env(), STARTUP_TIMEOUT_MS: '5000' });
+    expect(r.code).toBe(78);
+    expect(r.lines).toEqual([expect.stringMatching(/^config error: CONNECTION_ENCRYPTION_KEY: required outside the embedded mode/)]);
+  });
+
   it('an unreachable NATS is one line after STARTUP_TIMEOUT_MS, not a silent wait', async () => {
     const r = await run([builtEntryOf('data')], { ...env(), NATS_URL: 'nats://127.0.0.1:1', STARTUP_TIMEOUT_MS: '1500' });
     expect(r.code).toBe(1);

@@ -17,8 +17,14 @@ describe('deploy/', () => {
   // absence fails: a check that quietly passes without running is no check.
   it.skipIf(!compose && !process.env.CI)('docker compose config validates deploy/docker-compose.yml', () => {
     if (!compose) throw new Error('neither `docker compose` nor `docker-compose` is installed; .ci/run installs Debian\'s docker-compose');
-    const r = spawnSync(compose.cmd, [...compose.pre, '-f', file, 'config', '--quiet'], { encoding: 'utf8', env: { ...process.env, REPLICAS_SERVICES: '3' } });
+    const r = spawnSync(compose.cmd, [...compose.pre, '-f', file, 'config', '--quiet'], { encoding: 'utf8', env: { ...process.env, REPLICAS_SERVICES: '3', POSTGRES_PASSWORD: 'p', CONNECTION_ENCRYPTION_KEY: 'k' } });
     expect(r.status, r.stderr).toBe(0);
+    // Without the secrets it refuses, naming the one that is missing (no silent default password or dev key).
+    const bare = { ...process.env };
+    delete bare.POSTGRES_PASSWORD; delete bare.CONNECTION_ENCRYPTION_KEY;
+    const refused = spawnSync(compose.cmd, [...compose.pre, '-f', file, 'config', '--quiet'], { encoding: 'utf8', env: { ...bare, POSTGRES_PASSWORD: 'p' } });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toMatch(/CONNECTION_ENCRYPTION_KEY/);
   });
 
   it('declares every service with a healthcheck, and each pillar with an operator-set replica count', () => {

@@ -13,6 +13,7 @@
  * for the free GET.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -168,7 +169,8 @@ async function startDistributed(): Promise<Server | null> {
   }
   const cleanUp = async () => { await dropStores(stores); await privatePg?.destroy(); };
   const port = await freePort();
-  const env = { ...stores, ...NO_LIMITS, LOG_LEVEL: 'silent', PORT: String(port), HOST: '127.0.0.1' };
+  // A fresh connection key per run: a distributed process refuses to start without one.
+  const env = { ...stores, ...NO_LIMITS, LOG_LEVEL: 'silent', PORT: String(port), HOST: '127.0.0.1', CONNECTION_ENCRYPTION_KEY: process.env.CONNECTION_ENCRYPTION_KEY ?? randomBytes(32).toString('base64') };
   const children: ChildProcess[] = [];
   for (const s of ['data', 'services-pillar', 'commerce', 'workflows'] as ServiceName[]) children.push(spawnService(s, env, 'pipe'));
   const gateway = spawnService('gateway', env, 'pipe');

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 
@@ -33,8 +34,26 @@ export const listenHost = z.string().refine((h) => isIP(h) !== 0 || /^[A-Za-z0-9
 /** Thrown for a wrong setting found after parsing (a value only a service can judge); exits 78 with one line. */
 export class ConfigError extends Error { override name = 'ConfigError'; }
 
+/**
+ * A setting may come from a file: `NAME_FILE=/run/secrets/name` (Docker and Kubernetes secrets) when `NAME` is unset;
+ * one trailing newline is dropped. Setting both is a mistake, not a precedence rule to remember.
+ */
+function withFiles(keys: string[], env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const out = { ...env };
+  for (const k of keys) {
+    const file = env[`${k}_FILE`];
+    if (file === undefined) continue;
+    if (env[k] !== undefined) throw new ConfigError(`config error: ${k}: set either ${k} or ${k}_FILE, not both`);
+    try { out[k] = readFileSync(file, 'utf8').replace(/\r?\n$/, ''); } catch (e) {
+      throw new ConfigError(`config error: ${k}_FILE: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+  }
+  return out;
+}
+
 /** Parse settings, or throw a ConfigError whose message is the one line naming the first wrong one. */
-export function parseSettings<S extends z.ZodObject>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
+export function parseSettings<S extends z.ZodObject>(schema: S, raw: Record<string, string | undefined>): z.infer<S> {
+  const env = withFiles(Object.keys(schema.shape), raw);
   const parsed = schema.safeParse(env);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;

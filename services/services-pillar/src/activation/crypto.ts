@@ -1,7 +1,8 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { ConfigError } from '@vcs/platform';
 
-/** Dev-only default, used when CONNECTION_ENCRYPTION_KEY is unset (embedded mode); set a real key anywhere else. */
+/** Dev-only default, used when CONNECTION_ENCRYPTION_KEY is unset in the embedded mode; a distributed process refuses to start without a key. */
 const DEV_ONLY_SEED = 'vcs-dev-only-connection-encryption-key';
 
 /** CONNECTION_ENCRYPTION_KEY: 32 bytes, base64 (`openssl rand -base64 32`); unset, the dev-only key. */
@@ -10,9 +11,12 @@ export const connectionSettings = z.object({
     'expected 32 bytes, base64-encoded (openssl rand -base64 32)'),
 });
 
-export function connectionKey(settings: Readonly<Record<string, unknown>>): Buffer {
+/** The key credentials are sealed with; `embedded` allows the dev-only key (a deployment must never use it silently). */
+export function connectionKey(settings: Readonly<Record<string, unknown>>, opts: { embedded: boolean }): Buffer {
   const raw = (settings as z.infer<typeof connectionSettings>).CONNECTION_ENCRYPTION_KEY;
-  return raw ? Buffer.from(raw, 'base64') : createHash('sha256').update(DEV_ONLY_SEED).digest();
+  if (raw) return Buffer.from(raw, 'base64');
+  if (!opts.embedded) throw new ConfigError('config error: CONNECTION_ENCRYPTION_KEY: required outside the embedded mode (32 bytes, base64: openssl rand -base64 32; or CONNECTION_ENCRYPTION_KEY_FILE)');
+  return createHash('sha256').update(DEV_ONLY_SEED).digest();
 }
 
 /** AES-256-GCM with a fresh 12-byte IV per credential; the tag authenticates it. */
