@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisKv, type Kv } from '@vcs/platform';
+import { createRedisKv, ManualClock, type Kv } from '@vcs/platform';
 import { LeasedLimiter, RateLimiterRes, redisWindow } from '../services/gateway/src/rateLimit.ts';
 
 const REDIS_URL = process.env.REDIS_URL;
@@ -14,15 +14,28 @@ describe.skipIf(!REDIS_URL)('leased rate limits on real Redis', () => {
   });
   afterAll(async () => { await kv.close(); });
 
-  function gateways(points: number) {
+  function gateways(points: number, clock?: ManualClock) {
     const shared = redisWindow(kv.redis!, `test:rl:${randomBytes(6).toString('hex')}`, points);
     let redisOps = 0;
     const counting = { consume: (id: string, n: number) => { redisOps++; return shared.consume(id, n); } } as unknown as typeof shared;
-    return { a: new LeasedLimiter(counting), b: new LeasedLimiter(counting), ops: () => redisOps };
+    return { a: new LeasedLimiter(counting, clock), b: new LeasedLimiter(counting, clock), ops: () => redisOps };
   }
   async function take(l: LeasedLimiter, id: string) {
     try { return { ok: true, res: await l.consume(id) }; } catch (e) { if (e instanceof RateLimiterRes) return { ok: false, res: e }; throw e; }
   }
+
+  it('refused, stays refused without asking Redis until the gateway\'s clock passes the window\'s reset', async () => {
+    const clock = new ManualClock();
+    const { a, ops } = gateways(1, clock);
+    expect((await take(a, 'caller')).ok).toBe(true);
+    expect((await take(a, 'caller')).ok).toBe(false);
+    const asked = ops();
+    expect((await take(a, 'caller')).ok).toBe(false);
+    expect(ops()).toBe(asked); // the refusal is remembered, not asked again
+    clock.advance(61_000); // past the one-minute window as the gateway sees it: the next call asks Redis again
+    await take(a, 'caller');
+    expect(ops()).toBe(asked + 1);
+  });
 
   it('is exact near the limit: 8 calls a minute across two gateways admit exactly 8, remaining counts down', async () => {
     const { a, b } = gateways(8);

@@ -33,7 +33,8 @@ export interface EmbeddedOptions {
 export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: FastifyInstance; infra: Infra; stop(): Promise<void> }> {
   const db = await createPgliteDb(opts.pgliteDir);
   await migrate(db, [platformMigrations, ...allPillars.flatMap((p) => (p.migrations ? [p.migrations] : []))]);
-  const infra: Infra = { bus: new MemoryBus(), db, kv: createMemoryKv(), clock: opts.clock ?? systemClock };
+  const clock = opts.clock ?? systemClock;
+  const infra: Infra = { bus: new MemoryBus(), db, kv: createMemoryKv(clock), clock };
   const relay = new OutboxRelay(db, infra.bus, opts.log.child({ component: 'outbox' })).start();
   const pillars: Stoppable[] = [];
   for (const p of allPillars) pillars.push(await startPillar(p, infra, opts.log.child({ component: p.name }), { relay, settings: opts.settings }));

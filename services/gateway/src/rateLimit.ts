@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { parseSettings, setting } from '@vcs/platform';
+import { parseSettings, setting, systemClock, type Clock } from '@vcs/platform';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { identify } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
@@ -40,11 +40,13 @@ interface Lease { tokens: number; shared: number; resetAt: number; refused: bool
  */
 export class LeasedLimiter implements Limiter {
   private leases = new Map<string, Lease>();
-  constructor(private readonly shared: RateLimiterAbstract) {}
+  // The clock ages leases (a local view of the shared window); Redis keeps the window itself in its own time.
+  constructor(private readonly shared: RateLimiterAbstract, private readonly clock: Clock = systemClock) {}
+  private ms() { return this.clock.now().getTime(); }
 
   async consume(id: string): Promise<Consumed> {
     for (let round = 0; round < 5; round++) {
-      const now = Date.now();
+      const now = this.ms();
       let lease = this.leases.get(id);
       if (lease && now >= lease.resetAt && !lease.fetching) { this.leases.delete(id); lease = undefined; }
       if (lease && now < lease.resetAt) {
@@ -65,14 +67,14 @@ export class LeasedLimiter implements Limiter {
     const chunk = known ? Math.min(100, Math.max(1, Math.floor(known.shared / 10))) : 1;
     const entry: Lease = known ?? { tokens: 0, shared: 0, resetAt: 0, refused: false };
     if (!known) {
-      if (this.leases.size >= 10_000) { const now = Date.now(); for (const [k, l] of this.leases) if (l.resetAt <= now && !l.fetching) this.leases.delete(k); }
+      if (this.leases.size >= 10_000) { const now = this.ms(); for (const [k, l] of this.leases) if (l.resetAt <= now && !l.fetching) this.leases.delete(k); }
       this.leases.set(id, entry);
     }
     entry.fetching = this.shared.consume(id, chunk).then(
-      (res) => { Object.assign(entry, { tokens: entry.tokens + chunk, shared: res.remainingPoints, resetAt: Date.now() + res.msBeforeNext, refused: false }); },
+      (res) => { Object.assign(entry, { tokens: entry.tokens + chunk, shared: res.remainingPoints, resetAt: this.ms() + res.msBeforeNext, refused: false }); },
       (e) => {
         if (!(e instanceof RateLimiterRes)) { this.leases.delete(id); throw e; } // Redis unreachable: the caller fails open
-        Object.assign(entry, { tokens: 0, shared: 0, resetAt: Date.now() + e.msBeforeNext, refused: true });
+        Object.assign(entry, { tokens: 0, shared: 0, resetAt: this.ms() + e.msBeforeNext, refused: true });
       },
     ).finally(() => { entry.fetching = undefined; });
     return entry.fetching;
@@ -93,7 +95,7 @@ export function registerRateLimits(app: FastifyInstance, deps: GatewayDeps) {
   const limits = deps.config.rateLimits ?? rateLimitsFrom();
   const limiters = Object.fromEntries((Object.keys(limits) as LimitClass[]).map((cls) => {
     const keyPrefix = `rl:${cls}`;
-    const l: Limiter = deps.kv.redis ? new LeasedLimiter(redisWindow(deps.kv.redis, keyPrefix, limits[cls])) : new RateLimiterMemory({ keyPrefix, points: limits[cls], duration: WINDOW_S });
+    const l: Limiter = deps.kv.redis ? new LeasedLimiter(redisWindow(deps.kv.redis, keyPrefix, limits[cls]), deps.clock) : new RateLimiterMemory({ keyPrefix, points: limits[cls], duration: WINDOW_S });
     return [cls, l];
   })) as Record<LimitClass, Limiter>;
 

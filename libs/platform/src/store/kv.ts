@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock.ts';
 import { Redis } from 'ioredis';
 
 /** The few Redis operations the service uses, behind one interface: ioredis (distributed) or memory (embedded). */
@@ -34,15 +35,16 @@ export function createRedisKv(url: string, prefix = ''): Kv {
   };
 }
 
-export function createMemoryKv(): Kv {
+/** The embedded stand-in for Redis; its expiries run on the process's clock, as everything else here does. */
+export function createMemoryKv(clock: Clock = systemClock): Kv {
   const vals = new Map<string, { v: string; exp: number }>();
   const hashes = new Map<string, Map<string, number>>();
-  const live = (k: string) => { const e = vals.get(k); if (e && e.exp < Date.now()) { vals.delete(k); return undefined; } return e; };
+  const live = (k: string) => { const e = vals.get(k); if (e && e.exp < clock.now().getTime()) { vals.delete(k); return undefined; } return e; };
   return {
     kind: 'memory', redis: null,
     async get(k) { return live(k)?.v ?? null; },
-    async set(k, v, ttl) { vals.set(k, { v, exp: Date.now() + ttl }); },
-    async setNx(k, v, ttl) { if (live(k)) return false; vals.set(k, { v, exp: Date.now() + ttl }); return true; },
+    async set(k, v, ttl) { vals.set(k, { v, exp: clock.now().getTime() + ttl }); },
+    async setNx(k, v, ttl) { if (live(k)) return false; vals.set(k, { v, exp: clock.now().getTime() + ttl }); return true; },
     async del(k) { vals.delete(k); },
     async hincrby(k, f, by) { const h = hashes.get(k) ?? new Map(); hashes.set(k, h); const n = (h.get(f) ?? 0) + by; h.set(f, n); return n; },
     async hincrbyfloat(k, f, by) { const h = hashes.get(k) ?? new Map(); hashes.set(k, h); const n = (h.get(f) ?? 0) + by; h.set(f, n); return n; },

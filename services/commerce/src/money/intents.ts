@@ -182,15 +182,15 @@ const refund = (q: Queryable, res: Reservation) =>
  */
 export async function settleIntent(services: Services, req: SettleIntentRequest): Promise<MoneyReply> {
   const timeoutMs = Math.max(1000, (req.timeoutMs ?? 5000) - 500);
-  const started = Date.now();
+  const started = services.clock.now().getTime();
   for (;;) {
     const now = services.clock.now();
     const got = await services.db.tx((q) => claim(services, q, req, now));
     if (got.kind === 'reply') return got.reply;
     if (got.kind === 'replay') return { status: got.row.answer_status ?? 200, answer: json(got.row.answer), replayed: true };
     if (got.kind === 'wait') {
-      if (Date.now() - started > timeoutMs) return refusal(services, req.ctx, 'idempotency-in-flight', `intent ${req.intentId} is being settled by another request; retry in a moment to read its answer`);
-      await new Promise((r) => setTimeout(r, 50));
+      if (services.clock.now().getTime() - started > timeoutMs) return refusal(services, req.ctx, 'idempotency-in-flight', `intent ${req.intentId} is being settled by another request; retry in a moment to read its answer`);
+      await services.clock.sleep(50);
       continue;
     }
     return run(services, req, got.row, got.reserved, timeoutMs);

@@ -59,7 +59,7 @@ export class DealMachine {
   async advance(dealId: string, ctx: CallContext): Promise<Reply> {
     // A step another advance (or the event consumer) is running usually finishes within moments: wait for it
     // briefly rather than make the caller retry; answer 409 only when it stays busy.
-    const waitUntil = Date.now() + BUSY_WAIT_MS;
+    const waitUntil = this.now().getTime() + BUSY_WAIT_MS;
     for (;;) {
       const c = await this.claim(dealId, ctx.account, false);
       if (c.kind === 'not-found') return notFound(dealId);
@@ -73,7 +73,7 @@ export class DealMachine {
         return { status: c.step.pending!.kind === 'offer' ? 402 : 403, answer: c.step.pending!.answer };
       }
       if (c.kind === 'busy') {
-        if (Date.now() < waitUntil) { await new Promise((r) => setTimeout(r, 50)); continue; }
+        if (this.now().getTime() < waitUntil) { await this.s.clock.sleep(50); continue; }
         return { status: 409, answer: refusal('deal-step-conflict', `step ${c.step.position} (${c.step.step}) of deal ${dealId} is running now; read the deal with GET /buy/deals/${dealId} and advance again once it has moved`, { dealId, step: c.step.position }) };
       }
       const r = await this.run(c.deal, c.step, ctx);
