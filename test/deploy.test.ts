@@ -35,4 +35,12 @@ describe('deploy/', () => {
     expect(text).toMatch(/nats-data:\/data/);
     expect(readFileSync(new URL('../deploy/Dockerfile', import.meta.url), 'utf8')).toMatch(/^USER node$/m);
   });
+
+  it('ships the Node LTS that CI also runs the suites on', () => {
+    const image = /^ARG NODE_IMAGE=node:(\d+\.\d+\.\d+)-/m.exec(readFileSync(new URL('../deploy/Dockerfile', import.meta.url), 'utf8'))?.[1];
+    const ci = /-p node@(\d+\.\d+\.\d+)/.exec(readFileSync(new URL('../.ci/run', import.meta.url), 'utf8'))?.[1];
+    expect(image).toMatch(/^(22|24)\./); // a supported LTS, not the end-of-life 20
+    expect(ci).toBe(image);
+    expect(readFileSync(new URL('../deploy/docker-compose.yml', import.meta.url), 'utf8')).toContain(`node:${image}-`);
+  });
 });

@@ -25,6 +25,8 @@ export interface EmbeddedOptions {
   trustProxy?: boolean | number | string[];
   /** Calls a minute per class; defaults from RATE_LIMIT_* in the environment. */
   rateLimits?: RateLimits;
+  /** False when /metrics is served on its own port (METRICS_PORT). */
+  metricsOnPublicPort?: boolean;
   /** The parsed `embeddedConfig`; without it (tests) each pillar parses its own settings from the environment. */
   settings?: Record<string, unknown>;
 }
@@ -40,7 +42,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: Fasti
   for (const p of allPillars) pillars.push(await startPillar(p, infra, opts.log.child({ component: p.name }), { relay, settings: opts.settings }));
   const app = await buildApp({
     ...infra, log: opts.log.child({ component: 'gateway' }),
-    config: { busTimeoutMs: opts.busTimeoutMs ?? 3000, bodyLimitBytes: opts.bodyLimitBytes ?? LIMITS.bodyBytes, publicBaseUrl: opts.publicBaseUrl, trustProxy: opts.trustProxy, rateLimits: opts.rateLimits },
+    config: { busTimeoutMs: opts.busTimeoutMs ?? 3000, bodyLimitBytes: opts.bodyLimitBytes ?? LIMITS.bodyBytes, publicBaseUrl: opts.publicBaseUrl, trustProxy: opts.trustProxy, rateLimits: opts.rateLimits, metricsOnPublicPort: opts.metricsOnPublicPort },
   });
   return {
     app, infra,

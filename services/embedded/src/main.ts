@@ -1,5 +1,5 @@
 import { closeGracefully, rateLimitsFrom } from '@vcs/gateway';
-import { createLogger, loadConfig, onShutdown, runMain } from '@vcs/platform';
+import { createLogger, healthServer, loadConfig, onShutdown, runMain } from '@vcs/platform';
 import { embeddedConfig, startEmbedded } from './index.ts';
 
 // `pnpm start`: the whole service in one process, nothing to install. The gateway's settings and every pillar's.
@@ -8,13 +8,15 @@ const log = createLogger('vcs-embedded', cfg.LOG_LEVEL);
 await runMain('vcs-embedded', async () => {
   const svc = await startEmbedded({
     pgliteDir: cfg.PGLITE_DIR, log, busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL, trustProxy: cfg.TRUST_PROXY,
-    rateLimits: rateLimitsFrom(cfg), settings: cfg,
+    rateLimits: rateLimitsFrom(cfg), settings: cfg, metricsOnPublicPort: cfg.METRICS_PORT === 0,
   });
   await svc.app.listen({ port: cfg.PORT, host: cfg.HOST });
+  const metrics = cfg.METRICS_PORT ? healthServer(svc.infra, cfg.METRICS_PORT, cfg.METRICS_HOST) : undefined;
   const { port } = svc.app.server.address() as { port: number };
   log.info({ url: `http://${cfg.HOST}:${port}` }, 'Vehicle Capability Service (embedded) is listening');
   onShutdown(log, cfg.SHUTDOWN_TIMEOUT_MS, async () => {
     await closeGracefully(svc.app); // keep-alive clients are told to close; accepted requests finish
+    metrics?.close();
     await svc.stop();
   });
 });

@@ -10,6 +10,8 @@ export interface GatewayConfig {
   trustProxy?: boolean | number | string[];
   /** Calls a minute per class; defaults from RATE_LIMIT_* in the environment. */
   rateLimits?: RateLimits;
+  /** False when /metrics is served on its own port (METRICS_PORT), off the public one. */
+  metricsOnPublicPort?: boolean;
 }
 
 /** Everything the gateway needs, injected so tests build it with `app.inject()` on real or embedded infra. */

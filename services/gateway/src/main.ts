@@ -1,4 +1,4 @@
-import { connectInfra, createLogger, loadConfig, onShutdown, runMain } from '@vcs/platform';
+import { connectInfra, createLogger, healthServer, loadConfig, onShutdown, runMain } from '@vcs/platform';
 import { buildApp } from './app.ts';
 import { gatewayConfig } from './config.ts';
 import { rateLimitsFrom } from './rateLimit.ts';
@@ -11,11 +11,13 @@ await runMain('gateway', async () => {
   const infra = await connectInfra('gateway', cfg, []); // the gateway owns no tables
   const app = await buildApp({
     ...infra, log,
-    config: { busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL, trustProxy: cfg.TRUST_PROXY, rateLimits: rateLimitsFrom(cfg) },
+    config: { busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL, trustProxy: cfg.TRUST_PROXY, rateLimits: rateLimitsFrom(cfg), metricsOnPublicPort: cfg.METRICS_PORT === 0 },
   });
   await app.listen({ port: cfg.PORT, host: cfg.HOST });
+  const metrics = cfg.METRICS_PORT ? healthServer(infra, cfg.METRICS_PORT, cfg.METRICS_HOST) : undefined;
   onShutdown(log, cfg.SHUTDOWN_TIMEOUT_MS, async () => {
     await closeGracefully(app); // stops accepting, lets accepted and in-flight requests finish
+    metrics?.close();
     await infra.bus.drain();
     await infra.db.close();
     await infra.kv.close();

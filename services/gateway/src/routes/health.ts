@@ -15,6 +15,8 @@ export async function healthRoutes(app: FastifyInstance, deps: GatewayDeps) {
     return reply.code(r.ready ? 200 : 503).send({ status: r.ready ? 'ready' : 'not-ready', checks: r.checks, failed: r.failed });
   });
 
+  // With METRICS_PORT set, Prometheus scrapes that port (platform healthServer) and the public one has no /metrics.
+  if (deps.config.metricsOnPublicPort === false) return;
   app.get('/metrics', async (_req, reply) => {
     const body = await metricsRegistry.metrics();
     return reply.code(200).header('content-type', metricsRegistry.contentType).send(body);
