@@ -1,5 +1,5 @@
 import type { Services } from '@vcs/platform';
-import { writeEvents, type Queryable } from '@vcs/platform';
+import { writeEvents, type Queryable, type Statement } from '@vcs/platform';
 import { nextDelayMs, type DeliveryConfig } from './config.ts';
 import { postDelivery, type PostResult } from './post.ts';
 import { signatureHeader } from './signature.ts';
@@ -97,20 +97,34 @@ export class DeliverySender {
     const at = new Date(Math.floor(now.getTime() / 1000) * 1000);
     const headers = { 'webhook-id': row.event_id, 'webhook-timestamp': String(at.getTime() / 1000), 'webhook-signature': signatureHeader(secrets, row.event_id, at, body) };
     const result = await postDelivery(row.url, headers, body, { timeoutMs: this.cfg.timeoutMs, capBytes: this.cfg.responseCapBytes, allowPrivate: this.cfg.allowPrivateTargets, allowLoopback: this.cfg.allowLoopbackTargets });
-    await this.services.db.tx((q) => this.record(q, row, result));
+    // A success is known in full up front: it joins other deliveries' records in one commit (group commit). A
+    // failure reads what it changed (was the endpoint disabled just now?), so it takes a transaction of its own.
+    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) await this.services.db.batch(this.delivered(row, result));
+    else await this.services.db.tx((q) => this.record(q, row, result));
   }
 
-  /** Record the attempt and decide what comes next: delivered, retry later, or failed (with its event). */
+  private attempt(row: Claimed, r: PostResult, now: Date): Statement {
+    return { sql: 'insert into webhook_attempts(delivery_id, attempted_at, status_code, latency_ms, outcome, response_snippet) values ($1,$2,$3,$4,$5,$6)',
+      params: [row.id, now.toISOString(), r.statusCode, r.latencyMs, r.outcome, r.snippet] };
+  }
+
+  /** A 2xx: the attempt, the delivery delivered, the endpoint no longer failing. */
+  private delivered(row: Claimed, r: PostResult): Statement[] {
+    const now = this.services.clock.now();
+    return [
+      this.attempt(row, r, now),
+      { sql: `update webhook_deliveries set status = 'delivered', attempt_count = $2, delivered_at = $3, next_attempt_at = null, locked_until = null where id = $1`, params: [row.id, row.attempt_count + 1, now.toISOString()] },
+      // Always, not only when the claimed row said failing: another delivery may have failed since the claim.
+      { sql: 'update webhook_endpoints set failing_since = null where id = $1 and failing_since is not null', params: [row.endpoint_id] },
+    ];
+  }
+
+  /** Record a failed attempt and decide what comes next: retry later, or failed (with its event). */
   private async record(q: Queryable, row: Claimed, r: PostResult) {
     const now = this.services.clock.now();
-    await q.query('insert into webhook_attempts(delivery_id, attempted_at, status_code, latency_ms, outcome, response_snippet) values ($1,$2,$3,$4,$5,$6)',
-      [row.id, now.toISOString(), r.statusCode, r.latencyMs, r.outcome, r.snippet]);
+    const { sql, params } = this.attempt(row, r, now);
+    await q.query(sql, params);
     const attempts = row.attempt_count + 1;
-    if (r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300) {
-      await q.query(`update webhook_deliveries set status = 'delivered', attempt_count = $2, delivered_at = $3, next_attempt_at = null, locked_until = null where id = $1`, [row.id, attempts, now.toISOString()]);
-      await q.query('update webhook_endpoints set failing_since = null where id = $1 and failing_since is not null', [row.endpoint_id]);
-      return;
-    }
     const failingSince = row.failing_since ? new Date(row.failing_since) : now;
     await q.query('update webhook_endpoints set failing_since = coalesce(failing_since, $2) where id = $1', [row.endpoint_id, now.toISOString()]);
     const gone = r.statusCode === 410;
