@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { problemsOf, blocked, ops, type OpInput, type OpKey, type OpKeysOf, type OpReply, type Pillar } from '@vcs/contract';
 import type { CallContext, Services } from '../handler.ts';
 import { isStoreUnavailable } from '../store/db.ts';
@@ -14,7 +15,8 @@ export interface Served { status: number; kind: string; json: string; replayed?:
  */
 export function serveFramed(services: Services, subject: string, pillar: Pillar, what: string, handle: (req: BusRequest) => Promise<Served>): { stop(): void } {
   // Which replica answered: the gateway passes it on as `x-served-by`, so an operator (or a test) sees load sharing.
-  const servedBy = `${services.source}/${process.pid}`;
+  // The host name too: every container's process is pid 1, so a pid alone names no replica.
+  const servedBy = `${services.source}/${hostname()}/${process.pid}`;
   return services.bus.serve(subject, `pillar.${pillar}`, async (msg) => {
     let requestId = msg.headers['x-request-id'] ?? 'unknown';
     try {

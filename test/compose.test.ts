@@ -1,0 +1,105 @@
+/**
+ * The deployment as an operator runs it: deploy/docker-compose.yml and deploy/Dockerfile, unchanged, brought up by
+ * testcontainers' DockerComposeEnvironment on a container engine, with only the base images swapped for local ones
+ * made from Debian's packages and the npm registry's Node (deploy/test-images/make.sh; .ci/run runs it).
+ * Without an engine this suite is skipped, saying why; in CI it must run.
+ */
+import { execFile, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { capabilities } from '@vcs/contract';
+import { callThrough, sampleInput } from './support/capabilityCalls.ts';
+import { call, mintKey, waitFor } from './support/harness.ts';
+
+process.env.TESTCONTAINERS_RYUK_DISABLED = 'true'; // its reaper image cannot be pulled here; afterAll takes the stack down
+process.env.TESTCONTAINERS_HOST_OVERRIDE ??= '127.0.0.1';
+const { DockerComposeEnvironment, Wait } = await import('testcontainers');
+
+const run = promisify(execFile);
+const deployDir = join(import.meta.dirname, '..', 'deploy');
+const engine = spawnSync('docker', ['info'], { stdio: 'ignore' }).status === 0
+  && spawnSync('docker', ['image', 'inspect', 'local/node:ci'], { stdio: 'ignore' }).status === 0;
+if (!engine && process.env.CI) throw new Error('CI must run the compose suite: no container engine or no local base images (bash deploy/test-images/make.sh)');
+if (!engine) console.warn('compose suite skipped: no container engine, or no local base images (run bash deploy/test-images/make.sh as root)');
+
+const project = `vcsci${randomBytes(3).toString('hex')}`;
+const env = {
+  NATS_IMAGE: 'local/nats:ci', POSTGRES_IMAGE: 'local/postgres:ci', REDIS_IMAGE: 'local/redis:ci', NODE_IMAGE: 'local/node:ci',
+  POSTGRES_PASSWORD: randomBytes(12).toString('hex'), CONNECTION_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  GATEWAY_PORT: '0', DOCKER_BUILDKIT: '0', COMPOSE_DOCKER_CLI_BUILD: '0',
+};
+/** `docker compose` on this project, as an operator would type it. */
+const compose = (...args: string[]) => run('docker', ['compose', '-p', project, '-f', join(deployDir, 'docker-compose.yml'), ...args], { env: { ...process.env, ...env }, maxBuffer: 16 << 20 });
+const servedBy = (r: { headers: Headers }) => r.headers.get('x-served-by') ?? '';
+
+describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml through testcontainers)', () => {
+  let stack: Awaited<ReturnType<InstanceType<typeof DockerComposeEnvironment>['up']>>;
+  let base = '';
+  const gatewayUrl = async () => {
+    const { stdout } = await compose('port', 'gateway', '8080');
+    return `http://127.0.0.1:${stdout.trim().split(':').pop()}`;
+  };
+
+  beforeAll(async () => {
+    stack = await new DockerComposeEnvironment(deployDir, 'docker-compose.yml')
+      .withProjectName(project).withBuild().withEnvironment(env)
+      .withWaitStrategy('gateway-1', Wait.forHealthCheck())
+      .withStartupTimeout(300_000)
+      .up();
+    base = await gatewayUrl();
+  }, 600_000);
+  afterAll(async () => { await stack?.down({ timeout: 10_000, removeVolumes: true }); }, 120_000);
+
+  it('walks every capability and the money, webhook and deal flows through the published port', async () => {
+    expect((await call(base, 'GET', '/catalog')).status).toBe(200);
+    const { key } = await mintKey(base);
+    for (const c of capabilities.filter((x) => x.gate === 'none' || x.gate === 'key').filter((x) => x.noun !== 'apiKey' && x.name !== 'poa.notarize')) {
+      const r = await callThrough(base, c, sampleInput(c), key);
+      expect([c.name, r.status, r.answer?.type]).toEqual([c.name, 200, 'OK']);
+    }
+    const quote = await call(base, 'POST', '/signings/quote', { key, body: { vin: '1HGCM82633A004352' } });
+    expect([quote.status, quote.json.type]).toEqual([402, 'OFFER']);
+    const settled = await call(base, 'POST', quote.json.value.settle.path, { key });
+    expect([settled.status, settled.json.type, settled.json.answers]).toEqual([200, 'OK', 'SigningQuote@1']);
+    const hook = await call(base, 'POST', '/webhooks/register', { key, body: { url: 'http://93.184.216.34/hook' }, headers: { 'accept-price': '1000.00 USD' } });
+    expect([hook.status, typeof hook.json.value.secretOnce]).toEqual([200, 'string']);
+    const deal = await call(base, 'POST', '/buy/deals', { key, body: { vin: '1HGCM82633A004352', buyer: { name: 'Ada', zip: '94103' } } });
+    expect([deal.status, deal.json.value.state]).toEqual([200, 'OPENED']);
+    const advanced = await call(base, 'POST', `/buy/deals/${deal.json.value.dealId}/advance`, { key });
+    expect([402, 403, 200]).toContain(advanced.status);
+  }, 120_000);
+
+  it('scales the services pillar to three replicas, and all three serve', async () => {
+    await compose('up', '-d', '--no-recreate', '--scale', 'services-pillar=3', '--wait');
+    const seen = new Set<string>();
+    await waitFor(async () => {
+      for (let i = 0; i < 30; i++) seen.add(servedBy((await call(base, 'GET', '/signings/status?vin=1HGCM82633A004352'))));
+      return seen.size >= 3;
+    }, 30_000, 200);
+    expect(seen.size).toBe(3);
+  }, 180_000);
+
+  // Not yet: killing one of three services-pillar containers under load also failed reads (issue 21 stays open).
+  it.todo('a killed pillar container fails only calls in flight, each a typed 503; reads do not fail');
+
+  it('a restarted NATS container: everything reconnects by itself', async () => {
+    await run('docker', ['restart', `${project}-nats-1`]);
+    await waitFor(async () => (await call(base, 'GET', '/signings/status?vin=1HGCM82633A004352')).status === 200
+      && (await call(base, 'POST', '/keys')).status === 200, 60_000, 500);
+  }, 120_000);
+
+  it('stopped and started again on the same volumes, keys, intents and deals survive', async () => {
+    const { key } = await mintKey(base);
+    const offer = (await call(base, 'POST', '/signings/quote', { key, body: { vin: '1HGCM82633A004352' } })).json;
+    const deal = (await call(base, 'POST', '/buy/deals', { key, body: { vin: '1HGCM82633A004352', buyer: { name: 'Ada', zip: '94103' } } })).json;
+    await compose('stop');
+    await compose('up', '-d', '--wait');
+    base = await gatewayUrl();
+    expect((await call(base, 'GET', '/keys/me', { key })).status).toBe(200);
+    const intent = await call(base, 'GET', `/intents/${offer.value.intent.id}`, { key });
+    expect([intent.status, intent.json.value.status]).toEqual([200, 'pending']);
+    expect((await call(base, 'GET', `/buy/deals/${deal.value.dealId}`, { key })).status).toBe(200);
+  }, 300_000);
+});
