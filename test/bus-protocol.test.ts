@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capabilities } from '@vcs/contract';
 import {
-  BusError, MemoryBus, NatsBus, call, createLogger, framedReply, platformMigrations, createMemoryKv, createPgDb, migrate, startPillar, systemClock, unframeReply,
+  BusError, MemoryBus, NatsBus, call, createLogger, framedReply, createMemoryKv, createPgDb, migrate, startPillar, systemClock, unframeReply,
   type Bus, type CallContext, type Db, type Stoppable,
 } from '@vcs/platform';
-import { allPillars } from '@vcs/embedded';
+import { allMigrations, allPillars } from '@vcs/embedded';
 import { dispatch } from '../services/gateway/src/dispatch.ts';
 import { distributedEnv, dropStores, freshStores } from './support/harness.ts';
 
@@ -24,7 +24,7 @@ describe.runIf(distributedEnv())('pillar reply protocol (real NATS and Postgres)
     stores = await freshStores();
     bus = await NatsBus.connect(stores.NATS_URL!, 'protocol-test', stores.NATS_NAMESPACE);
     db = createPgDb(stores.DATABASE_URL!);
-    await migrate(db, [platformMigrations, ...allPillars.flatMap((p) => (p.migrations ? [p.migrations] : []))]);
+    await migrate(db, allMigrations);
     pillar = await startPillar(servicesPillar, { bus, db, kv: createMemoryKv(), clock: systemClock }, createLogger('test', 'silent'));
   });
   afterAll(async () => {

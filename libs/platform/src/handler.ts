@@ -20,6 +20,10 @@ export interface CallContext {
   mandate?: unknown;
 }
 
+/** The context of a call no caller's key stands behind (a keyless face, a key check): sandbox, anonymous, no trigger. */
+export const anonymousContext = (requestId: string): CallContext =>
+  ({ requestId, account: null, keyId: null, environment: 'sandbox', trigger: null, settled: false });
+
 export interface Services {
   db: Db;
   kv: Kv;

@@ -4,12 +4,15 @@ import { dataPillar } from '@vcs/data';
 import { buildApp, gatewayConfig, LIMITS, type RateLimits } from '@vcs/gateway';
 import {
   MemoryBus, OutboxRelay, createMemoryKv, createPgliteDb, migrate, platformMigrations, startPillar, systemClock,
-  type Clock, type Infra, type Logger, type AnyPillarDefinition, type Stoppable,
+  type Clock, type Infra, type Migrations, type Logger, type AnyPillarDefinition, type Stoppable,
 } from '@vcs/platform';
 import { servicesPillar } from '@vcs/services-pillar';
 import { workflowsPillar } from '@vcs/workflows';
 
 export const allPillars: AnyPillarDefinition[] = [dataPillar, servicesPillar, commercePillar, workflowsPillar];
+
+/** The platform's tables and every pillar's, for a store all of them share. */
+export const allMigrations: Migrations[] = [platformMigrations, ...allPillars.flatMap((p) => (p.migrations ? [p.migrations] : []))];
 
 /** Everything the embedded process reads: the gateway's settings and every pillar's, one schema parsed once. */
 export const embeddedConfig = gatewayConfig.extend(Object.assign({}, ...allPillars.map((p) => p.settings?.shape ?? {}))) as unknown as typeof gatewayConfig;
@@ -34,7 +37,7 @@ export interface EmbeddedOptions {
 /** The gateway and all four pillars in one process: in-process bus, PGlite, in-memory stand-in for Redis. */
 export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: FastifyInstance; infra: Infra; stop(): Promise<void> }> {
   const db = await createPgliteDb(opts.pgliteDir);
-  await migrate(db, [platformMigrations, ...allPillars.flatMap((p) => (p.migrations ? [p.migrations] : []))]);
+  await migrate(db, allMigrations);
   const clock = opts.clock ?? systemClock;
   const infra: Infra = { bus: new MemoryBus(), db, kv: createMemoryKv(clock), clock };
   const relay = new OutboxRelay(db, infra.bus, opts.log.child({ component: 'outbox' })).start();

@@ -1,6 +1,6 @@
 import { capabilityByName } from '@vcs/contract';
 import type { GatewayDeps } from './deps.ts';
-import { answerOf } from '@vcs/platform';
+import { anonymousContext, answerOf } from '@vcs/platform';
 import { dispatch } from './dispatch.ts';
 
 const DECODE = capabilityByName('vehicle.decode')!;
@@ -15,8 +15,7 @@ export type Decoded =
  * /decode/{vin}, the record, its lenses and MCP fetch — all ask here, so one VIN tells one story everywhere.
  */
 export async function decodeThroughData(deps: GatewayDeps, vin: string, requestId: string): Promise<Decoded> {
-  const ctx = { requestId, account: null, keyId: null, environment: 'sandbox' as const, trigger: null, settled: false };
-  const r = await dispatch(deps.bus, DECODE, { vin }, ctx, deps.config.busTimeoutMs);
+  const r = await dispatch(deps.bus, DECODE, { vin }, anonymousContext(requestId), deps.config.busTimeoutMs);
   const answer = answerOf(r) as any;
   if (r.status !== 200 || answer?.type !== 'OK') return { ok: false, status: r.status, body: r.body };
   return { ok: true, decode: answer.value.decode, provenance: { simulated: true, environment: 'sandbox', ...answer.value.sources } };

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ops } from '@vcs/contract';
-import { callOp, dec, enc, type Bus, type KeyRow } from '@vcs/platform';
+import { anonymousContext, callOp, dec, enc, type Bus, type KeyRow } from '@vcs/platform';
 import { identify } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { addRouteHook } from './routeCapability.ts';
@@ -20,8 +20,7 @@ export class KeyCheckUnavailable extends Error { override name = 'KeyCheckUnavai
 
 /** The key row as commerce, which owns the table, has it now (`keys.lookup`); null when there is none. */
 export async function lookupKey(bus: Bus, prefix: string, requestId: string, timeoutMs: number): Promise<KeyRow | null> {
-  const ctx = { requestId, account: null, keyId: null, environment: 'sandbox' as const, trigger: null, settled: false };
-  const r = await callOp(bus, ops.keysLookup, { prefix }, ctx, timeoutMs);
+  const r = await callOp(bus, ops.keysLookup, { prefix }, anonymousContext(requestId), timeoutMs);
   if (r.status !== 200) throw new KeyCheckUnavailable(String((r.answer.value as { message?: string } | undefined)?.message ?? 'commerce did not answer'));
   if (r.answer.type !== 'OK') return null;
   const v = r.answer.value as KeyRow & { secret_hash: string };

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { Counter, Histogram } from 'prom-client';
+import { Counter } from 'prom-client';
 import { childrenOf, metricsRegistry } from '@vcs/platform';
 import { capabilityOf } from './routeCapability.ts';
 

@@ -83,14 +83,16 @@ export function answerOf(r: CallResult): Record<string, unknown> {
   return r.body instanceof Uint8Array ? JSON.parse(Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength).toString('utf8')) : r.body;
 }
 
+/** A call's reply with its answer parsed, for callers that read it. */
+const parsedReply = (r: CallResult): OpReply & { unavailable?: Unavailable } =>
+  ({ status: r.status, answer: answerOf(r), ...(r.replayed ? { replayed: true } : {}), ...(r.unavailable ? { unavailable: r.unavailable } : {}) });
+
 /** Call a platform operation with its declared subject, pillar and retry rule; the input is parsed by its server. */
-export async function callOp<O extends Op>(bus: Bus, op: O, input: z.input<O['input']>, ctx: CallContext, timeoutMs: number): Promise<OpReply & { unavailable?: Unavailable }> {
-  const r = await call(bus, op.subject, op.pillar, { input, ctx }, { timeoutMs, idempotent: op.idempotent });
-  return { status: r.status, answer: answerOf(r), ...(r.replayed ? { replayed: true } : {}), ...(r.unavailable ? { unavailable: r.unavailable } : {}) };
+export async function callOp<O extends Op>(bus: Bus, op: O, input: z.input<O['input']>, ctx: CallContext, timeoutMs: number) {
+  return parsedReply(await call(bus, op.subject, op.pillar, { input, ctx }, { timeoutMs, idempotent: op.idempotent }));
 }
 
 /** Run a capability from inside the platform (a settled intent, a deal step), exactly as the gateway sends it. */
-export async function callCapability(bus: Bus, c: Capability, input: unknown, ctx: CallContext, timeoutMs: number): Promise<OpReply & { unavailable?: Unavailable }> {
-  const r = await call(bus, c.subject, c.pillar, { input, ctx }, { timeoutMs, idempotent: c.method === 'GET' });
-  return { status: r.status, answer: answerOf(r), ...(r.unavailable ? { unavailable: r.unavailable } : {}) };
+export async function callCapability(bus: Bus, c: Capability, input: unknown, ctx: CallContext, timeoutMs: number) {
+  return parsedReply(await call(bus, c.subject, c.pillar, { input, ctx }, { timeoutMs, idempotent: c.method === 'GET' }));
 }

@@ -1,5 +1,5 @@
 import { ops } from '@vcs/contract';
-import { callOp, type Db } from '@vcs/platform';
+import { anonymousContext, callOp, type Db } from '@vcs/platform';
 import type { GatewayDeps } from '../deps.ts';
 
 export interface Fact { noun: string; capability: string; answer: string; value: unknown; postedAt: string }
@@ -19,7 +19,6 @@ export async function factsFor(db: Db, vin: string, noun?: string): Promise<Fact
 
 /** The deals on a car, from the workflows pillar that owns them; none while it is not answering (the record still shows the facts). */
 export async function dealsFor(deps: Pick<GatewayDeps, 'bus' | 'config'>, vin: string, requestId: string): Promise<DealRow[]> {
-  const ctx = { requestId, account: null, keyId: null, environment: 'sandbox' as const, trigger: null, settled: false };
-  const r = await callOp(deps.bus, ops.dealsForVin, { vin }, ctx, deps.config.busTimeoutMs);
+  const r = await callOp(deps.bus, ops.dealsForVin, { vin }, anonymousContext(requestId), deps.config.busTimeoutMs);
   return r.status === 200 ? ((r.answer.value as { deals: DealRow[] }).deals ?? []) : [];
 }

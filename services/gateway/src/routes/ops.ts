@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ops, problemsOf, setByGatewayMembers, type Op, type OpReply } from '@vcs/contract';
-import { callOp, type CallContext } from '@vcs/platform';
+import { anonymousContext, callOp } from '@vcs/platform';
 import { identify } from '../auth.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { mandateOf } from '../money/headers.ts';
@@ -34,7 +34,7 @@ function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOpt
     handler: async (req, reply) => {
       const path = req.params as Record<string, string>;
       for (const p of params) if (refuseMalformedId(reply, idKinds[p], path[p]!)) return reply;
-      let ctx: CallContext = { requestId: req.id, account: null, keyId: null, environment: 'sandbox', trigger: null, settled: false };
+      let ctx = anonymousContext(req.id);
       if (route.key !== 'none') {
         const caller = await identify(deps, req);
         if (caller.kind === 'refused') return sendBlocked(reply, caller.code, caller.message, MINT);
