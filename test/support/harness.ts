@@ -111,6 +111,24 @@ async function waitReady(url: string, timeoutMs = READY_MS) {
   throw new Error(`not ready: ${url}`);
 }
 
+/**
+ * Every pillar answers (not a 503) before a harness is handed over: services, data, commerce and workflows each
+ * through a route it serves. A fleet of processes starts in any order, and a test must not meet a pillar still booting.
+ */
+async function waitPillarsReady(baseUrl: string) {
+  const VIN = '1HGCM82633A004352';
+  await waitFor(async () => (await fetch(`${baseUrl}/signings/status?vin=${VIN}`)).status === 200, READY_MS);
+  await waitFor(async () => (await fetch(`${baseUrl}/mcos/status?vin=${VIN}`)).status === 200, READY_MS);
+  let key = '';
+  await waitFor(async () => {
+    const r = await fetch(`${baseUrl}/keys`, { method: 'POST' });
+    if (r.status === 200) key = ((await r.json()) as { key: string }).key;
+    return r.status === 200;
+  }, READY_MS);
+  // An unknown deal is a 404 from workflows itself; a 503 means no workflows replica has subscribed yet.
+  await waitFor(async () => (await fetch(`${baseUrl}/buy/deals/deal_ready`, { headers: { authorization: `Bearer ${key}` } })).status === 404, READY_MS);
+}
+
 export async function startDistributedHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const port = await freePort();
   const env: Record<string, string> = {
@@ -136,9 +154,7 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
   const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
   try {
     await waitReady(`${baseUrl}/signings/status`);
-    // Wait until every pillar answers (not a 503) before handing the harness over.
-    await waitFor(async () => (await fetch(`${baseUrl}/mcos/status`)).status === 200, READY_MS);
-    await waitFor(async () => (await fetch(`${baseUrl}/keys`, { method: 'POST' })).status === 200, READY_MS);
+    await waitPillarsReady(baseUrl);
   } catch (err) {
     // A fleet that never became ready must not outlive the test run.
     for (const c of [...procs.values()].flat()) c.kill('SIGKILL');
