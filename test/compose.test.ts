@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capabilities } from '@vcs/contract';
 import { callThrough, sampleInput } from './support/capabilityCalls.ts';
 import { call, mintKey, waitFor } from './support/harness.ts';
+import { startReceiver } from './support/receiver.ts';
 
 process.env.TESTCONTAINERS_RYUK_DISABLED = 'true'; // its reaper image cannot be pulled here; afterAll takes the stack down
 process.env.TESTCONTAINERS_HOST_OVERRIDE ??= '127.0.0.1';
@@ -31,10 +32,15 @@ const env = {
   GATEWAY_PORT: '0', DOCKER_BUILDKIT: '0', COMPOSE_DOCKER_CLI_BUILD: '0',
   // The load below is thousands of calls a minute from one address and one key: above the default limits.
   RATE_LIMIT_ANON_PER_MIN: '1000000', RATE_LIMIT_SANDBOX_PER_MIN: '1000000', RATE_LIMIT_MINT_PER_MIN: '100000',
+  // This suite's receivers run on the host, which the containers reach at their network's (private) gateway address;
+  // retries every 3 s for a minute, so an undelivered event is still being retried across a restart of the stack.
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE_MS: ['0', ...Array(20).fill('3000')].join(','),
 };
 /** `docker compose` on this project, as an operator would type it. */
 const compose = (...args: string[]) => run('docker', ['compose', '-p', project, '-f', join(deployDir, 'docker-compose.yml'), ...args], { env: { ...process.env, ...env }, maxBuffer: 16 << 20 });
 const servedBy = (r: { headers: Headers }) => r.headers.get('x-served-by') ?? '';
+/** Offer-gated calls settled in one round trip (the sandbox's Accept-Price). */
+const paid = (base: string, path: string, key: string, body: unknown) => call(base, 'POST', path, { key, body, headers: { 'accept-price': '1000.00 USD' } });
 
 describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml through testcontainers)', () => {
   let stack: Awaited<ReturnType<InstanceType<typeof DockerComposeEnvironment>['up']>>;
@@ -52,6 +58,18 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
       .up();
     base = await gatewayUrl();
   }, 600_000);
+
+  /** A receiver on the host, registered and subscribed for a new key: what the containers deliver to it. */
+  const subscribedReceiver = async (eventTypes: string[], respond?: Parameters<typeof startReceiver>[0]) => {
+    const { stdout } = await run('docker', ['network', 'inspect', `${project}_default`, '-f', '{{(index .IPAM.Config 0).Gateway}}']);
+    const rx = await startReceiver(respond, { listen: '0.0.0.0', urlHost: stdout.trim() });
+    const { key } = await mintKey(base);
+    const reg = await paid(base, '/webhooks/register', key, { url: rx.url });
+    expect(reg.status).toBe(200);
+    const endpointId = reg.json.value.registration.id;
+    expect((await paid(base, '/webhooks/subscribe', key, { endpointId, eventTypes })).status).toBe(200);
+    return { rx, key };
+  };
   afterAll(async () => { await stack?.down({ timeout: 10_000, removeVolumes: true }); }, 120_000);
 
   it('walks every capability and the money, webhook and deal flows through the published port', async () => {
@@ -83,8 +101,8 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
     expect(seen.size).toBe(3);
   }, 180_000);
 
-  it('a killed pillar container fails only calls in flight, each a typed 503; reads do not fail', async () => {
-    const { key } = await mintKey(base);
+  it('a killed pillar container fails only calls in flight, each a typed 503; reads do not fail; no event is lost or doubled', async () => {
+    const { rx, key } = await subscribedReceiver(['TotalLoss.*']);
     const { stdout } = await compose('ps', '-q', 'services-pillar');
     const victim = stdout.trim().split('\n')[0]!;
     const reads: number[] = [];
@@ -101,12 +119,23 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
     await new Promise((r) => setTimeout(r, 2000));
     going = false;
     await load;
-    expect(reads.length).toBeGreaterThan(10);
-    expect(reads.filter((s) => s !== 200)).toEqual([]); // a read meeting the dead replica is retried on another
-    const failed = writes.filter((w) => w.status !== 200);
-    expect(failed.filter((w) => w.status !== 503 || w.code !== 'pillar-unavailable')).toEqual([]);
-    expect(failed.length).toBeLessThanOrEqual(4); // at most the calls in flight on the killed replica (4 lanes)
-    expect(writes.length - failed.length).toBeGreaterThan(10);
+    try {
+      expect(reads.length).toBeGreaterThan(10);
+      expect(reads.filter((s) => s !== 200)).toEqual([]); // a read meeting the dead replica is retried on another
+      const failed = writes.filter((w) => w.status !== 200);
+      expect(failed.filter((w) => w.status !== 503 || w.code !== 'pillar-unavailable')).toEqual([]);
+      expect(failed.length).toBeLessThanOrEqual(4); // at most the calls in flight on the killed replica (4 lanes)
+      const succeeded = writes.length - failed.length;
+      expect(succeeded).toBeGreaterThan(10);
+      // Each answered write emitted one TotalLoss event: all of them reach the receiver (a write cut off in flight
+      // may or may not have committed its event). Redelivery of an id is allowed (at least once), a new id is not.
+      const ids = () => new Set(rx.received.map((r) => r.id));
+      await waitFor(async () => ids().size >= succeeded, 60_000, 250);
+      await new Promise((r) => setTimeout(r, 2000)); // anything more would arrive now
+      expect(ids().size).toBeGreaterThanOrEqual(succeeded);
+      expect(ids().size).toBeLessThanOrEqual(succeeded + failed.length);
+      expect(rx.received.length - ids().size).toBeLessThanOrEqual(4); // resent: at most the sends cut off by the kill
+    } finally { await rx.close(); }
   }, 120_000);
 
   it('a restarted NATS container: everything reconnects by itself', async () => {
@@ -115,16 +144,27 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
       && (await call(base, 'POST', '/keys')).status === 200, 60_000, 500);
   }, 120_000);
 
-  it('stopped and started again on the same volumes, keys, intents and deals survive', async () => {
-    const { key } = await mintKey(base);
-    const offer = (await call(base, 'POST', '/signings/quote', { key, body: { vin: '1HGCM82633A004352' } })).json;
-    const deal = (await call(base, 'POST', '/buy/deals', { key, body: { vin: '1HGCM82633A004352', buyer: { name: 'Ada', zip: '94103' } } })).json;
-    await compose('stop');
-    await compose('up', '-d', '--wait');
-    base = await gatewayUrl();
-    expect((await call(base, 'GET', '/keys/me', { key })).status).toBe(200);
-    const intent = await call(base, 'GET', `/intents/${offer.value.intent.id}`, { key });
-    expect([intent.status, intent.json.value.status]).toEqual([200, 'pending']);
-    expect((await call(base, 'GET', `/buy/deals/${deal.value.dealId}`, { key })).status).toBe(200);
+  it('stopped and started again on the same volumes, keys, intents, deals and undelivered webhooks survive', async () => {
+    // The receiver refuses until the stack has been restarted: the test event sent to it (whatever its subscriptions)
+    // is still undelivered when the stack stops.
+    let restarted = false;
+    const { rx, key } = await subscribedReceiver(['TotalLoss.*'], () => (restarted ? 204 : 503));
+    try {
+      const emitted = await paid(base, '/webhooks/emit', key, {});
+      expect(emitted.status).toBe(200);
+      await waitFor(async () => rx.received.length >= 1, 30_000, 100);
+      const eventId = rx.received[0]!.id;
+      const offer = (await call(base, 'POST', '/signings/quote', { key, body: { vin: '1HGCM82633A004352' } })).json;
+      const deal = (await call(base, 'POST', '/buy/deals', { key, body: { vin: '1HGCM82633A004352', buyer: { name: 'Ada', zip: '94103' } } })).json;
+      await compose('stop');
+      restarted = true;
+      await compose('up', '-d', '--wait');
+      base = await gatewayUrl();
+      expect((await call(base, 'GET', '/keys/me', { key })).status).toBe(200);
+      const intent = await call(base, 'GET', `/intents/${offer.value.intent.id}`, { key });
+      expect([intent.status, intent.json.value.status]).toEqual([200, 'pending']);
+      expect((await call(base, 'GET', `/buy/deals/${deal.value.dealId}`, { key })).status).toBe(200);
+      await waitFor(async () => rx.received.some((r) => r.id === eventId && r.status === 204), 60_000, 250);
+    } finally { await rx.close(); }
   }, 300_000);
 });
