@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { anyAnswer, answerSchema, capabilities, catalogDigest, describeCatalog, nouns } from './index.ts';
+import { anyAnswer, answerSchema, canonicalJson, capabilities, catalogDigest, describeCatalog, idSequence, isIdOf, newId, nouns } from './index.ts';
+import { sha256Hex } from './sha256.ts';
 
 describe('the catalog', () => {
   it('gives every capability a unique wire name, subject, route and answer name', () => {
@@ -32,6 +34,27 @@ describe('the catalog', () => {
   it('has a stable digest over a JSON description', () => {
     expect(catalogDigest()).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(JSON.parse(JSON.stringify(describeCatalog())).nouns.length).toBe(nouns.length);
+  });
+
+  it('computes the digest without node:crypto, to the same value node:crypto gives', () => {
+    const nodeSha = (s: string) => createHash('sha256').update(s).digest('hex');
+    expect(catalogDigest()).toBe('sha256:' + nodeSha(canonicalJson(describeCatalog())));
+    // Every padding boundary (55, 56, 63, 64 bytes), multi-byte UTF-8, and an empty string.
+    for (const s of ['', 'abc', 'a'.repeat(55), 'a'.repeat(56), 'a'.repeat(63), 'a'.repeat(64), 'a'.repeat(1000), 'é€𝄞 ünïcode', '{"k":"v"}'.repeat(97)]) {
+      expect(sha256Hex(s)).toBe(nodeSha(s));
+    }
+    expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+
+  it('mints ids from Web Crypto: prefix, then 16 base64url characters, never twice the same', () => {
+    const ids = Array.from({ length: 2000 }, () => newId('deal'));
+    for (const id of ids) expect(id).toMatch(/^deal_[A-Za-z0-9_-]{16}$/);
+    for (const id of ids) expect(isIdOf('deal', id)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    const next = idSequence('request');
+    const [a, b] = [next(), next()];
+    expect(a).toMatch(/^req_[A-Za-z0-9_-]{8}0{6}$/);
+    expect(b).toBe(a.slice(0, -6) + '000001');
   });
 
   it('validates envelopes of every kind and rejects malformed ones', () => {

@@ -1,5 +1,5 @@
 import { priceText } from './money.ts';
-import { createHash } from 'node:crypto';
+import { sha256Hex } from './sha256.ts';
 import { z } from 'zod';
 import type { Capability, Noun, Pillar } from './capability.ts';
 import { apiKey } from './nouns/apiKey.ts';
@@ -94,6 +94,6 @@ export function describeCatalog() {
 let digestMemo: string | undefined;
 /** sha256 of the canonical catalog: the SDK, CLI and suite pin to it. */
 export function catalogDigest(): string {
-  digestMemo ??= 'sha256:' + createHash('sha256').update(canonicalJson(describeCatalog())).digest('hex');
+  digestMemo ??= 'sha256:' + sha256Hex(canonicalJson(describeCatalog()));
   return digestMemo;
 }

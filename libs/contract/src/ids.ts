@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-
 // Every id the service hands out carries a prefix from this one table (Stripe/Unkey style).
 export const idPrefixes = {
   account: 'acct_',
@@ -26,8 +24,23 @@ export function isIdOf(kind: IdKind, s: string): boolean {
   return s.startsWith(idPrefixes[kind]) && /^[A-Za-z0-9_-]{1,64}$/.test(s.slice(idPrefixes[kind].length));
 }
 
+const base64url = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/**
+ * `n` random bytes (a multiple of 3) as base64url, from Web Crypto (`globalThis.crypto`, in Node 20 and every
+ * browser), so the contract imports nothing Node-only.
+ */
+function randomText(n: number): string {
+  const b = globalThis.crypto.getRandomValues(new Uint8Array(n));
+  let s = '';
+  for (let i = 0; i < n; i += 3) {
+    const v = (b[i]! << 16) | (b[i + 1]! << 8) | b[i + 2]!;
+    s += base64url[v >>> 18]! + base64url[(v >>> 12) & 63]! + base64url[(v >>> 6) & 63]! + base64url[v & 63]!;
+  }
+  return s;
+}
+
 export function newId(kind: IdKind): string {
-  return idPrefixes[kind] + randomBytes(12).toString('base64url');
+  return idPrefixes[kind] + randomText(12);
 }
 
 /**
@@ -35,7 +48,7 @@ export function newId(kind: IdKind): string {
  * counter. As unique as `newId` across processes, without drawing random bytes per request.
  */
 export function idSequence(kind: IdKind): () => string {
-  const stem = idPrefixes[kind] + randomBytes(6).toString('base64url');
+  const stem = idPrefixes[kind] + randomText(6);
   let n = 0;
   return () => stem + (n++).toString(36).padStart(6, '0');
 }
