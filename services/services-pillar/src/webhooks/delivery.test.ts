@@ -8,7 +8,7 @@ const settings = (env: Record<string, string>) => parseSettings(webhookSettings.
 import { patternMatches } from './match.ts';
 import { postDelivery } from './post.ts';
 import { newSecret, signatureHeader } from './signature.ts';
-import { isForbiddenAddress, isForbiddenTarget, targetRefusal } from './target.ts';
+import { guardedLookup, isForbiddenAddress, isForbiddenTarget, targetRefusal } from './target.ts';
 
 describe('webhook delivery rules', () => {
   it('refuses loopback, private, link-local and metadata addresses, allows public ones', () => {
@@ -51,6 +51,22 @@ describe('webhook delivery rules', () => {
     expect((await postDelivery('http://169.254.169.254/latest/meta-data', {}, '{}', local)).outcome).toBe('forbidden-target');
     expect(isForbiddenTarget('::ffff:127.0.0.1', { allowPrivate: false, allowLoopback: true })).toBe(false);
     expect(isForbiddenTarget('10.0.0.1', { allowPrivate: false, allowLoopback: true })).toBe(true);
+  });
+
+  it('refuses at connection time an IPv6 literal that maps to a private or loopback address, in every notation', async () => {
+    const closed = { timeoutMs: 1000, capBytes: 100, allowPrivate: false, allowLoopback: false };
+    // Each would reach this machine or a private network through the IPv4 address it carries (or is site-local).
+    for (const u of ['http://[64:ff9b::7f00:1]/x', 'http://[::127.0.0.1]/x', 'http://[::ffff:0:7f00:1]/x', 'http://[2002:7f00:1::]/x',
+      'http://[::ffff:7f00:1]:9/x', 'http://[64:ff9b::a9fe:a9fe]/latest/meta-data', 'http://[2002:a00:1::]/x', 'http://[fec0::1]/x', 'http://[::]/x']) {
+      const r = await postDelivery(u, {}, '{}', closed);
+      expect([u, r.outcome, r.statusCode]).toEqual([u, 'forbidden-target', null]);
+    }
+    // A name is checked after it resolves, at the connection: the lookup the HTTP client uses refuses these too.
+    const lookup = guardedLookup(closed);
+    for (const a of ['64:ff9b::7f00:1', '::127.0.0.1', '2002:7f00:1::']) {
+      const err = await new Promise<any>((resolve) => lookup(a, { all: true }, (e) => resolve(e)));
+      expect([a, err?.code]).toEqual([a, 'EFORBIDDENTARGET']);
+    }
   });
 
   it('allows loopback targets by default only in the embedded mode', () => {
