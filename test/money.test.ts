@@ -18,7 +18,12 @@ describe.each(modes())('money and people (%s)', (mode) => {
     const quote = r.json.value.capabilities.find((p: any) => p.capability === 'signing.quote');
     expect(quote).toMatchObject({ model: 'flat', amount: '1.00', currency: 'USD', ceiling: '1.00', path: '/signings/quote' });
     const pay = r.json.value.capabilities.find((p: any) => p.capability === 'signing.pay');
-    expect(pay).toMatchObject({ model: 'take-rate', rate: 0.029, ceiling: '10.00' });
+    expect(pay).toMatchObject({ model: 'take-rate', rate: '0.029', base: 'the amount paid', amount: '4.35', currency: 'USD', ceiling: '10.00' });
+    // Money and rates are decimal strings end to end: nothing on the price surface is a float.
+    for (const row of r.json.value.capabilities) {
+      for (const k of ['amount', 'ceiling', 'rate'] as const) if (k in row) expect(typeof row[k], `${row.capability}.${k}`).toBe('string');
+      if (row.model === 'take-rate') expect(row.rate).toMatch(/^0\.\d*[1-9]$/);
+    }
     expect(r.json.value.capabilities.some((p: any) => p.capability === 'signing.status')).toBe(false);
     const etag = r.headers.get('etag')!;
     expect(r.headers.get('cache-control')).toMatch(/max-age/);

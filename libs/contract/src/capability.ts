@@ -7,12 +7,16 @@ export type Gate = 'none' | 'key' | 'offer' | 'human';
 export type Mode = 'live' | 'sandbox' | 'declared';
 export type HumanVerb = 'authorize' | 'notarize' | 'sign' | 'pay';
 
-/** Price as data. `ceiling` is the most one call can cost, take-rates included (x402 `upto`). */
+/**
+ * Price as data. `ceiling` is the most one call can cost, take-rates included (x402 `upto`). Money and rates are
+ * decimal strings (`"1.00"`, `"0.029"`), never floats: the catalog digest, /pricing and generated text carry them
+ * exactly as written here.
+ */
 export type Price =
   | { model: 'free' }
   | { model: 'metered'; amount: string; currency: 'USD'; per: string; ceiling: string }
   | { model: 'flat'; amount: string; currency: 'USD'; ceiling: string }
-  | { model: 'take-rate'; rate: number; base: string; amount: string; currency: 'USD'; ceiling: string };
+  | { model: 'take-rate'; rate: string; base: string; amount: string; currency: 'USD'; ceiling: string };
 
 /**
  * When an event is emitted: `run` every time the capability executes, `success` on the happy path,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { anyAnswer, answerSchema, canonicalJson, capabilities, catalogDigest, describeCatalog, idSequence, isIdOf, newId, nouns } from './index.ts';
+import { anyAnswer, answerSchema, canonicalJson, capabilities, catalogDigest, describeCatalog, idSequence, isIdOf, newId, nouns, percentText, price, priceText } from './index.ts';
 import { sha256Hex } from './sha256.ts';
 
 describe('the catalog', () => {
@@ -55,6 +55,16 @@ describe('the catalog', () => {
     const [a, b] = [next(), next()];
     expect(a).toMatch(/^req_[A-Za-z0-9_-]{8}0{6}$/);
     expect(b).toBe(a.slice(0, -6) + '000001');
+  });
+
+  it('keeps rates as decimal strings and turns them into percentages without float arithmetic', () => {
+    expect(['0.029', '0.05', '0.1', '0.01', '0.125', '0.0001', '1'].map(percentText)).toEqual(['2.9', '5', '10', '1', '12.5', '0.01', '100']);
+    expect(priceText(price.takeRate('0.029', 'the amount paid', '4.35', '10.00'))).toBe('2.9% of the amount paid, sandbox quote 4.35 USD (ceiling 10.00)');
+    expect(() => price.takeRate('2.9', 'x', '1.00', '1.00')).toThrow(/between 0 and 1/);
+    expect(() => price.takeRate('0.0', 'x', '1.00', '1.00')).toThrow(/between 0 and 1/);
+    const takeRates = capabilities.flatMap((c) => (c.price.model === 'take-rate' ? [c.price] : []));
+    expect(takeRates.length).toBeGreaterThan(0);
+    for (const p of takeRates) expect(p.rate).toMatch(/^0\.\d*[1-9]$/);
   });
 
   it('validates envelopes of every kind and rejects malformed ones', () => {

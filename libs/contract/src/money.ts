@@ -9,10 +9,17 @@ export function offerTerms(c: Capability): { price: { amount: string; currency: 
 }
 
 /**
- * A rate as an exact percentage: 0.029 → "2.9" (not 2.9000000000000004). Rates in the catalog have at most a few
- * decimals, so twelve significant digits hold every one exactly.
+ * A decimal-string rate as a percentage, by moving the decimal point two places (no float arithmetic):
+ * "0.029" → "2.9", "0.05" → "5", "0.1" → "10", "1" → "100".
  */
-export const percentText = (rate: number) => String(Number((rate * 100).toPrecision(12)));
+export function percentText(rate: string): string {
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(rate);
+  if (!m) throw new Error(`not a decimal rate: ${rate}`);
+  const frac = (m[2] ?? '').padEnd(2, '0');
+  const whole = (m[1]! + frac.slice(0, 2)).replace(/^0+(?=\d)/, '');
+  const rest = frac.slice(2).replace(/0+$/, '');
+  return rest ? `${whole}.${rest}` : whole;
+}
 
 /** A price in words, the one wording for pages, the MCP search, the SDK's docs and the CLI; figures from the catalog. */
 export function priceText(p: Price): string {

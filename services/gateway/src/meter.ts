@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fromCents, toCents } from '@vcs/contract';
 import type { Kv, Logger } from '@vcs/platform';
 import { identify, presentedKey } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
@@ -43,13 +44,12 @@ export class Meter {
     await this.flush();
     const h = await this.kv.hgetall(meterKey(account));
     const num = (f: string) => Number(h[f] ?? 0);
-    const money = (cents: number) => (cents / 100).toFixed(2);
     const byCapability: Usage['byCapability'] = {};
     for (const f of Object.keys(h)) {
       const m = /^cap:(.+):calls$/.exec(f);
-      if (m) byCapability[m[1]!] = { calls: num(f), charged: money(num(`cap:${m[1]}:charged_cents`)) };
+      if (m) byCapability[m[1]!] = { calls: num(f), charged: fromCents(num(`cap:${m[1]}:charged_cents`)) };
     }
-    return { calls: num('calls'), charged: money(num('charged_cents')), byCapability };
+    return { calls: num('calls'), charged: fromCents(num('charged_cents')), byCapability };
   }
 
   stop() { clearInterval(this.timer); return this.flush(); }
@@ -62,7 +62,8 @@ export class Meter {
 const charged = new WeakMap<FastifyRequest, number>();
 export function recordCharge(req: FastifyRequest, answer: Record<string, unknown>) {
   const amount = (answer.meter as { charged?: unknown } | undefined)?.charged;
-  if (typeof amount === 'string' && /^\d+\.\d{2}$/.test(amount)) charged.set(req, Math.round(Number(amount) * 100));
+  const cents = typeof amount === 'string' ? toCents(amount) : null;
+  if (cents !== null) charged.set(req, cents);
 }
 
 export function registerMeter(app: FastifyInstance, deps: GatewayDeps, meter: Meter) {

@@ -54,7 +54,7 @@ export const frameInspection = defineNoun({
       method: 'POST', path: '/frame-inspections/measure', gate: 'offer', facet: 'services',
       summary: 'Measure the frame against the factory datum points.', answer: 'FrameInspectionMeasure@1',
       events: [{ type: 'FrameInspection.measureRequested@1', when: 'run' }, { type: 'FrameInspection.measured@1', when: 'success' }],
-      price: price.takeRate(0.08, 'the measurement fee', '12.00', '30.00'),
+      price: price.takeRate('0.08', 'the measurement fee', '12.00', '30.00'),
     }),
     order: cap({
       method: 'POST', path: '/frame-inspections/order', gate: 'offer', facet: 'commerce',
@@ -69,7 +69,7 @@ export const frameInspection = defineNoun({
       method: 'POST', path: '/frame-inspections/schedule', gate: 'offer', facet: 'services',
       summary: 'Schedule the inspection with an inspector.', answer: 'FrameInspectionSchedule@1',
       events: [{ type: 'FrameInspection.scheduleRequested@1', when: 'run' }, { type: 'FrameInspection.scheduled@1', when: 'success' }],
-      price: price.takeRate(0.05, 'the inspection fee', '7.50', '15.00'),
+      price: price.takeRate('0.05', 'the inspection fee', '7.50', '15.00'),
     }),
     pay: cap({
       failureCode: 'payment-failed',
@@ -79,7 +79,7 @@ export const frameInspection = defineNoun({
         { type: 'FrameInspection.payRequested@1', when: 'run' }, { type: 'FrameInspection.paid@1', when: 'success' },
         { type: 'FrameInspection.payFailed@1', when: 'failure' },
       ],
-      price: price.takeRate(0.029, 'the amount paid', '4.35', '10.00'),
+      price: price.takeRate('0.029', 'the amount paid', '4.35', '10.00'),
     }),
     perform: cap({
       method: 'POST', path: '/frame-inspections/perform', gate: 'offer', facet: 'services',
@@ -88,13 +88,13 @@ export const frameInspection = defineNoun({
         { type: 'FrameInspection.performRequested@1', when: 'run' }, { type: 'FrameInspection.performed@1', when: 'success' },
         { type: 'FrameInspection.performFailed@1', when: 'failure' },
       ],
-      price: price.takeRate(0.1, 'the inspector\'s fee', '15.00', '40.00'),
+      price: price.takeRate('0.1', 'the inspector\'s fee', '15.00', '40.00'),
     }),
     complete: cap({
       method: 'POST', path: '/frame-inspections/complete', gate: 'offer', facet: 'services',
       summary: 'Complete the inspection and file its report.', answer: 'FrameInspectionComplete@1',
       events: [{ type: 'FrameInspection.completeRequested@1', when: 'run' }, { type: 'FrameInspection.completed@1', when: 'success' }],
-      price: price.takeRate(0.05, 'the inspection fee', '7.50', '15.00'),
+      price: price.takeRate('0.05', 'the inspection fee', '7.50', '15.00'),
     }),
     tolerance: cap({
       method: 'GET', path: '/frame-inspections/tolerance', gate: 'key', facet: 'data',

@@ -47,7 +47,7 @@ export const mco = defineNoun({
       request: vinOptional, answer: 'McoAssign@1',
       value: title.extend({ assignment: z.object({ status: z.string(), titleId: z.string(), titlePosition: z.string() }) }),
       events: [{ type: 'Mco.assignRequested@1', when: 'run' }, { type: 'Mco.assigned@1', when: 'success' }],
-      price: price.takeRate(0.05, 'the title service fee', '2.50', '8.00'),
+      price: price.takeRate('0.05', 'the title service fee', '2.50', '8.00'),
     },
     pay: {
       failureCode: 'payment-failed',
@@ -56,7 +56,7 @@ export const mco = defineNoun({
       request: vinOptional, answer: 'McoPay@1',
       value: title.extend({ payment: statusOnly, payer }),
       events: [{ type: 'Mco.payRequested@1', when: 'run' }, { type: 'Mco.paid@1', when: 'success' }, { type: 'Mco.payFailed@1', when: 'failure' }],
-      price: price.takeRate(0.029, 'the fees paid', '2.90', '8.00'),
+      price: price.takeRate('0.029', 'the fees paid', '2.90', '8.00'),
     },
     convert: {
       method: 'POST', path: '/mcos/convert', gate: 'offer', mode: 'sandbox', facet: 'services',
@@ -64,7 +64,7 @@ export const mco = defineNoun({
       request: vinOptional, answer: 'McoConvert@1',
       value: title.extend({ conversion: z.object({ status: z.string(), titleId: z.string(), titlePosition: z.string() }) }),
       events: [{ type: 'Mco.convertRequested@1', when: 'run' }, { type: 'Mco.converted@1', when: 'success' }, { type: 'Mco.convertFailed@1', when: 'failure' }],
-      price: price.takeRate(0.05, 'the title service fee', '4.00', '12.00'),
+      price: price.takeRate('0.05', 'the title service fee', '4.00', '12.00'),
     },
     custody: {
       method: 'GET', path: '/mcos/custody', gate: 'none', mode: 'sandbox', facet: 'data',

@@ -60,7 +60,7 @@ export const poa = defineNoun({
       }).strict(),
       answer: 'PoaDocument@1', value: poaDocumentValue,
       events: [{ type: 'Poa.generated@1', when: 'success' }, { type: 'Document.generated@1', when: 'success' }],
-      price: price.takeRate(0.05, 'the document service fee', '2.50', '10.00'),
+      price: price.takeRate('0.05', 'the document service fee', '2.50', '10.00'),
       notes: ['Delegated calls require a typed Mandate {ceiling, perAction, expires, tripwires}'],
     },
     execute: {
@@ -69,7 +69,7 @@ export const poa = defineNoun({
       request: noInput, answer: 'PoaExecute@1',
       value: valueBase.extend({ document: documentRef, execution: z.object({ status: status('executed') }) }),
       events: [{ type: 'Poa.executed@1', when: 'success' }], triggers: noDocument,
-      price: price.takeRate(0.05, 'the document service fee', '2.50', '10.00'),
+      price: price.takeRate('0.05', 'the document service fee', '2.50', '10.00'),
     },
     secureFormIssue: {
       method: 'POST', path: '/poas/secure-form-issue', gate: 'key', mode: 'sandbox', facet: 'services',
@@ -84,7 +84,7 @@ export const poa = defineNoun({
         }),
       }),
       events: [{ type: 'Poa.secureFormIssued@1', when: 'success' }], triggers: noDocument,
-      price: price.takeRate(0.05, 'the state form fee', '1.50', '6.00'),
+      price: price.takeRate('0.05', 'the state form fee', '1.50', '6.00'),
     },
     notarize: {
       method: 'POST', path: '/poas/notarize', gate: 'human', mode: 'sandbox', facet: 'services',
@@ -96,7 +96,7 @@ export const poa = defineNoun({
       answer: 'Notarization@1',
       value: valueBase.extend({ document: documentRef, stamp: z.object({ status: status('notarized', 'Notary stamp status') }) }),
       events: [{ type: 'Document.filed@1', when: 'success' }, { type: 'Document.notarized@1', when: 'success' }],
-      price: price.takeRate(0.1, 'the notary fee', '2.50', '25.00'),
+      price: price.takeRate('0.1', 'the notary fee', '2.50', '25.00'),
       human: { verb: 'notarize', credential: 'notary', terminus: { name: 'Sandbox Notary Desk', staffed: 'Mon-Fri 08:00-20:00 America/New_York', price: '25.00' } },
     },
     revoke: {
@@ -105,7 +105,7 @@ export const poa = defineNoun({
       request: noInput, answer: 'PoaRevoke@1',
       value: valueBase.extend({ document: documentRef, revocation: z.object({ status: status('revoked', 'Revocation status, or nothing-to-revoke') }) }),
       events: [{ type: 'Poa.revoked@1', when: 'success' }], triggers: [nothingOnFile('nothing-to-revoke')],
-      price: price.takeRate(0.05, 'the document service fee', '1.00', '5.00'),
+      price: price.takeRate('0.05', 'the document service fee', '1.00', '5.00'),
     },
     absentBuyerSign: {
       method: 'POST', path: '/poas/absent-buyer-sign', gate: 'key', mode: 'sandbox', facet: 'services',
@@ -113,7 +113,7 @@ export const poa = defineNoun({
       request: noInput, answer: 'PoaAbsentBuyerSign@1',
       value: valueBase.extend({ document: documentRef, absentSigning: z.object({ status: status('signed-by-attorney-in-fact') }) }),
       events: [{ type: 'Poa.absentBuyerSigned@1', when: 'success' }], triggers: noDocument,
-      price: price.takeRate(0.05, 'the signing fee', '2.50', '10.00'),
+      price: price.takeRate('0.05', 'the signing fee', '2.50', '10.00'),
     },
   },
 });

@@ -69,7 +69,7 @@ export const signing = defineNoun({
       request: vinOptional, answer: 'SigningSchedule@1',
       value: valueBase.extend({ session: z.object({ id: z.string(), packetId: z.string(), status: z.string(), scheduledFor: isoDate }) }),
       events: [{ type: 'Signing.scheduleRequested@1', when: 'run' }, { type: 'Signing.scheduled@1', when: 'success' }],
-      price: price.takeRate(0.05, 'the signing agent fee', '7.50', '15.00'),
+      price: price.takeRate('0.05', 'the signing agent fee', '7.50', '15.00'),
     },
     pay: {
       failureCode: 'payment-failed',
@@ -81,7 +81,7 @@ export const signing = defineNoun({
         payer,
       }),
       events: [{ type: 'Signing.payRequested@1', when: 'run' }, { type: 'Signing.paid@1', when: 'success' }, { type: 'Signing.payFailed@1', when: 'failure' }],
-      price: price.takeRate(0.029, 'the amount paid', '4.35', '10.00'),
+      price: price.takeRate('0.029', 'the amount paid', '4.35', '10.00'),
     },
     complete: {
       method: 'POST', path: '/signings/complete', gate: 'offer', mode: 'sandbox', facet: 'services',
@@ -89,7 +89,7 @@ export const signing = defineNoun({
       request: vinOptional, answer: 'SigningComplete@1',
       value: valueBase.extend({ completion: z.object({ status: z.string(), standing: z.string(), position: z.string() }) }),
       events: [{ type: 'Signing.completeRequested@1', when: 'run' }, { type: 'Signing.completed@1', when: 'success' }],
-      price: price.takeRate(0.05, 'the ceremony fee', '5.00', '12.00'),
+      price: price.takeRate('0.05', 'the ceremony fee', '5.00', '12.00'),
     },
     collectSignatures: {
       method: 'POST', path: '/signings/collect-signatures', gate: 'offer', mode: 'sandbox', facet: 'services',
@@ -97,7 +97,7 @@ export const signing = defineNoun({
       request: vinOptional, answer: 'SigningCollectSignatures@1',
       value: valueBase.extend({ collection: z.object({ status: z.string(), position: z.string() }) }),
       events: [{ type: 'Signing.collectSignaturesRequested@1', when: 'run' }, { type: 'Signing.signaturesCollected@1', when: 'success' }],
-      price: price.takeRate(0.05, 'the ceremony fee', '5.00', '12.00'),
+      price: price.takeRate('0.05', 'the ceremony fee', '5.00', '12.00'),
     },
     dispatchAgent: {
       method: 'POST', path: '/signings/dispatch-agent', gate: 'offer', mode: 'sandbox', facet: 'services',
@@ -107,7 +107,7 @@ export const signing = defineNoun({
         dispatch: z.object({ status: z.string(), id: z.string(), ceremonyId: z.string(), packetId: z.string(), arrivesOn: isoDate }),
       }),
       events: [{ type: 'Signing.dispatchAgentRequested@1', when: 'run' }, { type: 'Signing.agentDispatched@1', when: 'success' }],
-      price: price.takeRate(0.1, 'the agent\'s visit fee', '15.00', '30.00'),
+      price: price.takeRate('0.1', 'the agent\'s visit fee', '15.00', '30.00'),
     },
     witness: {
       method: 'POST', path: '/signings/witness', gate: 'offer', mode: 'sandbox', facet: 'services',
@@ -115,7 +115,7 @@ export const signing = defineNoun({
       request: vinOptional, answer: 'SigningWitness@1',
       value: valueBase.extend({ witness: z.object({ status: z.string(), standing: z.string(), position: z.string() }) }),
       events: [{ type: 'Signing.witnessRequested@1', when: 'run' }, { type: 'Signing.witnessed@1', when: 'success' }],
-      price: price.takeRate(0.05, 'the witness fee', '2.50', '6.00'),
+      price: price.takeRate('0.05', 'the witness fee', '2.50', '6.00'),
     },
   },
 });

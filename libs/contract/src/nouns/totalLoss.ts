@@ -49,7 +49,7 @@ export const totalLoss = defineNoun({
         condition: z.string().meta({ description: 'Pre-loss condition', example: 'good' }),
       }),
       events: [{ type: 'TotalLoss.acvDetermined@1', when: 'success' }, { type: 'TotalLoss.failed@1', when: 'failure' }],
-      price: price.takeRate(0.05, 'the appraisal fee', '5.00', '20.00'),
+      price: price.takeRate('0.05', 'the appraisal fee', '5.00', '20.00'),
     },
     determine: {
       method: 'GET', path: '/total-loss/determine', gate: 'key', mode: 'sandbox', facet: 'data',
@@ -72,7 +72,7 @@ export const totalLoss = defineNoun({
       summary: 'Coordinate negative equity (loan balance above the settlement) with the lender.',
       request: noInput, answer: 'TotalLossNegativeEquityCoordinate@1', value: statusValue('negative-equity-coordinated'),
       events: [{ type: 'TotalLoss.negativeEquityCoordinated@1', when: 'success' }],
-      price: price.takeRate(0.05, 'the coordination fee', '5.00', '20.00'), triggers: noTotalLoss,
+      price: price.takeRate('0.05', 'the coordination fee', '5.00', '20.00'), triggers: noTotalLoss,
     },
     ownerRetain: {
       method: 'POST', path: '/total-loss/owner-retain', gate: 'offer', mode: 'sandbox', facet: 'services',
@@ -89,7 +89,7 @@ export const totalLoss = defineNoun({
         rebuildInspectionRequired: z.boolean().meta({ description: 'Whether a rebuilt-vehicle inspection is required before it is road legal again', example: true }),
       }),
       events: [{ type: 'TotalLoss.ownerRetained@1', when: 'success' }],
-      price: price.takeRate(0.05, 'the retention processing fee', '7.50', '25.00'),
+      price: price.takeRate('0.05', 'the retention processing fee', '7.50', '25.00'),
     },
     payoffCoordinate: {
       method: 'POST', path: '/total-loss/payoff-coordinate', gate: 'offer', mode: 'sandbox', facet: 'commerce',
@@ -109,7 +109,7 @@ export const totalLoss = defineNoun({
       summary: 'Assign the vehicle to a salvage pool.',
       request: vinOptional, answer: 'TotalLossSalvage@1', value: statusValue('salvage-assigned'),
       events: [{ type: 'TotalLoss.salvageAssigned@1', when: 'success' }],
-      price: price.takeRate(0.05, 'the salvage assignment fee', '10.00', '30.00'), triggers: noTotalLoss,
+      price: price.takeRate('0.05', 'the salvage assignment fee', '10.00', '30.00'), triggers: noTotalLoss,
     },
     settlement: {
       method: 'POST', path: '/total-loss/settlement', gate: 'offer', mode: 'sandbox', facet: 'commerce',
@@ -125,7 +125,7 @@ export const totalLoss = defineNoun({
         salvageRetainedByCarrier: z.boolean().meta({ description: 'Whether the carrier takes the salvage', example: true }),
       }),
       events: [{ type: 'TotalLoss.settled@1', when: 'success' }, { type: 'TotalLoss.failed@1', when: 'failure' }],
-      price: price.takeRate(0.01, 'the settlement amount', '50.00', '150.00'),
+      price: price.takeRate('0.01', 'the settlement amount', '50.00', '150.00'),
     },
     valuation: {
       method: 'GET', path: '/total-loss/valuation', gate: 'key', mode: 'sandbox', facet: 'data',

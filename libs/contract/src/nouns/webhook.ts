@@ -93,7 +93,7 @@ export const webhook = defineNoun({
       request: vinOptional, answer: 'WebhookMeteredPay@1',
       value: connection.extend({ payment: z.object({ status: z.string().meta({ example: 'settled' }) }), payer }),
       events: [{ type: 'Webhook.meteredPaid@1', when: 'success' }, { type: 'Webhook.failed@1', when: 'failure' }],
-      price: price.takeRate(0.029, 'the amount paid', '0.29', '5.00'),
+      price: price.takeRate('0.029', 'the amount paid', '0.29', '5.00'),
     },
     deliveryLog: data('/webhooks/delivery-log', 'The deliveries to the account\'s endpoints, each with every attempt.',
       withVin({ endpointId: endpointId.optional(), limit: z.coerce.number().int().min(1).max(200).optional() }), 'WebhookDeliveryLog@1',

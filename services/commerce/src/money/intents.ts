@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { capabilityByName, problemsOf, canonicalJson, checkMandate, mandate as mandateSchema, newId, offerTerms, toCents, withoutSecrets, type Mandate } from '@vcs/contract';
+import { capabilityByName, problemsOf, canonicalJson, checkMandate, fromCents, mandate as mandateSchema, newId, offerTerms, toCents, withoutSecrets, type Mandate } from '@vcs/contract';
 import { writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { execute, iso, json, offerCapability, provenanceOf, record, refusal, type MoneyReply } from './common.ts';
 
@@ -160,8 +160,8 @@ async function claim(services: Services, q: Queryable, req: SettleIntentRequest,
     if (took.rowCount === 0) {
       const spent = Number(held.rows[0]!.spent_cents);
       return { kind: 'reply', reply: refusal(services, ctx, 'mandate-ceiling-exceeded',
-        `${r.capability} can cost ${(cents / 100).toFixed(2)} but mandate ${m.data.id} has ${((Number(held.rows[0]!.ceiling_cents) - spent) / 100).toFixed(2)} of its ${m.data.ceiling.amount} ${m.data.ceiling.currency} left; ask the principal for a larger ceiling`,
-        { mandate: { id: m.data.id, ceiling: m.data.ceiling, spent: { amount: (spent / 100).toFixed(2), currency: m.data.ceiling.currency } }, intent: { id: r.id, status: 'pending' } }) };
+        `${r.capability} can cost ${fromCents(cents)} but mandate ${m.data.id} has ${fromCents(Number(held.rows[0]!.ceiling_cents) - spent)} of its ${m.data.ceiling.amount} ${m.data.ceiling.currency} left; ask the principal for a larger ceiling`,
+        { mandate: { id: m.data.id, ceiling: m.data.ceiling, spent: { amount: fromCents(spent), currency: m.data.ceiling.currency } }, intent: { id: r.id, status: 'pending' } }) };
     }
     reserved = { account, principal: m.data.principal, id: m.data.id, cents };
   }
