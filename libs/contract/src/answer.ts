@@ -33,11 +33,27 @@ export type Meter = z.infer<typeof meter>;
 export const problem = z.object({ field: z.string(), in: z.enum(['query', 'body', 'header']).optional(), message: z.string() });
 export type Problem = z.infer<typeof problem>;
 
+/**
+ * The request to make next, as an agent needs it: method and path (a capability's name is not enough). BLOCKED
+ * and OFFER answers carry it as `value.next` whenever the way forward is a request to this service, and their
+ * message names it too (docs/decisions.md).
+ */
+export const nextRequest = z.object({
+  method: z.enum(['GET', 'POST']),
+  path: z.string().meta({ example: '/keys' }),
+}).meta({ description: 'The next request to make: method and path' });
+export type NextRequest = z.infer<typeof nextRequest>;
+/** A next request as the message names it: `POST /keys`. */
+export const requestText = (n: NextRequest) => `${n.method} ${n.path}`;
+/** Minting a key: the next request of every key refusal. */
+export const MINT_KEY: NextRequest = { method: 'POST', path: '/keys' };
+
 export const blockedValue = z
   .object({
     code: z.enum(Object.keys(blockedCodes) as [BlockedCode, ...BlockedCode[]]),
     message: z.string(),
     problems: z.array(problem).optional(),
+    next: nextRequest.optional(),
   })
   .catchall(z.unknown());
 export type BlockedValue = z.infer<typeof blockedValue>;
@@ -56,6 +72,7 @@ export const offerValue = z
       expiresAt: timestamp,
     }),
     settle: z.object({ method: z.literal('POST'), path: z.string() }),
+    next: nextRequest.optional().meta({ description: 'The next request to make: the settlement, as in `settle`' }),
   })
   .catchall(z.unknown());
 export type OfferValue = z.infer<typeof offerValue>;
@@ -110,7 +127,10 @@ export function blocked(
   extra: Record<string, unknown> = {},
   provenanceIn: Provenance = { simulated: false, environment: 'sandbox', source: 'gateway' },
 ): Blocked {
-  const value = { code, message, ...extra } as BlockedValue;
+  const next = extra.next as NextRequest | undefined;
+  // The message names the next request too, for a reader that reads only the text.
+  const said = next && !message.includes(requestText(next)) ? `${message} (next: ${requestText(next)})` : message;
+  const value = { code, message: said, ...extra } as BlockedValue;
   return { type: 'BLOCKED', answers: 'Blocked@1', value, evidence: value, provenance: provenanceIn, events: [], meter: FREE_METER };
 }
 

@@ -50,7 +50,7 @@ export async function runCapability(
   let result: HandlerResult<any> | undefined;
   let failed = false;
   if (trigger === 'empty') result = { kind: 'EMPTY', value: {} };
-  else if (trigger === 'blocked') result = { kind: 'BLOCKED', code: 'sandbox-blocked', message: 'blocked by the sandbox trigger "blocked"', extra: { trigger } };
+  else if (trigger === 'blocked') result = { kind: 'BLOCKED', code: 'sandbox-blocked', message: `blocked by the sandbox trigger "blocked"; send ${c.method} ${c.path} again without the Sandbox-Trigger header`, extra: { trigger, next: { method: c.method, path: c.path } } };
   else if (trigger === 'fail' && failureEvents.length) {
     failed = true;
     result = { kind: 'BLOCKED', code: c.failureCode ?? 'execution-failed', message: `${c.name} failed (sandbox trigger "fail")`, extra: { trigger } };

@@ -7,7 +7,7 @@ import { isStoreUnavailable, type Logger } from '@vcs/platform';
 import { opRoutes } from './routes/ops.ts';
 import type { GatewayDeps } from './deps.ts';
 import { capabilityLabel, countAnswer } from './metrics.ts';
-import { sendAnswer, sendBlocked } from './reply.ts';
+import { CATALOG, sameRequest, sendAnswer, sendBlocked } from './reply.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
 import { healthRoutes } from './routes/health.ts';
 import { decodeRoutes } from './routes/decode.ts';
@@ -122,7 +122,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   });
 
   app.setNotFoundHandler((req, reply) =>
-    sendBlocked(reply, 'not-found', `no route ${req.method} ${req.url.split('?')[0]}; the catalog of routes is at GET /catalog`),
+    sendBlocked(reply, 'not-found', `no route ${req.method} ${req.url.split('?')[0]}; the catalog of routes is at GET /catalog`, { next: CATALOG }),
   );
 
   app.setErrorHandler((err: any, req, reply) => {
@@ -134,7 +134,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     const storeDown = isStoreUnavailable(err);
     if (storeDown) req.log.warn({ reqId: req.id, err: err.message }, 'store unavailable');
     else req.log.error({ reqId: req.id, err }, 'unhandled error');
-    if (storeDown) return sendBlocked(reply, 'store-unavailable', 'a store this call needs is unreachable; retry shortly');
+    if (storeDown) return sendBlocked(reply, 'store-unavailable', 'a store this call needs is unreachable; retry shortly', { next: sameRequest(req) });
     return sendAnswer(reply, blocked('internal', `the gateway failed on this request; it is logged under request id ${req.id}`));
   });
 

@@ -1,12 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { checkMandate, offerTerms, ops, type Mandate, requiresMandateWhenDelegated, sandboxDesks, type Capability, type OfferValue } from '@vcs/contract';
+import { checkMandate, MINT_KEY, offerTerms, ops, type Mandate, requiresMandateWhenDelegated, sandboxDesks, type Capability, type OfferValue } from '@vcs/contract';
 import { callOp, type CallContext } from '@vcs/platform';
 import type { Caller } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { acceptPrice, isDelegated, mandateOf } from './money/headers.ts';
 import { encodeHeader, paymentRequiredOf, paymentRequiredV1Of } from './money/x402.ts';
 import { recordCharge } from './meter.ts';
-import { sendBlocked, sendOpReply } from './reply.ts';
+import { sameRequest, sendBlocked, sendOpReply } from './reply.ts';
 
 /**
  * The offer and human gates. Each returns either an answer it has already sent (a 402 OFFER, a 403
@@ -28,12 +28,12 @@ export const passThroughGate: GateCheck = async (_c, _i, _caller, ctx) => ({ sen
 const mandateGate: GateCheck = async (c, _input, caller, ctx, req, reply, deps) => {
   const m = mandateOf(req);
   if (m && 'problems' in m) {
-    sendBlocked(reply, 'invalid-mandate', 'the Mandate header must be base64url JSON of {id, principal, ceiling, perAction, expires, tripwires}; fix each problem listed', { problems: m.problems, schema: '/docs/money.md#mandates' });
+    sendBlocked(reply, 'invalid-mandate', 'the Mandate header must be base64url JSON of {id, principal, ceiling, perAction, expires, tripwires}; fix each problem listed', { next: sameRequest(req), problems: m.problems, schema: '/docs/money.md#mandates' });
     return { sent: true };
   }
   if (!m) {
     if (requiresMandateWhenDelegated(c) && isDelegated(req, caller)) {
-      sendBlocked(reply, 'mandate-required', `${c.name} made on someone's behalf needs a Mandate header (base64url JSON of the principal's mandate)`, { capability: c.name });
+      sendBlocked(reply, 'mandate-required', `${c.name} made on someone's behalf needs a Mandate header: send ${c.method} ${c.path} again with Mandate: <base64url JSON of the principal's mandate>`, { capability: c.name, next: { method: c.method, path: c.path } });
       return { sent: true };
     }
     return { sent: false, ctx };
@@ -54,7 +54,7 @@ const mandateGate: GateCheck = async (c, _input, caller, ctx, req, reply, deps) 
 const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => {
   const accept = acceptPrice(req);
   if (accept === 'invalid') {
-    sendBlocked(reply, 'invalid-price-header', 'Accept-Price must be an amount and a currency code, for example "Accept-Price: 5.00 USD"', { example: 'Accept-Price: 5.00 USD' });
+    sendBlocked(reply, 'invalid-price-header', 'Accept-Price must be an amount and a currency code, for example "Accept-Price: 5.00 USD"', { example: 'Accept-Price: 5.00 USD', next: { method: c.method, path: c.path } });
     return { sent: true };
   }
   const created = await callOp(deps.bus, ops.intentsCreate, { capability: c.name, input }, ctx, deps.config.busTimeoutMs);
@@ -65,7 +65,7 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
   reply.header('intent-id', offer.intent.id);
   if (accepted || ctx.mandate) {
     if (caller.kind !== 'key') {
-      sendBlocked(reply, 'key-required', `settling ${c.name} needs a key: send Authorization: Bearer <key> (mint one with POST /keys), or settle intent ${offer.intent.id} later with one`, { intent: offer.intent, settle: offer.settle, mint: { method: 'POST', path: '/keys' } });
+      sendBlocked(reply, 'key-required', `settling ${c.name} needs a key: send Authorization: Bearer <key> (mint one with POST /keys), or settle intent ${offer.intent.id} later with one`, { intent: offer.intent, settle: offer.settle, mint: MINT_KEY, next: MINT_KEY });
       return { sent: true };
     }
     const settled = await callOp(deps.bus, ops.intentsSettle,

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import { addRouteHook } from './routeCapability.ts';
 import { identify } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
-import { sendBlocked } from './reply.ts';
+import { sameRequest, sendBlocked } from './reply.ts';
 
 /** Stripe's window: the same key with the same body within 24 hours replays the first answer. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
@@ -37,7 +37,7 @@ export function registerIdempotency(app: FastifyInstance, deps: GatewayDeps) {
     const header = req.headers['idempotency-key'];
     if (header === undefined) return;
     if (typeof header !== 'string' || header.length < 1 || header.length > 255) {
-      return sendBlocked(reply, 'invalid-input', 'Idempotency-Key must be one value of 1 to 255 characters (a UUID is a good choice)');
+      return sendBlocked(reply, 'invalid-input', 'Idempotency-Key must be one value of 1 to 255 characters (a UUID is a good choice)', { next: sameRequest(req) });
     }
     const caller = await identify(deps, req);
     const scope = caller.kind === 'key' ? `acct:${caller.account}` : `ip:${req.ip}`;
@@ -52,11 +52,11 @@ export function registerIdempotency(app: FastifyInstance, deps: GatewayDeps) {
       if (!raw) continue; // expired between the two reads: claim again
       const seen = JSON.parse(raw) as Stored;
       if (seen.fp !== fp) {
-        return sendBlocked(reply, 'idempotency-key-reused', 'this Idempotency-Key was used with a different request (path or body); use a new key for a new request');
+        return sendBlocked(reply, 'idempotency-key-reused', 'this Idempotency-Key was used with a different request (path or body); use a new key for a new request', { next: sameRequest(req) });
       }
       if (seen.state === 'running') {
         reply.header('retry-after', '1');
-        return sendBlocked(reply, 'idempotency-in-flight', 'the first request with this Idempotency-Key is still running; retry shortly to get its answer');
+        return sendBlocked(reply, 'idempotency-in-flight', 'the first request with this Idempotency-Key is still running; retry shortly to get its answer', { next: sameRequest(req) });
       }
       return reply.code(seen.status).type(seen.contentType).header('idempotent-replayed', 'true').send(seen.body);
     }

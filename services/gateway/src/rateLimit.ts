@@ -5,7 +5,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import { identify } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { rateLimitRefusals } from './metrics.ts';
-import { sendBlocked } from './reply.ts';
+import { sameRequest, sendBlocked } from './reply.ts';
 
 /** Calls per minute by class; sandbox and live keys each have their own, anonymous callers and minting go by client address. */
 export const rateLimitEnv = z.object({
@@ -112,7 +112,7 @@ export function registerRateLimits(app: FastifyInstance, deps: GatewayDeps) {
         rateLimitRefusals.inc({ scope: cls });
         setHeaders(reply, limit, e);
         reply.header('retry-after', String(Math.max(1, Math.ceil(e.msBeforeNext / 1000))));
-        return sendBlocked(reply, 'rate-limited', `over the limit of ${limit} calls a minute for ${describe(cls)}; retry after ${Math.ceil(e.msBeforeNext / 1000)} s`, { limit, window: `${WINDOW_S}s`, retryAfterSeconds: Math.ceil(e.msBeforeNext / 1000) });
+        return sendBlocked(reply, 'rate-limited', `over the limit of ${limit} calls a minute for ${describe(cls)}; retry ${req.method} ${sameRequest(req).path} after ${Math.ceil(e.msBeforeNext / 1000)} s`, { limit, window: `${WINDOW_S}s`, retryAfterSeconds: Math.ceil(e.msBeforeNext / 1000), next: sameRequest(req) });
       }
       // Redis unreachable: fail open rather than refuse every call; the store's own health shows the outage.
       req.log.warn({ err: e }, 'rate limiter unavailable; call let through');

@@ -1,5 +1,5 @@
-import type { FastifyReply } from 'fastify';
-import { blocked, httpStatusOf, idPrefixes, isIdOf, type BlockedCode, type OpReply } from '@vcs/contract';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { blocked, httpStatusOf, idPrefixes, isIdOf, type BlockedCode, type NextRequest, type OpReply } from '@vcs/contract';
 
 /** Send an answer object with the HTTP status its kind and code call for. */
 export function sendAnswer(reply: FastifyReply, answer: { type: any; value?: unknown }) {
@@ -16,6 +16,17 @@ export function sendOpReply(reply: FastifyReply, r: OpReply) {
 export function sendBlocked(reply: FastifyReply, code: BlockedCode, message: string, extra: Record<string, unknown> = {}) {
   return sendAnswer(reply, blocked(code, message, extra));
 }
+
+/**
+ * The request itself, as a refusal's `next` when the way forward is to send it again: corrected (invalid input,
+ * a header), later (rate limit, a pillar or store down, a request in flight) or with a key that may make it.
+ */
+export function sameRequest(req: Pick<FastifyRequest, 'method' | 'url'>): NextRequest {
+  return { method: req.method === 'POST' ? 'POST' : 'GET', path: req.url.split('?')[0]! };
+}
+
+/** Where routes are listed: the next request after a path that names nothing. */
+export const CATALOG: NextRequest = { method: 'GET', path: '/catalog' };
 
 const NOT_FOUND = {
   intent: ['intent-not-found', 'a 402 OFFER'], handoff: ['handoff-not-found', 'a NEEDS_HUMAN answer'], deal: ['deal-not-found', 'POST /buy/deals'],

@@ -22,6 +22,6 @@ export function registerScopeCheck(app: FastifyInstance, deps: GatewayDeps) {
     if (!needed || !presentedKey(req)) return;
     const caller = await identify(deps, req);
     if (caller.kind !== 'key' || caller.scopes.includes(needed)) return;
-    return sendBlocked(reply, 'forbidden', `${c.name} needs the "${needed}" scope and this key holds [${caller.scopes.join(', ')}]; use a key with that scope (POST /api-keys/mint)`, { capability: c.name, scopes: caller.scopes, needed });
+    return sendBlocked(reply, 'forbidden', `${c.name} needs the "${needed}" scope and this key holds [${caller.scopes.join(', ')}]; use a key with that scope: mint one with POST /api-keys/mint`, { capability: c.name, scopes: caller.scopes, needed, next: { method: 'POST', path: '/api-keys/mint' } });
   }, servesCapability);
 }

@@ -20,6 +20,11 @@ export type BlockedValue = {
     in?: "query" | "body" | "header";
     message: string;
   }>;
+  /** The next request to make: method and path */
+  next?: {
+    method: "GET" | "POST";
+    path: string;
+  };
   [key: string]: unknown;
 };
 export type OfferValue = {
@@ -47,6 +52,11 @@ export type OfferValue = {
   };
   settle: {
     method: "POST";
+    path: string;
+  };
+  /** The next request to make: the settlement, as in `settle` */
+  next?: {
+    method: "GET" | "POST";
     path: string;
   };
   [key: string]: unknown;

@@ -1,4 +1,4 @@
-import { blocked, capabilityByName, FREE_METER, statusOfCode as statusOf, type BlockedCode, type Capability, type OpReply } from '@vcs/contract';
+import { blocked, capabilityByName, FREE_METER, requestText, statusOfCode as statusOf, type BlockedCode, type Capability, type NextRequest, type OpReply } from '@vcs/contract';
 import { callCapability, type CallContext, type Services, type Unavailable } from '@vcs/platform';
 
 /** What every money operation answers (contract ops.ts). */
@@ -22,11 +22,12 @@ export interface Execution extends OpReply { unavailable?: Unavailable }
 /**
  * Run a capability for real (ctx.settled) by sending its request to its pillar over the bus, exactly as the
  * gateway would. `no-responders` or `closed` means it certainly did not run; a time-out means it may have.
+ * `retry` is the request that runs it again (the settlement or the handoff's completion), named when it did not run.
  */
-export async function execute(services: Services, c: Capability, input: unknown, ctx: CallContext, timeoutMs: number): Promise<Execution> {
+export async function execute(services: Services, c: Capability, input: unknown, ctx: CallContext, timeoutMs: number, retry: NextRequest): Promise<Execution> {
   const r = await callCapability(services.bus, c, input, ctx, timeoutMs);
   if (!r.unavailable) return r;
-  const a = blocked('pillar-unavailable', `the ${c.pillar} pillar did not run ${c.name} (${r.unavailable}); retry the settlement shortly`, { pillar: c.pillar, reason: r.unavailable });
+  const a = blocked('pillar-unavailable', `the ${c.pillar} pillar did not run ${c.name} (${r.unavailable}); retry with ${requestText(retry)} shortly`, { pillar: c.pillar, reason: r.unavailable, next: retry });
   return { status: 503, answer: a as unknown as Record<string, unknown>, unavailable: r.unavailable };
 }
 

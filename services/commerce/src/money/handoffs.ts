@@ -63,7 +63,7 @@ export async function createHandoff(services: Services, req: CreateHandoffReques
     `${subject} needs a human to ${req.verb}: a holder of the ${credential} credential at ${terminus.name}; poll GET ${pollPath(id)} for the outcome`,
     {
       needs: 'NEEDS_HUMAN', verb: req.verb, credential, capability: c?.name ?? null, terminus,
-      handoff: { id, status, poll: { method: 'GET', path: pollPath(id) } },
+      handoff: { id, status, poll: { method: 'GET', path: pollPath(id) } }, next: { method: 'GET', path: pollPath(id) },
       complete: { method: 'POST', path: `${pollPath(id)}/complete`, body: { outcome: 'completed', credential } },
     });
   return r;
@@ -96,8 +96,8 @@ export async function completeHandoff(services: Services, req: CompleteHandoffRe
     if (!r) return { reply: refusal(services, ctx, 'handoff-not-found', `no handoff ${req.handoffId}; handoff ids start ho_ and come from a NEEDS_HUMAN answer`) };
     if (r.account_id && r.account_id !== ctx.account) return { reply: refusal(services, ctx, 'forbidden', `handoff ${r.id} belongs to another account; complete it with the key of the account that made it`) };
     if (r.status === 'completed' || r.status === 'refused') return { reply: { ...record(services, ctx, 'Handoff@1', handoffView(r)), replayed: true } };
-    if (r.status === 'completing') return { reply: refusal(services, ctx, 'idempotency-in-flight', `handoff ${r.id} is being completed; poll GET ${pollPath(r.id)}`) };
-    if (req.credential !== r.credential) return { reply: refusal(services, ctx, 'forbidden', `handoff ${r.id} needs the ${r.credential} credential; send {"outcome": "...", "credential": "${r.credential}"}`) };
+    if (r.status === 'completing') return { reply: refusal(services, ctx, 'idempotency-in-flight', `handoff ${r.id} is being completed; poll GET ${pollPath(r.id)}`, { next: { method: 'GET', path: pollPath(r.id) } }) };
+    if (req.credential !== r.credential) return { reply: refusal(services, ctx, 'forbidden', `handoff ${r.id} needs the ${r.credential} credential; send {"outcome": "...", "credential": "${r.credential}"} to POST ${pollPath(r.id)}/complete`, { next: { method: 'POST', path: `${pollPath(r.id)}/complete` } }) };
     const now = services.clock.now().toISOString();
     if (req.outcome === 'refused' || !r.capability) {
       const status = req.outcome;
@@ -113,7 +113,7 @@ export async function completeHandoff(services: Services, req: CompleteHandoffRe
   const c = capabilityByName(r.capability!)!;
   const stored = r.trigger?.startsWith('human-') ? null : r.trigger;
   const runCtx: CallContext = { ...ctx, account: r.account_id, settled: true, trigger: stored };
-  const done = await execute(services, c, json(r.input), runCtx, Math.max(1000, (req.timeoutMs ?? 5000) - 500));
+  const done = await execute(services, c, json(r.input), runCtx, Math.max(1000, (req.timeoutMs ?? 5000) - 500), { method: 'POST', path: `${pollPath(r.id)}/complete` });
   if (done.unavailable === 'no-responders' || done.unavailable === 'closed') {
     await services.db.query(`update handoffs set status = 'pending' where id = $1 and status = 'completing'`, [r.id]);
     return { status: done.status, answer: done.answer };

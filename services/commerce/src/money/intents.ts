@@ -32,6 +32,7 @@ function offerAnswer(services: Services, ctx: CallContext, row: Pick<IntentRow, 
     ceiling: json(row.ceiling),
     intent: { id: row.id, status: 'pending' as const, capability: row.capability, expiresAt: iso(row.expires_at)! },
     settle: { method: 'POST' as const, path: settlePath(row.id) },
+    next: { method: 'POST' as const, path: settlePath(row.id) },
   };
   return { type: 'OFFER', answers: 'Offer@1', value, evidence: value, provenance: provenanceOf(ctx, services), events: [], meter: { charged: '0.00', posted: false } };
 }
@@ -44,7 +45,7 @@ export async function createIntent(services: Services, req: CreateIntentRequest)
   const parsed = c.request.safeParse(req.input ?? {});
   if (!parsed.success) {
     const problems = problemsOf(parsed.error.issues);
-    return refusal(services, ctx, 'invalid-input', `the input to ${c.name} is not valid; fix each problem listed`, { problems, capability: c.name });
+    return refusal(services, ctx, 'invalid-input', `the input to ${c.name} (${c.method} ${c.path}) is not valid; fix each problem listed`, { problems, capability: c.name, next: { method: c.method, path: c.path } });
   }
   const terms = offerTerms(c);
   const now = services.clock.now();
@@ -189,7 +190,7 @@ export async function settleIntent(services: Services, req: SettleIntentRequest)
     if (got.kind === 'reply') return got.reply;
     if (got.kind === 'replay') return { status: got.row.answer_status ?? 200, answer: json(got.row.answer), replayed: true };
     if (got.kind === 'wait') {
-      if (services.clock.now().getTime() - started > timeoutMs) return refusal(services, req.ctx, 'idempotency-in-flight', `intent ${req.intentId} is being settled by another request; retry in a moment to read its answer`);
+      if (services.clock.now().getTime() - started > timeoutMs) return refusal(services, req.ctx, 'idempotency-in-flight', `intent ${req.intentId} is being settled by another request; retry POST ${settlePath(String(req.intentId))} in a moment to read its answer`, { next: { method: 'POST', path: settlePath(String(req.intentId)) } });
       await services.clock.sleep(50);
       continue;
     }
@@ -204,7 +205,7 @@ async function run(services: Services, req: SettleIntentRequest, row: IntentRow,
     trigger: (req.ctx.environment === 'sandbox' ? req.ctx.trigger : null) ?? row.trigger,
     mandate: req.mandate,
   };
-  const done = await execute(services, c, json(row.input), ctx, timeoutMs);
+  const done = await execute(services, c, json(row.input), ctx, timeoutMs, { method: 'POST', path: settlePath(row.id) });
   if (done.unavailable === 'no-responders' || done.unavailable === 'closed') {
     // It certainly did not run: give the intent back so a retry can settle it.
     await services.db.tx(async (q) => {

@@ -29,7 +29,7 @@ async function callingKey(tx: Queryable, keyId: string | null, account: string |
   return rows[0] ?? null;
 }
 
-const noKey = () => refuse('key-required', 'send the key to act on as Authorization: Bearer <key> (or X-Api-Key); mint one with POST /keys');
+const noKey = () => refuse('key-required', 'send the key to act on as Authorization: Bearer <key> (or X-Api-Key); mint one with POST /keys', { next: { method: 'POST', path: '/keys' } });
 
 async function update(tx: Queryable, id: string, set: string, params: unknown[]): Promise<KeyRow> {
   const { rows } = await tx.query<KeyRow>(`update api_keys set ${set} where id = $1 returning *`, [id, ...params]);
@@ -62,7 +62,10 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey> = {
   async rotate(_input, { tx, ctx, clock, settings }) {
     const me = await callingKey(tx, ctx.keyId, ctx.account);
     if (!me) return noKey();
-    if (me.status !== 'active') return refuse('forbidden', `this key is ${me.status} and cannot be rotated again; rotate its successor ${me.superseded_by ?? ''}`.trim(), { status: me.status });
+    if (me.status !== 'active') {
+      return refuse('forbidden', `this key is ${me.status} and cannot be rotated again; rotate its successor${me.superseded_by ? ` ${me.superseded_by}` : ''} by sending that key to POST /api-keys/rotate`,
+        { status: me.status, successor: me.superseded_by, next: { method: 'POST', path: '/api-keys/rotate' } });
+    }
     const now = clock.now();
     const graceUntil = new Date(now.getTime() + rotationGraceMs(settings));
     const { key, row } = await insertKey(tx, { environment: ctx.environment, accountId: me.account_id, trustTier: me.trust_tier, scopes: me.scopes, now });

@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { normaliseVin, vinProblem } from '@vcs/contract';
-import { sendBlocked } from '../reply.ts';
+import { CATALOG, sendBlocked } from '../reply.ts';
 
 /**
  * A path segment that should be a VIN. Anything that is not 17 characters is not a VIN at all (a typo'd
@@ -11,7 +11,7 @@ export function vinFromPath(raw: string, reply: FastifyReply, what: string): str
   const p = vinProblem(vin);
   if (!p) return vin;
   if (p.rule === 'length') {
-    sendBlocked(reply, 'not-found', `no route ${what}: this segment is not a VIN (${p.message}); the catalog of routes is at GET /catalog`);
+    sendBlocked(reply, 'not-found', `no route ${what}: this segment is not a VIN (${p.message}); the catalog of routes is at GET /catalog`, { next: CATALOG });
   } else {
     sendBlocked(reply, 'invalid-vin', `invalid VIN (${p.rule}): ${p.message}`, { ...p });
   }

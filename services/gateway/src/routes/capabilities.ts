@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { capabilities, problemsOf, type Capability } from '@vcs/contract';
+import { capabilities, MINT_KEY, problemsOf, type Capability } from '@vcs/contract';
 import type { CallContext } from '@vcs/platform';
 import { identify } from '../auth.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { dispatch } from '../dispatch.ts';
 import { gates } from '../gates.ts';
-import { sendBlocked } from '../reply.ts';
+import { sameRequest, sendBlocked } from '../reply.ts';
 
 
 /** Query parameters that look like a key: refused with a pointer to the header, not as an unknown parameter. */
@@ -24,20 +24,20 @@ export async function capabilityRoutes(app: FastifyInstance, deps: GatewayDeps) 
         const keyInQuery = KEY_PARAMS.find((k) => k in (req.query as Record<string, unknown>));
         if (keyInQuery) {
           return sendBlocked(reply, 'invalid-input', 'keys are not accepted in the query string (URLs end up in logs and proxies): send it as Authorization: Bearer <key> or X-Api-Key: <key>',
-            { problems: [{ field: keyInQuery, in: 'query', message: 'remove the key from the URL and send it in the Authorization header' }], capability: c.name });
+            { problems: [{ field: keyInQuery, in: 'query', message: 'remove the key from the URL and send it in the Authorization header' }], capability: c.name, next: sameRequest(req) });
         }
         const parsed = c.request.safeParse(raw);
         if (!parsed.success) {
-          return sendBlocked(reply, 'invalid-input', `the input to ${c.name} is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues, where), capability: c.name });
+          return sendBlocked(reply, 'invalid-input', `the input to ${c.name} (${c.method} ${c.path}) is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues, where), capability: c.name, next: sameRequest(req) });
         }
         const caller = await identify(deps, req);
         if (caller.kind === 'refused') {
           // A key is never a lockout for free faces: a bad key on a gate-none capability only earns a warning.
           if (c.gate === 'none') reply.header('warning', `199 - "${caller.code}: ${caller.message}"`);
-          else return sendBlocked(reply, caller.code, caller.message, { mint: { method: 'POST', path: '/keys' } });
+          else return sendBlocked(reply, caller.code, caller.message, { mint: MINT_KEY, next: caller.next });
         }
         if (c.gate !== 'none' && caller.kind === 'anonymous' && c.gate !== 'offer') {
-          return sendBlocked(reply, 'key-required', `${c.name} needs a key: send Authorization: Bearer <key> (or X-Api-Key). Mint one, free and anonymous, with POST /keys`, { mint: { method: 'POST', path: '/keys' } });
+          return sendBlocked(reply, 'key-required', `${c.name} needs a key: send Authorization: Bearer <key> (or X-Api-Key). Mint one, free and anonymous, with POST /keys`, { mint: MINT_KEY, next: MINT_KEY });
         }
         const trigger = req.headers['sandbox-trigger'];
         let ctx: CallContext = {

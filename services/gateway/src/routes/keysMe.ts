@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import { MINT_KEY } from '@vcs/contract';
 import { identify } from '../auth.ts';
 import { lookupKey } from '../keyCache.ts';
 import type { GatewayDeps } from '../deps.ts';
 import type { Meter } from '../meter.ts';
-import { sendBlocked } from '../reply.ts';
+import { sameRequest, sendBlocked } from '../reply.ts';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
@@ -11,13 +12,13 @@ const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 export async function keysMeRoute(app: FastifyInstance, deps: GatewayDeps, meter: Meter) {
   app.get('/keys/me', async (req, reply) => {
     const caller = await identify(deps, req);
-    if (caller.kind === 'refused') return sendBlocked(reply, caller.code, caller.message, { mint: { method: 'POST', path: '/keys' } });
+    if (caller.kind === 'refused') return sendBlocked(reply, caller.code, caller.message, { mint: MINT_KEY, next: caller.next });
     if (caller.kind === 'anonymous') {
-      return sendBlocked(reply, 'key-required', 'GET /keys/me introspects the calling key: send Authorization: Bearer <key> (or X-Api-Key). Mint one with POST /keys', { mint: { method: 'POST', path: '/keys' } });
+      return sendBlocked(reply, 'key-required', 'GET /keys/me introspects the calling key: send Authorization: Bearer <key> (or X-Api-Key). Mint one with POST /keys', { mint: MINT_KEY, next: MINT_KEY });
     }
     // Read the row fresh (not the gateway cache): introspection must show a rotation or scoping at once.
     const row = await lookupKey(deps.bus, caller.prefix, req.id, deps.config.busTimeoutMs).catch(() => null);
-    if (!row) return sendBlocked(reply, 'pillar-unavailable', 'the commerce pillar, which holds keys, is not answering; retry shortly', { pillar: 'commerce' });
+    if (!row) return sendBlocked(reply, 'pillar-unavailable', 'the commerce pillar, which holds keys, is not answering; retry GET /keys/me shortly', { pillar: 'commerce', next: sameRequest(req) });
     return reply.code(200).send({
       type: 'OK',
       id: row.id, prefix: row.prefix, account: row.account_id, environment: caller.environment,

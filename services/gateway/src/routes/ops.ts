@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ops, problemsOf, setByGatewayMembers, type Op, type OpReply } from '@vcs/contract';
+import { MINT_KEY, ops, problemsOf, setByGatewayMembers, type Op, type OpReply } from '@vcs/contract';
 import { anonymousContext, callOp } from '@vcs/platform';
 import { identify } from '../auth.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { mandateOf } from '../money/headers.ts';
-import { refuseMalformedId, sendBlocked, sendOpReply } from '../reply.ts';
+import { refuseMalformedId, sameRequest, sendBlocked, sendOpReply } from '../reply.ts';
 
 /** What a route adds to its operation's declaration: only what HTTP alone knows. */
 interface RouteOptions {
@@ -16,7 +16,7 @@ interface RouteOptions {
   send?(reply: FastifyReply, r: OpReply, req: FastifyRequest): unknown;
 }
 
-const MINT = { mint: { method: 'POST', path: '/keys' } };
+const MINT = { mint: MINT_KEY, next: MINT_KEY };
 const idKinds = { intentId: 'intent', handoffId: 'handoff', dealId: 'deal' } as const;
 
 /**
@@ -37,7 +37,7 @@ function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOpt
       let ctx = anonymousContext(req.id);
       if (route.key !== 'none') {
         const caller = await identify(deps, req);
-        if (caller.kind === 'refused') return sendBlocked(reply, caller.code, caller.message, MINT);
+        if (caller.kind === 'refused') return sendBlocked(reply, caller.code, caller.message, { ...MINT, next: caller.next });
         if (caller.kind === 'anonymous' && route.key === 'required') {
           return sendBlocked(reply, 'key-required', `${op.name} needs a key: send Authorization: Bearer <key> (or X-Api-Key). Mint one, free and anonymous, with POST /keys`, MINT);
         }
@@ -52,7 +52,7 @@ function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOpt
       for (const k of setHere) delete body[k];
       const parsed = op.input.safeParse({ ...body, ...path, ...extra });
       if (!parsed.success) {
-        return sendBlocked(reply, 'invalid-input', `the input to ${route.method} ${route.path} is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues, 'body') });
+        return sendBlocked(reply, 'invalid-input', `the input to ${route.method} ${route.path} is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues, 'body'), next: sameRequest(req) });
       }
       // The caller waits a little longer than the pillar does, so the pillar's own time-out answer arrives first.
       const r = await callOp(deps.bus, op, parsed.data, ctx, timeoutMs + (opts.timeouts ? 500 : 0));
@@ -79,7 +79,7 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
     extra(req, reply, timeoutMs) {
       const m = mandateOf(req);
       if (m && 'problems' in m) {
-        sendBlocked(reply, 'invalid-mandate', 'the Mandate header must be base64url JSON of a Mandate; fix each problem listed', { problems: m.problems });
+        sendBlocked(reply, 'invalid-mandate', 'the Mandate header must be base64url JSON of a Mandate; fix each problem listed', { problems: m.problems, next: sameRequest(req) });
         return null;
       }
       reply.header('intent-id', (req.params as { intentId: string }).intentId);
@@ -99,6 +99,6 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
   app.get('/keys', async (_req, reply) => {
     reply.header('allow', 'POST');
     return sendBlocked(reply, 'method-not-allowed', 'keys are minted with POST /keys (no body, no key needed); GET /keys/me introspects the key you send',
-      { mint: { method: 'POST', path: '/keys' }, introspect: { method: 'GET', path: '/keys/me' } });
+      { mint: MINT_KEY, introspect: { method: 'GET', path: '/keys/me' }, next: MINT_KEY });
   });
 }

@@ -74,14 +74,14 @@ export class DealMachine {
       }
       if (c.kind === 'busy') {
         if (this.now().getTime() < waitUntil) { await this.s.clock.sleep(50); continue; }
-        return { status: 409, answer: refusal('deal-step-conflict', `step ${c.step.position} (${c.step.step}) of deal ${dealId} is running now; read the deal with GET /buy/deals/${dealId} and advance again once it has moved`, { dealId, step: c.step.position }) };
+        return { status: 409, answer: refusal('deal-step-conflict', `step ${c.step.position} (${c.step.step}) of deal ${dealId} is running now; read the deal with GET /buy/deals/${dealId} and advance again once it has moved`, { dealId, step: c.step.position, next: { method: 'GET', path: `/buy/deals/${dealId}` } }) };
       }
       const r = await this.run(c.deal, c.step, ctx);
       const after = await this.record(dealId, c.step.position, c.step.attempts, r);
       if (r.outcome === 'pending') return { status: r.status, answer: r.answer };
       if (r.outcome === 'failed') {
         const deal = after ? { state: after.state, currentStep: after.current_step, version: after.version } : undefined;
-        return { status: r.status, answer: refusal(r.code as BlockedCode, `step ${c.step.position} (${c.step.step}) failed: ${r.message}. The deal is STEP_FAILED; fix the cause and advance again to retry the step.`, { dealId, step: c.step.position, deal, read: { method: 'GET', path: `/buy/deals/${dealId}` } }) };
+        return { status: r.status, answer: refusal(r.code as BlockedCode, `step ${c.step.position} (${c.step.step}) failed: ${r.message}. The deal is STEP_FAILED; fix the cause and advance again with POST /buy/deals/${dealId}/advance to retry the step.`, { dealId, step: c.step.position, deal, read: { method: 'GET', path: `/buy/deals/${dealId}` }, next: { method: 'POST', path: `/buy/deals/${dealId}/advance` } }) };
       }
     }
   }
@@ -213,7 +213,7 @@ export class DealMachine {
 }
 
 function notFound(dealId: string): Reply {
-  return { status: 404, answer: refusal('deal-not-found', `no deal ${dealId} for this account; open one with POST /buy/deals`, { dealId }) };
+  return { status: 404, answer: refusal('deal-not-found', `no deal ${dealId} for this account; open one with POST /buy/deals`, { dealId, next: { method: 'POST', path: '/buy/deals' } }) };
 }
 
 function failedFrom(r: Reply): StepResult {

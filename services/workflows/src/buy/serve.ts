@@ -12,7 +12,7 @@ export async function openDeal(q: Queryable, s: Services, ctx: CallContext & { a
   return d;
 }
 
-const keyRequired = (): Reply => ({ status: 401, answer: refusal('key-required', 'deals need a key; mint one with POST /keys', { mint: { method: 'POST', path: '/keys' } }) });
+const keyRequired = (): Reply => ({ status: 401, answer: refusal('key-required', 'deals need a key; mint one with POST /keys', { mint: { method: 'POST', path: '/keys' }, next: { method: 'POST', path: '/keys' } }) });
 
 /** The workflows pillar's platform operations (contract ops.ts): the /buy/deals face. */
 export const dealOps = (s: Services, machine: DealMachine): OpsImpl<'workflows'> => ({
