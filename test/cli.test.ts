@@ -1,17 +1,20 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, statSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { modes, startHarness, type Harness } from './support/harness.ts';
 
 const VIN = '1HGCM82633A004352';
-const BIN = join(import.meta.dirname, '..', 'libs', 'cli', 'bin', 'vcs.js');
+const ROOT = join(import.meta.dirname, '..');
+const BIN = join(ROOT, 'libs', 'cli', 'bin', 'vcs.js');
+const BUNDLE = join(ROOT, 'libs', 'cli', 'dist', 'vcs.js');
 
-function vcs(args: string[], env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
+/** The CLI as `node libs/cli/bin/vcs.js …`, or any other command line given (the README's pnpm form). */
+function vcs(args: string[], env: Record<string, string>, command = [process.execPath, BIN]): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
     const { VCS_API_KEY: _k, VCS_BASE_URL: _b, ...rest } = process.env;
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...rest, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command[0]!, [...command.slice(1), ...args], { cwd: ROOT, env: { ...rest, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '', err = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
@@ -19,7 +22,7 @@ function vcs(args: string[], env: Record<string, string>): Promise<{ code: numbe
   });
 }
 
-// The CLI is an HTTP client: one mode is enough to prove it, and each spawn costs a TypeScript start-up.
+// The CLI is an HTTP client: one mode is enough to prove it (each spawn is a Node start-up running the bundle, ~0.1 s).
 describe.each(modes().slice(0, 1))('vcs CLI (%s)', (mode) => {
   let h: Harness;
   let env: Record<string, string>;
@@ -28,6 +31,33 @@ describe.each(modes().slice(0, 1))('vcs CLI (%s)', (mode) => {
     env = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'vcs-cli-')), VCS_BASE_URL: h.baseUrl };
   });
   afterAll(async () => { await h?.stop(); });
+
+  it("runs the README's invocation (pnpm -s vcs …) pipeably: stdout is the answer's JSON alone, no pnpm banner", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const documented = readme.match(/`(npx --yes pnpm@[\d.]+ -s vcs signing\.status --vin \w+) \| jq \.value`/)?.[1];
+    expect(documented, 'the README documents the piped CLI call').toBeDefined();
+    const [npx, ...args] = documented!.split(' ');
+    const r = await vcs([], env, [npx!, ...args]);
+    expect(r.code).toBe(0);
+    // stderr: nothing from pnpm or the CLI (npm itself may warn about this machine's configuration there).
+    expect(r.err.split('\n').filter((l) => l && !/^npm warn /i.test(l))).toEqual([]);
+    expect(JSON.parse(r.out)).toMatchObject({ type: 'OK', value: { vin: VIN } });
+  }, 120_000);
+
+  it('runs as the built bundle (libs/cli/dist), made from the current sources, not TypeScript through tsx', async () => {
+    expect(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.vcs).toBe('node libs/cli/bin/vcs.js');
+    expect((await vcs(['signing.status', '--vin', VIN], env)).code).toBe(0);
+    const newest = (dir: string): number => Math.max(0, ...readdirSync(dir, { withFileTypes: true })
+      .map((e) => (e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs)));
+    const sources = ['cli/src', 'sdk/src', 'contract/src'].map((d) => newest(join(ROOT, 'libs', d)));
+    expect(statSync(BUNDLE).mtimeMs).toBeGreaterThanOrEqual(Math.max(...sources));
+    // One self-contained JavaScript file: no TypeScript loader, no workspace package or .ts source left to load.
+    const bundle = readFileSync(BUNDLE, 'utf8');
+    const loadsTsx = /["']tsx(\/[\w/.-]*)?["']/;
+    expect(bundle).not.toMatch(loadsTsx);
+    expect(bundle).not.toMatch(/from ["']@vcs\/|import\(["'][^"']*\.ts["']\)/);
+    expect(readFileSync(BIN, 'utf8')).not.toMatch(loadsTsx);
+  });
 
   it('lists the catalog and prints help from it', async () => {
     const list = await vcs(['catalog'], env);
