@@ -1,5 +1,6 @@
 import type { PillarDefinition } from '@vcs/platform';
 import { warmVpic } from '@vcs/vin';
+import { dataSettings, vpicDbPath } from './config.ts';
 import { mcoHandlers } from './nouns/mco.ts';
 import { vehicleHandlers } from './nouns/vehicle.ts';
 
@@ -12,6 +13,7 @@ export const dataPillar: PillarDefinition<'data'> = {
     mco: mcoHandlers,
     vehicle: vehicleHandlers,
   },
-  // vPIC is opened at start, so the first decode does not wait for the load (~0.2 s).
-  async background() { await warmVpic(); return []; },
+  settings: dataSettings,
+  // vPIC is opened at start (from VPIC_DB_PATH, else libs/vin/.cache/), so the first decode does not wait for the load.
+  async background(services) { await warmVpic(vpicDbPath(services.settings)); return []; },
 };
