@@ -30,7 +30,7 @@ export async function countEvents(db: Queryable, type: string, account: string):
 
 /** Call a platform operation on the bus as a pillar would (the deal machine opens offers and handoffs this way). */
 export async function ask<K extends OpKey>(bus: Bus, op: K, input: OpInput<K>, ctx: CallContext): Promise<any> {
-  return callOp(bus, ops[op], input as never, ctx, 8000);
+  return callOp({ bus, busTimeoutMs: 4000 }, ops[op], input as never, ctx);
 }
 
 export const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');

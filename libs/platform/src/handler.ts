@@ -1,24 +1,26 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { BlockedCode, Capability, Noun } from '@vcs/contract';
+import type { BaseConfig } from './config.ts';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
 import type { Db, Queryable } from './store/db.ts';
 import type { Kv } from './store/kv.ts';
 import type { Bus } from './bus/types.ts';
 
-/** Who is calling and how, as the gateway established it; travels with every bus request. */
-export interface CallContext {
-  requestId: string;
-  account: string | null;
-  keyId: string | null;
-  environment: 'sandbox' | 'live';
+/** Who is calling and how, as the gateway established it; travels with every bus request (parsed by an operation's server). */
+export const callContext = z.object({
+  requestId: z.string(),
+  account: z.string().nullable(),
+  keyId: z.string().nullable(),
+  environment: z.enum(['sandbox', 'live']),
   /** Value of the Sandbox-Trigger header, honoured only in the sandbox. */
-  trigger: string | null;
+  trigger: z.string().nullable(),
   /** True when an offer was settled or a handoff completed: the capability executes for real. */
-  settled: boolean;
-  intentId?: string | null;
-  mandate?: unknown;
-}
+  settled: z.boolean(),
+  intentId: z.string().nullable().optional(),
+  mandate: z.unknown().optional(),
+});
+export type CallContext = z.infer<typeof callContext>;
 
 /** The context of a call no caller's key stands behind (a keyless face, a key check): sandbox, anonymous, no trigger. */
 export const anonymousContext = (requestId: string): CallContext =>
@@ -33,7 +35,7 @@ export interface Services {
   /** `name@version` of the answering service, for provenance. */
   source: string;
   /** This process's settings, parsed once at start (the base settings and the pillar's own `settings` schema). */
-  settings: Readonly<Record<string, unknown>>;
+  settings: Readonly<BaseConfig & Record<string, unknown>>;
 }
 
 export interface HandlerTools extends Services {

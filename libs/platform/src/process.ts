@@ -43,7 +43,8 @@ export type AnyPillarDefinition = { [P in Pillar]: PillarDefinition<P> }[Pillar]
 /** Start a pillar on given infrastructure: serve its capabilities and operations, relay its outbox, start its background work. */
 export async function startPillar(def: AnyPillarDefinition, infra: Infra, log: Logger, shared: { relay?: OutboxRelay; settings?: Record<string, unknown> } = {}): Promise<Stoppable> {
   // Started on its own (a test, a tool), a pillar parses its settings here, from the environment.
-  const settings = shared.settings ?? parseSettings(baseConfig.extend(def.settings?.shape ?? {}), process.env);
+  // Passed in or parsed here, they were parsed with a schema that extends the base one (the process's, or the embedded one).
+  const settings = (shared.settings ?? parseSettings(baseConfig.extend(def.settings?.shape ?? {}), process.env)) as Services['settings'];
   const services: Services = { ...infra, log, source: `${def.name}@${def.version}`, settings };
   // Pillars in one process share one store, so they share one relay (the embedded mode passes it).
   const ownRelay = shared.relay ? undefined : new OutboxRelay(infra.db, infra.bus, log).start();

@@ -125,7 +125,9 @@ function workflowsFile(): string {
  * input schema, less the members the gateway sets itself.
  */
 function platformFile(): string {
-  const out = [HEADER, "import { callOperation, type Answer, type CallOptions, type MintedKey } from '../runtime.ts';", '',
+  const values: string[] = [];
+  const declared = new Set<string>();
+  const out = [HEADER, "import { callOperation, type Answer, type CallOptions, type MintedKey } from '../runtime.ts';", '', '%VALUES%',
     '/** The platform\'s own operations: keys, the intent and handoff rails, deals, going live. */', 'export const platform = {'];
   for (const o of opList) {
     if (!o.route) continue;
@@ -133,13 +135,23 @@ function platformFile(): string {
     const hidden = new Set(setByGatewayMembers(o));
     const params: Schema = { ...schema, properties: Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([k]) => !hidden.has(k))), required: (schema.required ?? []).filter((k) => !hidden.has(k)) };
     const optional = !(params.required ?? []).length;
-    const result = o === ops.keysMint ? 'MintedKey' : 'Answer<unknown>';
     const key = Object.entries(ops).find(([, v]) => v === o)![0];
+    // The OK value of its declared reply (contract ops.ts); POST /keys answers its own shape.
+    const reply = jsonSchemaOf(o.reply, 'output') as Schema;
+    const ok = (reply.anyOf ?? [reply]).find((m) => m.properties?.type?.const === 'OK');
+    // Named by what it answers (Deal@1 → DealValue), once for every operation that answers it.
+    const named = /^([A-Za-z]+)@\d+$/.exec(o.route.answers);
+    const valueType = named ? `${named[1]}Value` : `${pascal(key)}Value`;
+    if (o !== ops.keysMint && !declared.has(valueType)) {
+      declared.add(valueType);
+      values.push(`/** OK value of ${o.route.answers} (${o.name}). */`, `export type ${valueType} = ${tsOf(ok?.properties?.value)};`);
+    }
+    const result = o === ops.keysMint ? 'MintedKey' : `Answer<${valueType}>`;
     out.push(`  /** ${o.name}: ${comment(o.route.summary)} ${o.route.method} ${o.route.path} · key ${o.route.key} · answers ${o.route.answers}. */`);
     out.push(`  ${key}: (params${optional ? '?' : ''}: ${tsOf(params, '  ')}, opts?: CallOptions): Promise<${result}> => callOperation<${result}>('${o.route.method}', '${o.route.path}', params ?? {}, opts),`);
   }
   out.push('};', '');
-  return out.join('\n');
+  return out.join('\n').replace('%VALUES%', values.join('\n') + '\n');
 }
 
 /** File name → content of everything generated. */

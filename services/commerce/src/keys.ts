@@ -1,9 +1,8 @@
-import { newId } from '@vcs/contract';
+import { newId, type OpReply } from '@vcs/contract';
 import { generateKey, type Environment, type KeyRow, type Queryable, type Services } from '@vcs/platform';
-import type { MoneyReply } from './money/common.ts';
 
 /** `keys.mint` (contract ops.ts), behind POST /keys: mint an anonymous sandbox key and its account. */
-export async function mintAnonymousKey(services: Services): Promise<MoneyReply> {
+export async function mintAnonymousKey(services: Services): Promise<OpReply> {
   const now = services.clock.now();
   const { key, row } = await services.db.tx(async (q) => {
     const minted = await insertKey(q, { environment: 'sandbox', now });
@@ -43,7 +42,7 @@ export async function findKeyByPrefix(q: Queryable, prefix: string): Promise<Key
 }
 
 /** `keys.lookup`: the key row the gateway checks a presented key against (a hash and its standing, never a secret). */
-export async function lookupKey(services: Services, prefix: string): Promise<MoneyReply> {
+export async function lookupKey(services: Services, prefix: string): Promise<OpReply> {
   const row = await findKeyByPrefix(services.db, prefix);
   if (!row) return { status: 200, answer: { type: 'EMPTY', value: {} } };
   return { status: 200, answer: { type: 'OK', answers: 'ApiKeyRow@1', value: { ...row, secret_hash: row.secret_hash.toString('hex') } } };

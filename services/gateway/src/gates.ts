@@ -1,11 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { checkMandate, MINT_KEY, offerTerms, ops, type Mandate, requiresMandateWhenDelegated, sandboxDesks, type Capability, type OfferValue } from '@vcs/contract';
+import { checkMandate, MINT_KEY, offerTerms, ops, type Mandate, requiresMandateWhenDelegated, sandboxDesks, type Capability } from '@vcs/contract';
 import { callOp, type CallContext } from '@vcs/platform';
 import type { Caller } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { acceptPrice, isDelegated, mandateOf } from './money/headers.ts';
 import { encodeHeader, paymentRequiredOf, paymentRequiredV1Of } from './money/x402.ts';
 import { recordCharge } from './meter.ts';
+import { callerOf } from './dispatch.ts';
 import { sameRequest, sendBlocked, sendOpReply } from './reply.ts';
 
 /**
@@ -57,9 +58,9 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
     sendBlocked(reply, 'invalid-price-header', 'Accept-Price must be an amount and a currency code, for example "Accept-Price: 5.00 USD"', { example: 'Accept-Price: 5.00 USD', next: { method: c.method, path: c.path } });
     return { sent: true };
   }
-  const created = await callOp(deps.bus, ops.intentsCreate, { capability: c.name, input }, ctx, deps.config.busTimeoutMs);
-  if (created.status !== 402) { sendOpReply(reply, created); return { sent: true }; }
-  const offer = created.answer.value as OfferValue;
+  const created = await callOp(callerOf(deps), ops.intentsCreate, { capability: c.name, input }, ctx);
+  if (created.answer.type !== 'OFFER') { sendOpReply(reply, created); return { sent: true }; } // a refusal: the 402 is the offer
+  const offer = created.answer.value;
   const terms = offerTerms(c);
   const accepted = accept !== null && accept.currency === terms.ceiling.currency && terms.ceilingCents <= accept.cents;
   reply.header('intent-id', offer.intent.id);
@@ -68,8 +69,7 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
       sendBlocked(reply, 'key-required', `settling ${c.name} needs a key: send Authorization: Bearer <key> (mint one with POST /keys), or settle intent ${offer.intent.id} later with one`, { intent: offer.intent, settle: offer.settle, mint: MINT_KEY, next: MINT_KEY });
       return { sent: true };
     }
-    const settled = await callOp(deps.bus, ops.intentsSettle,
-      { intentId: offer.intent.id, mandate: ctx.mandate as Mandate | undefined, timeoutMs: deps.config.busTimeoutMs * 2 }, ctx, deps.config.busTimeoutMs * 2 + 500);
+    const settled = await callOp(callerOf(deps), ops.intentsSettle, { intentId: offer.intent.id, mandate: ctx.mandate as Mandate | undefined }, ctx);
     recordCharge(req, settled.answer);
     sendOpReply(reply, settled);
     return { sent: true };
@@ -85,7 +85,7 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
 /** Human gate: commerce stores a pending handoff and answers 403 BLOCKED NEEDS_HUMAN with its poll rail. */
 const humanGate: GateCheck = async (c, input, _caller, ctx, _req, reply, deps) => {
   const h = c.human ?? { verb: 'authorize' as const, ...sandboxDesks.authorize };
-  const created = await callOp(deps.bus, ops.handoffsCreate, { verb: h.verb, credential: h.credential, capability: c.name, input }, ctx, deps.config.busTimeoutMs * 2 + 500);
+  const created = await callOp(callerOf(deps), ops.handoffsCreate, { verb: h.verb, credential: h.credential, capability: c.name, input }, ctx);
   sendOpReply(reply, created);
   return { sent: true };
 };

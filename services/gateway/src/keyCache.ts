@@ -1,12 +1,13 @@
+import type { z } from 'zod';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ops } from '@vcs/contract';
+import { broadcasts, ops } from '@vcs/contract';
 import { anonymousContext, callOp, dec, enc, type Bus, type KeyRow } from '@vcs/platform';
 import { identify } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { addRouteHook } from './routeCapability.ts';
 
-/** Subject on which every gateway hears that a key changed (revoked, rotated, scoped) and drops its cached row. */
-export const KEYS_CHANGED = 'sys.keys.changed';
+/** Every gateway hears that a key changed (revoked, rotated, scoped) and drops its cached row (contract `broadcasts`). */
+const { keysChanged } = broadcasts;
 
 /** How long a gateway trusts a key row it read; a broadcast change drops it sooner. */
 export const KEY_CACHE_MS = 5_000;
@@ -20,11 +21,15 @@ export class KeyCheckUnavailable extends Error { override name = 'KeyCheckUnavai
 
 /** The key row as commerce, which owns the table, has it now (`keys.lookup`); null when there is none. */
 export async function lookupKey(bus: Bus, prefix: string, requestId: string, timeoutMs: number): Promise<KeyRow | null> {
-  const r = await callOp(bus, ops.keysLookup, { prefix }, anonymousContext(requestId), timeoutMs);
-  if (r.status !== 200) throw new KeyCheckUnavailable(String((r.answer.value as { message?: string } | undefined)?.message ?? 'commerce did not answer'));
+  const r = await callOp({ bus, busTimeoutMs: timeoutMs }, ops.keysLookup, { prefix }, anonymousContext(requestId));
+  if (r.answer.type === 'BLOCKED') throw new KeyCheckUnavailable(r.answer.value.message);
   if (r.answer.type !== 'OK') return null;
-  const v = r.answer.value as KeyRow & { secret_hash: string };
-  return { ...v, secret_hash: Buffer.from(v.secret_hash, 'hex') };
+  const v = r.answer.value;
+  const date = (t: string | null) => (t === null ? null : new Date(t));
+  return {
+    ...v, secret_hash: Buffer.from(v.secret_hash, 'hex'), created_at: new Date(v.created_at),
+    grace_until: date(v.grace_until), last_rotated_at: date(v.last_rotated_at), expires_at: date(v.expires_at), revoked_at: date(v.revoked_at),
+  };
 }
 
 /**
@@ -48,15 +53,15 @@ export function forgetKey(bus: Bus, prefix: string) { cacheOf(bus).delete(prefix
 /** Tell every gateway replica (this one included) to drop a key's cached row. */
 export function announceKeyChange(bus: Bus, prefix: string) {
   forgetKey(bus, prefix);
-  try { bus.broadcast(KEYS_CHANGED, enc.encode(JSON.stringify({ prefix }))); } catch { /* the 5 s expiry still bounds it */ }
+  try { bus.broadcast(keysChanged.subject, enc.encode(JSON.stringify({ prefix } satisfies z.input<typeof keysChanged.payload>))); } catch { /* the 5 s expiry still bounds it */ }
 }
 
 export function watchKeyChanges(bus: Bus): { stop(): void } {
-  return bus.onBroadcast(KEYS_CHANGED, (data) => {
-    try {
-      const { prefix } = JSON.parse(dec.decode(data)) as { prefix?: unknown };
-      if (typeof prefix === 'string') forgetKey(bus, prefix);
-    } catch { /* a malformed notice changes nothing */ }
+  return bus.onBroadcast(keysChanged.subject, (data) => {
+    let notice: unknown;
+    try { notice = JSON.parse(dec.decode(data)); } catch { return; } // a malformed notice changes nothing
+    const parsed = keysChanged.payload.safeParse(notice);
+    if (parsed.success) forgetKey(bus, parsed.data.prefix);
   });
 }
 

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
-import { blocked, type Capability, type Op, type OpReply } from '@vcs/contract';
-import type { CallContext } from '../handler.ts';
+import { blocked, opTimeouts, type Capability, type Op, type OpAnswer } from '@vcs/contract';
+import { systemClock, type Clock } from '../clock.ts';
+import type { CallContext, Services } from '../handler.ts';
 import { busRequestSeconds, busRetries, childrenOf } from '../metrics.ts';
 import { BusError, type Bus } from './types.ts';
 
@@ -48,7 +49,7 @@ const timer = childrenOf(busRequestSeconds);
  * time-out, a closed bus or an unreadable reply come back as a 503 BLOCKED `pillar-unavailable` with `unavailable`
  * set — a `no-responders` certainly did not run, a `timeout` may have.
  */
-export async function call(bus: Bus, subject: string, pillar: string, req: BusRequest, opts: { timeoutMs: number; idempotent: boolean }): Promise<CallResult> {
+export async function call(bus: Bus, subject: string, pillar: string, req: BusRequest, opts: { timeoutMs: number; idempotent: boolean; clock?: Pick<Clock, 'sleep'> }): Promise<CallResult> {
   const data = Buffer.from(JSON.stringify(req));
   let attempts = opts.idempotent ? 2 : 1;
   for (;;) {
@@ -67,7 +68,7 @@ export async function call(bus: Bus, subject: string, pillar: string, req: BusRe
     if (why !== 'unreadable' && --attempts > 0) {
       busRetries.inc({ pillar, reason: why });
       // After no-responders, give a restarting replica a moment to subscribe again.
-      if (why !== 'timeout') await new Promise((r) => setTimeout(r, 100));
+      if (why !== 'timeout') await (opts.clock ?? systemClock).sleep(100);
       continue;
     }
     const message = why === 'no-responders' ? `no ${pillar} pillar replica is running; retry shortly`
@@ -83,16 +84,36 @@ export function answerOf(r: CallResult): Record<string, unknown> {
   return r.body instanceof Uint8Array ? JSON.parse(Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength).toString('utf8')) : r.body;
 }
 
-/** A call's reply with its answer parsed, for callers that read it. */
-const parsedReply = (r: CallResult): OpReply & { unavailable?: Unavailable } =>
-  ({ status: r.status, answer: answerOf(r), ...(r.replayed ? { replayed: true } : {}), ...(r.unavailable ? { unavailable: r.unavailable } : {}) });
+/** What a caller needs to reach the bus: the bus, the clock its retry pauses on, and BUS_TIMEOUT_MS (the one time-out rule, contract `opTimeouts`). */
+export interface BusCaller { bus: Bus; clock?: Pick<Clock, 'sleep'>; busTimeoutMs: number }
+export const busCallerOf = (s: Pick<Services, 'bus' | 'clock' | 'settings'>): BusCaller => ({ bus: s.bus, clock: s.clock, busTimeoutMs: s.settings.BUS_TIMEOUT_MS });
 
-/** Call a platform operation with its declared subject, pillar and retry rule; the input is parsed by its server. */
-export async function callOp<O extends Op>(bus: Bus, op: O, input: z.input<O['input']>, ctx: CallContext, timeoutMs: number) {
-  return parsedReply(await call(bus, op.subject, op.pillar, { input, ctx }, { timeoutMs, idempotent: op.idempotent }));
+/** A call's reply with its answer parsed: typed by the operation's declared reply (its server checks each answer against it outside production). */
+export interface OpResult<A = Record<string, unknown>> { status: number; answer: A; replayed?: boolean; unavailable?: Unavailable }
+const parsedReply = <A>(r: CallResult): OpResult<A> =>
+  ({ status: r.status, answer: answerOf(r) as A, ...(r.replayed ? { replayed: true } : {}), ...(r.unavailable ? { unavailable: r.unavailable } : {}) });
+
+/**
+ * Call a platform operation with its declared subject, pillar, retry rule and time-out (`opTimeouts`: an input with a
+ * `timeoutMs` member gets the pillar's share unless the caller set it). Its input is parsed by its server.
+ */
+export async function callOp<O extends Op>(via: BusCaller, op: O, input: z.input<O['input']>, ctx: CallContext): Promise<OpResult<OpAnswer<O>>> {
+  const given = (input as { timeoutMs?: number }).timeoutMs;
+  const t = opTimeouts(op, via.busTimeoutMs, given);
+  const takesTimeout = 'timeoutMs' in ((op.input as unknown as { shape?: object }).shape ?? {});
+  const sent = takesTimeout && given === undefined ? { ...(input as object), timeoutMs: t.timeoutMs } : input;
+  return parsedReply(await call(via.bus, op.subject, op.pillar, { input: sent, ctx }, { timeoutMs: t.waitMs, idempotent: op.idempotent, clock: via.clock }));
+}
+
+/**
+ * Send a capability call to its pillar and return the pillar's bytes untouched (the gateway's hot path forwards
+ * them). Its retry rule: a read (GET) is idempotent.
+ */
+export function sendCapability(bus: Bus, c: Pick<Capability, 'subject' | 'pillar' | 'method'>, input: unknown, ctx: CallContext, timeoutMs: number, clock?: Pick<Clock, 'sleep'>): Promise<CallResult> {
+  return call(bus, c.subject, c.pillar, { input, ctx }, { timeoutMs, idempotent: c.method === 'GET', clock });
 }
 
 /** Run a capability from inside the platform (a settled intent, a deal step), exactly as the gateway sends it. */
-export async function callCapability(bus: Bus, c: Capability, input: unknown, ctx: CallContext, timeoutMs: number) {
-  return parsedReply(await call(bus, c.subject, c.pillar, { input, ctx }, { timeoutMs, idempotent: c.method === 'GET' }));
+export async function callCapability(via: BusCaller, c: Capability, input: unknown, ctx: CallContext, timeoutMs = via.busTimeoutMs) {
+  return parsedReply<Record<string, unknown>>(await sendCapability(via.bus, c, input, ctx, timeoutMs, via.clock));
 }

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
-import { problemsOf, blocked, ops, type OpInput, type OpKey, type OpKeysOf, type OpReply, type Pillar } from '@vcs/contract';
-import type { CallContext, Services } from '../handler.ts';
+import { z } from 'zod';
+import { problemsOf, blocked, blockedAnswer, codesOf, ops, type Op, type OpInput, type OpKey, type OpKeysOf, type OpReply, type Pillar } from '@vcs/contract';
+import { callContext, type CallContext, type Services } from '../handler.ts';
 import { isStoreUnavailable } from '../store/db.ts';
 import { framedReply, type BusRequest } from './call.ts';
 import { dec } from './types.ts';
@@ -39,16 +40,49 @@ export function serveFramed(services: Services, subject: string, pillar: Pillar,
 /** A pillar's implementation of its platform operations: one function per declared op, typed from the contract. */
 export type OpsImpl<P extends Pillar> = { [K in OpKeysOf<P>]: (input: OpInput<K>, ctx: CallContext) => Promise<OpReply> };
 
-/** Serve every platform operation of `pillar`: the input is parsed with the op's schema before the implementation sees it. */
+/**
+ * What is wrong with an answer for `op`'s declaration (contract ops.ts), or null: a BLOCKED code it does not
+ * declare, or an answer its `reply` schema does not accept.
+ */
+export function outsideDeclaration(op: Op): (answer: Record<string, unknown>) => string | null {
+  const codes = new Set<string>(codesOf(op));
+  return (answer) => {
+    const refused = answer.type === 'BLOCKED';
+    const code = refused ? (answer.value as { code?: unknown } | undefined)?.code : undefined;
+    if (refused && !op.passesCapabilityCodes && !codes.has(String(code))) return `code ${String(code)} is not among its declared codes`;
+    // A refusal is a BLOCKED envelope; anything else is its declared reply.
+    const parsed = (refused ? blockedAnswer : op.reply).safeParse(answer);
+    return parsed.success ? null : `its reply schema refuses it: ${problemsOf(parsed.error.issues).map((p) => `${p.field}: ${p.message}`).join('; ')}`;
+  };
+}
+
+/**
+ * Serve every platform operation of `pillar`: the request (its input and the caller's context) is parsed with the
+ * op's schemas before the implementation sees it. Outside production each answer is checked against the op's
+ * declaration, and one outside it is a 500 `internal` (logged), so a test meets it.
+ */
 export function serveOps<P extends Pillar>(services: Services, pillar: P, impl: OpsImpl<P>): { stop(): void } {
+  const checking = services.settings.NODE_ENV !== 'production';
   const stops = (Object.keys(impl) as OpKeysOf<P>[]).map((key) => {
-    const op = ops[key as OpKey];
+    const op: Op = ops[key as OpKey];
     const run = impl[key] as (input: unknown, ctx: CallContext) => Promise<OpReply>;
+    const request = z.object({ input: op.input, ctx: callContext });
+    const check = checking ? outsideDeclaration(op) : null;
     return serveFramed(services, op.subject, pillar, op.name, async (req) => {
-      const parsed = op.input.safeParse(req.input ?? {});
-      const r: OpReply = parsed.success ? await run(parsed.data, req.ctx)
-        : { status: 400, answer: { ...blocked('invalid-input', `the input to ${op.name} is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues) }) } };
-      return { status: r.status, kind: String(r.answer.type ?? 'OK'), json: JSON.stringify(r.answer), replayed: r.replayed };
+      const parsed = request.safeParse({ input: req.input ?? {}, ctx: req.ctx });
+      let r: OpReply = parsed.success ? await run(parsed.data.input, parsed.data.ctx)
+        // The caller's input is named as the body; a malformed context is the caller's bug, named as `ctx.…`.
+        : { status: 400, answer: { ...blocked('invalid-input', `the input to ${op.name} is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues.map((i) => (i.path[0] === 'input' ? { ...i, path: i.path.slice(1) } : i))) }) } };
+      let json = JSON.stringify(r.answer);
+      // Checked as the caller will read it (a Date is its ISO text by then).
+      const wrong = check?.(JSON.parse(json));
+      if (wrong) {
+        const requestId = parsed.success ? parsed.data.ctx.requestId : 'unknown';
+        services.log.error({ op: op.name, requestId, wrong }, 'operation answered outside its declaration');
+        r = { status: 500, answer: { ...blocked('internal', `${op.name} answered outside its declaration (${wrong}); the failure is logged with request id ${requestId}`) } };
+        json = JSON.stringify(r.answer);
+      }
+      return { status: r.status, kind: String(r.answer.type ?? 'OK'), json, replayed: r.replayed };
     });
   });
   return { stop: () => stops.forEach((s) => s.stop()) };

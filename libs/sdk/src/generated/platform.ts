@@ -2,6 +2,178 @@
 
 import { callOperation, type Answer, type CallOptions, type MintedKey } from '../runtime.ts';
 
+/** OK value of Intent@1 (intents.get). */
+export type IntentValue = {
+  id: string;
+  status: "pending" | "settled" | "expired" | "failed";
+  capability: string;
+  account: string | null;
+  /** Money as {amount, currency} */
+  price: {
+    /** Money as two-decimal text */
+    amount: string;
+    currency: string;
+  };
+  /** Money as {amount, currency} */
+  ceiling: {
+    /** Money as two-decimal text */
+    amount: string;
+    currency: string;
+  };
+  /** An ISO 8601 timestamp */
+  expiresAt: string;
+  /** An ISO 8601 timestamp */
+  createdAt: string;
+  settledAt: string | null;
+  origin: {
+    dealId: string;
+    step: number;
+  } | null;
+  executions: number;
+  settle: {
+    method: "POST";
+    path: string;
+  };
+  answer: {
+    [key: string]: unknown;
+  } | null;
+};
+/** OK value of the capability's answer (intents.settle). */
+export type IntentsSettleValue = {
+  [key: string]: unknown;
+};
+/** OK value of Handoff@1 (handoffs.get). */
+export type HandoffValue = {
+  id: string;
+  status: "pending" | "completed" | "refused";
+  verb: string;
+  credential: string;
+  capability: string | null;
+  terminus: {
+    [key: string]: unknown;
+  };
+  account: string | null;
+  origin: {
+    dealId: string;
+    step: number;
+  } | null;
+  /** An ISO 8601 timestamp */
+  createdAt: string;
+  completedAt: string | null;
+  poll: {
+    method: "GET";
+    path: string;
+  };
+  complete: {
+    method: "POST";
+    path: string;
+    body: {
+      [key: string]: unknown;
+    };
+  };
+  result: {
+    [key: string]: unknown;
+  } | null;
+};
+/** OK value of Deal@1 (deals.create). */
+export type DealValue = {
+  dealId: string;
+  workflow: "buy";
+  vin: string;
+  buyer: {
+    name: string;
+    zip: string;
+  } | null;
+  state: "OPENED" | "IN_PROGRESS" | "AWAITING_PAYMENT" | "AWAITING_HUMAN" | "STEP_FAILED" | "SETTLED";
+  /** Position of the next step not yet done; null once SETTLED */
+  currentStep: number | null;
+  checklist: Array<{
+    /** 1-based order in the checklist */
+    position: number;
+    step: string;
+    title: string;
+    /** Why this step sits here in a purchase */
+    why: string;
+    /** The capability that fulfils it; null for a pure human act */
+    capability: string | null;
+    /** execute: runs at once; offer: arrives as a 402 OFFER to settle; human: arrives as a 403 NEEDS_HUMAN handoff */
+    kind: "execute" | "offer" | "human";
+    verb: "authorize" | "notarize" | "sign" | "pay" | null;
+    status: "todo" | "running" | "awaiting" | "done" | "failed";
+    attempts: number;
+    /** The offer (intent) or handoff the step waits on */
+    pending: {
+      kind: "offer" | "handoff";
+      id: string;
+      answer: {
+        [key: string]: unknown;
+      };
+    } | null;
+    outcome: {
+      type: string;
+      answers?: string;
+      code?: string;
+      message?: string;
+      /** An ISO 8601 timestamp */
+      at: string;
+    } | null;
+    startedAt: string | null;
+    completedAt: string | null;
+  }>;
+  /** The offer (intent) or handoff the step waits on */
+  pending: {
+    kind: "offer" | "handoff";
+    id: string;
+    answer: {
+      [key: string]: unknown;
+    };
+  } | null;
+  events: Array<{
+    id: string;
+    type: string;
+    step: number | null;
+    /** An ISO 8601 timestamp */
+    occurredAt: string;
+    data: {
+      [key: string]: unknown;
+    };
+  }>;
+  version: number;
+  /** An ISO 8601 timestamp */
+  openedAt: string;
+  /** An ISO 8601 timestamp */
+  updatedAt: string;
+};
+/** OK value of Connection@1 (connections.submit). */
+export type ConnectionValue = {
+  id: string;
+  kind: string;
+  system: string;
+  nouns: Array<string>;
+  status: string;
+  place: number | null;
+  of: number;
+};
+/** OK value of ActivationQueue@1 (connections.queue). */
+export type ActivationQueueValue = {
+  entries: Array<{
+    place: number;
+    id: string;
+    kind: string;
+    system: string;
+    nouns: Array<string>;
+    /** An ISO 8601 timestamp */
+    submittedAt: string;
+    score: number;
+    mine: boolean;
+    [key: string]: unknown;
+  }>;
+  mine: Array<{
+    id: string;
+    place: number;
+  }>;
+};
+
 /** The platform's own operations: keys, the intent and handoff rails, deals, going live. */
 export const platform = {
   /** keys.mint: Mint an anonymous sandbox key and its account (no body). POST /keys · key none · answers ApiKeyMinted@1. */
@@ -10,17 +182,17 @@ export const platform = {
   intentsGet: (params: {
     /** The intent id (pi_…) */
     intentId: string;
-  }, opts?: CallOptions): Promise<Answer<unknown>> => callOperation<Answer<unknown>>('GET', '/intents/{intentId}', params ?? {}, opts),
+  }, opts?: CallOptions): Promise<Answer<IntentValue>> => callOperation<Answer<IntentValue>>('GET', '/intents/{intentId}', params ?? {}, opts),
   /** intents.settle: Settle the intent of a 402 OFFER; the capability then executes, once. POST /intents/{intentId}/settle · key required · answers the capability's answer. */
   intentsSettle: (params: {
     /** The intent id (pi_…) */
     intentId: string;
-  }, opts?: CallOptions): Promise<Answer<unknown>> => callOperation<Answer<unknown>>('POST', '/intents/{intentId}/settle', params ?? {}, opts),
+  }, opts?: CallOptions): Promise<Answer<IntentsSettleValue>> => callOperation<Answer<IntentsSettleValue>>('POST', '/intents/{intentId}/settle', params ?? {}, opts),
   /** handoffs.get: Poll a NEEDS_HUMAN handoff. GET /handoffs/{handoffId} · key required · answers Handoff@1. */
   handoffsGet: (params: {
     /** The handoff id (ho_…) */
     handoffId: string;
-  }, opts?: CallOptions): Promise<Answer<unknown>> => callOperation<Answer<unknown>>('GET', '/handoffs/{handoffId}', params ?? {}, opts),
+  }, opts?: CallOptions): Promise<Answer<HandoffValue>> => callOperation<Answer<HandoffValue>>('GET', '/handoffs/{handoffId}', params ?? {}, opts),
   /** handoffs.complete: The credentialed human completes or refuses a handoff. POST /handoffs/{handoffId}/complete · key required · answers Handoff@1. */
   handoffsComplete: (params: {
     /** The handoff id (ho_…) */
@@ -29,7 +201,7 @@ export const platform = {
     outcome: "completed" | "refused";
     /** The credential the handoff names, for example "notary" */
     credential: string;
-  }, opts?: CallOptions): Promise<Answer<unknown>> => callOperation<Answer<unknown>>('POST', '/handoffs/{handoffId}/complete', params ?? {}, opts),
+  }, opts?: CallOptions): Promise<Answer<HandoffValue>> => callOperation<Answer<HandoffValue>>('POST', '/handoffs/{handoffId}/complete', params ?? {}, opts),
   /** deals.create: Open a buy deal for a VIN: its id, state OPENED and checklist. POST /buy/deals · key required · answers Deal@1. */
   dealsOpen: (params: {
     /** Vehicle identification number (17 characters, check digit verified) */
@@ -38,17 +210,17 @@ export const platform = {
       name: string;
       zip: string;
     };
-  }, opts?: CallOptions): Promise<Answer<unknown>> => callOperation<Answer<unknown>>('POST', '/buy/deals', params ?? {}, opts),
+  }, opts?: CallOptions): Promise<Answer<DealValue>> => callOperation<Answer<DealValue>>('POST', '/buy/deals', params ?? {}, opts),
   /** deals.get: A deal, its state and checklist. GET /buy/deals/{dealId} · key required · answers Deal@1. */
   dealsGet: (params: {
     /** The deal id (deal_…) */
     dealId: string;
-  }, opts?: CallOptions): Promise<Answer<unknown>> => callOperation<Answer<unknown>>('GET', '/buy/deals/{dealId}', params ?? {}, opts),
+  }, opts?: CallOptions): Promise<Answer<DealValue>> => callOperation<Answer<DealValue>>('GET', '/buy/deals/{dealId}', params ?? {}, opts),
   /** deals.advance: Run the deal to its next human act, offer or the end. POST /buy/deals/{dealId}/advance · key required · answers Deal@1. */
   dealsAdvance: (params: {
     /** The deal id (deal_…) */
     dealId: string;
-  }, opts?: CallOptions): Promise<Answer<unknown>> => callOperation<Answer<unknown>>('POST', '/buy/deals/{dealId}/advance', params ?? {}, opts),
+  }, opts?: CallOptions): Promise<Answer<DealValue>> => callOperation<Answer<DealValue>>('POST', '/buy/deals/{dealId}/advance', params ?? {}, opts),
   /** connections.submit: Go live: submit a connection (a credential for a dealer system or consumer account). POST /connections · key required · answers Connection@1. */
   connectionsSubmit: (params: {
     kind: "dealer-system" | "consumer-account";
@@ -58,7 +230,7 @@ export const platform = {
     credential: string;
     /** The nouns this connection would make live (default: every published noun) */
     nouns?: Array<string>;
-  }, opts?: CallOptions): Promise<Answer<unknown>> => callOperation<Answer<unknown>>('POST', '/connections', params ?? {}, opts),
+  }, opts?: CallOptions): Promise<Answer<ConnectionValue>> => callOperation<Answer<ConnectionValue>>('POST', '/connections', params ?? {}, opts),
   /** connections.queue: The activation queue: every connection waiting, ranked, yours marked. GET /activation-queue · key required · answers ActivationQueue@1. */
-  connectionsQueue: (params?: Record<string, unknown>, opts?: CallOptions): Promise<Answer<unknown>> => callOperation<Answer<unknown>>('GET', '/activation-queue', params ?? {}, opts),
+  connectionsQueue: (params?: Record<string, unknown>, opts?: CallOptions): Promise<Answer<ActivationQueueValue>> => callOperation<Answer<ActivationQueueValue>>('GET', '/activation-queue', params ?? {}, opts),
 };

@@ -1,19 +1,16 @@
 import { blocked, capabilityByName, FREE_METER, requestText, statusOfCode as statusOf, type BlockedCode, type Capability, type NextRequest, type OpReply } from '@vcs/contract';
-import { callCapability, type CallContext, type Services, type Unavailable } from '@vcs/platform';
-
-/** What every money operation answers (contract ops.ts). */
-export type MoneyReply = OpReply;
+import { busCallerOf, callCapability, type CallContext, type Services, type Unavailable } from '@vcs/platform';
 
 export const provenanceOf = (ctx: Pick<CallContext, 'environment'>, services: Services) =>
   ({ simulated: ctx.environment === 'sandbox', environment: ctx.environment, source: services.source });
 
-export function refusal(services: Services, ctx: Pick<CallContext, 'environment'>, code: BlockedCode, message: string, extra: Record<string, unknown> = {}): MoneyReply {
+export function refusal(services: Services, ctx: Pick<CallContext, 'environment'>, code: BlockedCode, message: string, extra: Record<string, unknown> = {}): OpReply {
   const a = blocked(code, message, extra, provenanceOf(ctx, services));
   return { status: statusOf(code), answer: a as unknown as Record<string, unknown> };
 }
 
 /** A plain OK record answer (an intent's or a handoff's state). */
-export function record(services: Services, ctx: Pick<CallContext, 'environment'>, answers: string, value: Record<string, unknown>): MoneyReply {
+export function record(services: Services, ctx: Pick<CallContext, 'environment'>, answers: string, value: Record<string, unknown>): OpReply {
   return { status: 200, answer: { type: 'OK', answers, value, evidence: value, provenance: provenanceOf(ctx, services), events: [], meter: FREE_METER } };
 }
 
@@ -25,7 +22,7 @@ export interface Execution extends OpReply { unavailable?: Unavailable }
  * `retry` is the request that runs it again (the settlement or the handoff's completion), named when it did not run.
  */
 export async function execute(services: Services, c: Capability, input: unknown, ctx: CallContext, timeoutMs: number, retry: NextRequest): Promise<Execution> {
-  const r = await callCapability(services.bus, c, input, ctx, timeoutMs);
+  const r = await callCapability(busCallerOf(services), c, input, ctx, timeoutMs);
   if (!r.unavailable) return r;
   const a = blocked('pillar-unavailable', `the ${c.pillar} pillar did not run ${c.name} (${r.unavailable}); retry with ${requestText(retry)} shortly`, { pillar: c.pillar, reason: r.unavailable, next: retry });
   return { status: 503, answer: a as unknown as Record<string, unknown>, unavailable: r.unavailable };

@@ -1,12 +1,10 @@
-import { problemsOf, capabilityByName, newId, sandboxDesks, type HumanVerb } from '@vcs/contract';
+import { problemsOf, capabilityByName, newId, opTimeouts, ops, sandboxDesks, type HumanVerb, type OpInput, type OpReply } from '@vcs/contract';
 import { writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
-import { execute, iso, json, record, refusal, type MoneyReply } from './common.ts';
-import type { Origin } from './intents.ts';
+import { execute, iso, json, record, refusal } from './common.ts';
 
-export interface CreateHandoffRequest {
-  verb: HumanVerb; credential: string; capability: string | null; input: Record<string, unknown> | null; ctx: CallContext; origin?: Origin;
-}
-export interface CompleteHandoffRequest { handoffId: string; outcome: 'completed' | 'refused'; credential: string; ctx: CallContext; timeoutMs?: number }
+/** The operations' inputs (contract ops.ts) and the caller's context. */
+type CreateHandoffRequest = OpInput<'handoffsCreate'> & { ctx: CallContext };
+type CompleteHandoffRequest = OpInput<'handoffsComplete'> & { ctx: CallContext };
 
 interface HandoffRow {
   id: string; account_id: string | null; verb: string; credential: string; capability: string | null; input: unknown; trigger: string | null;
@@ -32,7 +30,7 @@ async function findHandoff(q: Queryable, id: string, lock = false) {
 }
 
 /** `sys.commerce.handoffs.create`: store a pending handoff and answer 403 BLOCKED NEEDS_HUMAN naming the desk. */
-export async function createHandoff(services: Services, req: CreateHandoffRequest): Promise<MoneyReply> {
+export async function createHandoff(services: Services, req: CreateHandoffRequest): Promise<OpReply> {
   const { ctx } = req;
   if (!verbs.includes(req.verb)) return refusal(services, ctx, 'invalid-input', `verb must be one of ${verbs.join(', ')}`);
   const c = req.capability ? capabilityByName(req.capability) : undefined;
@@ -55,7 +53,9 @@ export async function createHandoff(services: Services, req: CreateHandoffReques
   // Sandbox triggers: the sandbox desk acts at once; the caller still gets NEEDS_HUMAN and reads the outcome on the rail.
   let status = 'pending';
   if (trigger === 'human-completed' || trigger === 'human-refused') {
-    const done = await completeHandoff(services, { handoffId: id, outcome: trigger === 'human-completed' ? 'completed' : 'refused', credential, ctx });
+    // The sandbox desk completes it inside this operation's time, so the capability gets its share of it.
+    const timeoutMs = opTimeouts(ops.handoffsCreate, services.settings.BUS_TIMEOUT_MS).timeoutMs;
+    const done = await completeHandoff(services, { handoffId: id, outcome: trigger === 'human-completed' ? 'completed' : 'refused', credential, ctx, timeoutMs });
     status = String((done.answer.value as { status?: string } | undefined)?.status ?? status);
   }
   const subject = c ? c.name : `the ${req.verb} step`;
@@ -70,7 +70,7 @@ export async function createHandoff(services: Services, req: CreateHandoffReques
 }
 
 /** `sys.commerce.handoffs.get`: the poll rail. */
-export async function getHandoff(services: Services, req: { handoffId: string; ctx: CallContext }): Promise<MoneyReply> {
+export async function getHandoff(services: Services, req: OpInput<'handoffsGet'> & { ctx: CallContext }): Promise<OpReply> {
   const r = await findHandoff(services.db, String(req.handoffId));
   if (!r) return refusal(services, req.ctx, 'handoff-not-found', `no handoff ${req.handoffId}; handoff ids start ho_ and come from a NEEDS_HUMAN answer`);
   if (r.account_id && r.account_id !== req.ctx.account) return refusal(services, req.ctx, 'forbidden', `handoff ${r.id} belongs to another account; send the key of the account that made it`);
@@ -88,7 +88,7 @@ const handoffEvent = (services: Services, r: HandoffRow, type: 'Handoff.complete
  * `sys.commerce.handoffs.complete`: the credentialed principal completes or refuses. Completing a capability
  * handoff runs the capability once (pending → completing under a row lock) and keeps its answer on the rail.
  */
-export async function completeHandoff(services: Services, req: CompleteHandoffRequest): Promise<MoneyReply> {
+export async function completeHandoff(services: Services, req: CompleteHandoffRequest): Promise<OpReply> {
   const { ctx } = req;
   if (req.outcome !== 'completed' && req.outcome !== 'refused') return refusal(services, ctx, 'invalid-input', 'outcome must be "completed" or "refused"');
   const step = await services.db.tx(async (q) => {
@@ -113,7 +113,7 @@ export async function completeHandoff(services: Services, req: CompleteHandoffRe
   const c = capabilityByName(r.capability!)!;
   const stored = r.trigger?.startsWith('human-') ? null : r.trigger;
   const runCtx: CallContext = { ...ctx, account: r.account_id, settled: true, trigger: stored };
-  const done = await execute(services, c, json(r.input), runCtx, Math.max(1000, (req.timeoutMs ?? 5000) - 500), { method: 'POST', path: `${pollPath(r.id)}/complete` });
+  const done = await execute(services, c, json(r.input), runCtx, opTimeouts(ops.handoffsComplete, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs, { method: 'POST', path: `${pollPath(r.id)}/complete` });
   if (done.unavailable === 'no-responders' || done.unavailable === 'closed') {
     await services.db.query(`update handoffs set status = 'pending' where id = $1 and status = 'completing'`, [r.id]);
     return { status: done.status, answer: done.answer };

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
-import { capabilityByName, problemsOf, canonicalJson, checkMandate, fromCents, mandate as mandateSchema, newId, offerTerms, toCents, withoutSecrets, type Mandate } from '@vcs/contract';
+import { capabilityByName, problemsOf, canonicalJson, checkMandate, fromCents, mandate as mandateSchema, newId, offerTerms, opTimeouts, ops, toCents, withoutSecrets, type Mandate, type OpInput, type OpReply } from '@vcs/contract';
 import { writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
-import { execute, iso, json, offerCapability, provenanceOf, record, refusal, type MoneyReply } from './common.ts';
+import { execute, iso, json, offerCapability, provenanceOf, record, refusal } from './common.ts';
 
 /** How long an offer stays settleable (also the x402 maxTimeoutSeconds). */
 export const INTENT_TTL_SECONDS = 900;
 /** A `settling` claim older than this is taken to be a crashed settlement and may be claimed again. */
 const CLAIM_LEASE_MS = 60_000;
 
-export interface Origin { dealId: string; step: number }
-export interface CreateIntentRequest { capability: string; input: Record<string, unknown>; ctx: CallContext; origin?: Origin }
-export interface SettleIntentRequest { intentId: string; ctx: CallContext; mandate?: Mandate; timeoutMs?: number }
+/** The operations' inputs (contract ops.ts) and the caller's context. */
+type CreateIntentRequest = OpInput<'intentsCreate'> & { ctx: CallContext };
+type SettleIntentRequest = OpInput<'intentsSettle'> & { ctx: CallContext };
 
 interface IntentRow {
   id: string; account_id: string | null; capability: string; input: unknown; trigger: string | null; origin: unknown;
@@ -38,7 +38,7 @@ function offerAnswer(services: Services, ctx: CallContext, row: Pick<IntentRow, 
 }
 
 /** `sys.commerce.intents.create`: validate the input, store a pending intent, answer 402 OFFER. */
-export async function createIntent(services: Services, req: CreateIntentRequest): Promise<MoneyReply> {
+export async function createIntent(services: Services, req: CreateIntentRequest): Promise<OpReply> {
   const ctx = req.ctx;
   const c = offerCapability(req.capability);
   if (!c) return refusal(services, ctx, 'invalid-input', `no capability named ${String(req.capability)}; names are noun.verb as in GET /catalog`);
@@ -86,7 +86,7 @@ async function findIntent(q: Queryable, id: string, lock = false): Promise<Inten
 }
 
 /** `sys.commerce.intents.get`: the intent's state; an account-bound intent is shown only to its account. */
-export async function getIntent(services: Services, req: { intentId: string; ctx: CallContext }): Promise<MoneyReply> {
+export async function getIntent(services: Services, req: OpInput<'intentsGet'> & { ctx: CallContext }): Promise<OpReply> {
   const r = await findIntent(services.db, String(req.intentId));
   if (!r) return refusal(services, req.ctx, 'intent-not-found', `no intent ${req.intentId}; intent ids start pi_ and come from a 402 OFFER`);
   if (r.account_id && r.account_id !== req.ctx.account) {
@@ -98,7 +98,7 @@ export async function getIntent(services: Services, req: { intentId: string; ctx
 const digestOf = (m: Mandate) => createHash('sha256').update(canonicalJson(m)).digest('hex');
 
 type Claim =
-  | { kind: 'reply'; reply: MoneyReply }
+  | { kind: 'reply'; reply: OpReply }
   | { kind: 'replay'; row: IntentRow }
   | { kind: 'wait' }
   | { kind: 'run'; row: IntentRow; reserved: Reservation | null };
@@ -181,8 +181,8 @@ const refund = (q: Queryable, res: Reservation) =>
  * is taken under `select … for update`, the capability runs with no lock held, and its answer is stored with
  * the Intent.settled event in one transaction. A second settle replays the stored answer.
  */
-export async function settleIntent(services: Services, req: SettleIntentRequest): Promise<MoneyReply> {
-  const timeoutMs = Math.max(1000, (req.timeoutMs ?? 5000) - 500);
+export async function settleIntent(services: Services, req: SettleIntentRequest): Promise<OpReply> {
+  const timeoutMs = opTimeouts(ops.intentsSettle, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
   const started = services.clock.now().getTime();
   for (;;) {
     const now = services.clock.now();
@@ -198,7 +198,7 @@ export async function settleIntent(services: Services, req: SettleIntentRequest)
   }
 }
 
-async function run(services: Services, req: SettleIntentRequest, row: IntentRow, reserved: Reservation | null, timeoutMs: number): Promise<MoneyReply> {
+async function run(services: Services, req: SettleIntentRequest, row: IntentRow, reserved: Reservation | null, timeoutMs: number): Promise<OpReply> {
   const c = offerCapability(row.capability)!;
   const ctx: CallContext = {
     ...req.ctx, account: row.account_id, settled: true, intentId: row.id,

@@ -1,9 +1,11 @@
+import type { z } from 'zod';
 import { ops } from '@vcs/contract';
 import { anonymousContext, callOp, type Db } from '@vcs/platform';
+import { callerOf } from '../dispatch.ts';
 import type { GatewayDeps } from '../deps.ts';
 
 export interface Fact { noun: string; capability: string; answer: string; value: unknown; postedAt: string }
-export interface DealRow { id: string; workflow: string; state: string; checklist: unknown; createdAt: string; updatedAt: string }
+export type DealRow = z.output<typeof ops.dealsForVin.reply>['value']['deals'][number];
 
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : String(v));
 
@@ -18,7 +20,7 @@ export async function factsFor(db: Db, vin: string, noun?: string): Promise<Fact
 }
 
 /** The deals on a car, from the workflows pillar that owns them; none while it is not answering (the record still shows the facts). */
-export async function dealsFor(deps: Pick<GatewayDeps, 'bus' | 'config'>, vin: string, requestId: string): Promise<DealRow[]> {
-  const r = await callOp(deps.bus, ops.dealsForVin, { vin }, anonymousContext(requestId), deps.config.busTimeoutMs);
-  return r.status === 200 ? ((r.answer.value as { deals: DealRow[] }).deals ?? []) : [];
+export async function dealsFor(deps: Pick<GatewayDeps, 'bus' | 'clock' | 'config'>, vin: string, requestId: string): Promise<DealRow[]> {
+  const r = await callOp(callerOf(deps), ops.dealsForVin, { vin }, anonymousContext(requestId));
+  return r.answer.type === 'OK' ? r.answer.value.deals : [];
 }

@@ -1,4 +1,4 @@
-import { anyAnswer, answerSchema, blockedValue, capabilities, catalogDigest, decodeRecord, jsonSchemaOf, opList, ops, setByGatewayMembers, type Capability, type Op } from '@vcs/contract';
+import { anyAnswer, answerSchema, blockedValue, capabilities, catalogDigest, codesOf, decodeRecord, statusOfCode, jsonSchemaOf, opList, ops, setByGatewayMembers, type Capability, type Op } from '@vcs/contract';
 import { z } from 'zod';
 import { publishedMode } from './modes.ts';
 
@@ -17,7 +17,6 @@ function strip(s: Record<string, unknown>): Record<string, unknown> {
 }
 const toOasPath = (p: string) => p.replace(/:([A-Za-z_]+)/g, '{$1}');
 const blockedEnvelope = strip(jsonSchemaOf(answerSchema(z.never()).options[2]));
-const anyAnswerSchema = strip(jsonSchemaOf(anyAnswer));
 
 function capabilityOperation(c: Capability) {
   const request = strip(jsonSchemaOf(c.request, 'input')) as { properties?: Record<string, any>; required?: string[] };
@@ -52,6 +51,22 @@ function faceOperation(f: Face) {
 /** A minted key's answer (POST /keys adds its links to commerce's answer). */
 const mintedKey = { type: 'object', required: ['type', 'key', 'account', 'environment', 'links'], properties: { type: { const: 'OK' }, key: { type: 'string' }, account: { type: 'string' }, environment: { type: 'string' }, links: obj } };
 
+/** An operation's declared reply by HTTP status: its OK (and EMPTY) answers are the 200, an OFFER the 402, a NEEDS_HUMAN the 403. */
+function repliesOf(o: Op): Record<string, unknown> {
+  if (o === ops.keysMint) return { '200': { description: `${o.route!.answers}: OK`, content: { 'application/json': { schema: mintedKey } } } };
+  const schema = strip(jsonSchemaOf(o.reply)) as { anyOf?: { properties?: { type?: { const?: string } } }[] };
+  const kinds = schema.anyOf ?? [schema as { properties?: { type?: { const?: string } } }];
+  const statusOf = (k: string | undefined) => (k === 'OFFER' ? '402' : k === 'BLOCKED' ? '403' : '200');
+  const out: Record<string, { description: string; content: { 'application/json': { schema: { anyOf: unknown[] } } } }> = {};
+  for (const k of kinds) {
+    const status = statusOf(k.properties?.type?.const);
+    (out[status] ??= { description: status === '200' ? `${o.route!.answers}: OK` : status === '402' ? 'OFFER: a step to pay for' : 'BLOCKED NEEDS_HUMAN: a step for a human', content: { 'application/json': { schema: { anyOf: [] } } } })
+      .content['application/json'].schema.anyOf.push(k);
+  }
+  for (const r of Object.values(out)) { const s = r.content['application/json'].schema; if (s.anyOf.length === 1) r.content['application/json'].schema = s.anyOf[0] as never; }
+  return out;
+}
+
 /** A platform operation's entry, from its declaration: path parameters and body from its input schema, less what the gateway sets. */
 function opOperation(o: Op) {
   const route = o.route!;
@@ -67,9 +82,11 @@ function opOperation(o: Op) {
     parameters: inPath.map((name) => ({ name, in: 'path', required: true, schema: input.properties?.[name] ?? { type: 'string' } })),
     ...(route.method === 'POST' && Object.keys(properties).length
       ? { requestBody: { required: required.length > 0, content: { 'application/json': { schema: { ...input, properties, required } } } } } : {}),
+    // The codes it may answer: its declared ones and the transport's (contract ops.ts).
+    'x-vcs-codes': codesOf(o),
     responses: {
-      '200': { description: `${route.answers}: OK`, content: { 'application/json': { schema: o === ops.keysMint ? mintedKey : anyAnswerSchema } } },
-      '4XX': blockedResponse,
+      ...repliesOf(o),
+      '4XX': { ...blockedResponse, description: `BLOCKED: the code says what to fix (${codesOf(o).filter((c) => statusOfCode(c) < 500).join(', ')}${o.passesCapabilityCodes ? ', or the code of a capability it runs' : ''})` },
       '503': { description: `BLOCKED pillar-unavailable or store-unavailable: retry shortly`, content: { 'application/json': { schema: blockedEnvelope } } },
     },
   };

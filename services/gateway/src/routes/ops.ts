@@ -2,16 +2,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MINT_KEY, ops, problemsOf, setByGatewayMembers, type Op, type OpReply } from '@vcs/contract';
 import { anonymousContext, callOp } from '@vcs/platform';
 import { identify } from '../auth.ts';
+import { callerOf } from '../dispatch.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { mandateOf } from '../money/headers.ts';
 import { refuseMalformedId, sameRequest, sendBlocked, sendOpReply } from '../reply.ts';
 
 /** What a route adds to its operation's declaration: only what HTTP alone knows. */
 interface RouteOptions {
-  /** The bus time-out, in multiples of BUS_TIMEOUT_MS (a settlement runs a capability inside it). */
-  timeouts?: number;
-  /** Input members taken from the request beyond path parameters and body (headers, the time-out it waits). */
-  extra?(req: FastifyRequest, reply: FastifyReply, timeoutMs: number): Record<string, unknown> | null;
+  /** Input members taken from the request beyond path parameters and body (headers). */
+  extra?(req: FastifyRequest, reply: FastifyReply): Record<string, unknown> | null;
   /** Shape the answer for HTTP (POST /keys adds its links), else it is sent as the pillar answered. */
   send?(reply: FastifyReply, r: OpReply, req: FastifyRequest): unknown;
 }
@@ -22,7 +21,8 @@ const idKinds = { intentId: 'intent', handoffId: 'handoff', dealId: 'deal' } as 
 /**
  * Serve the HTTP face of a platform operation from its declaration (contract ops.ts): method and path from
  * `route`, path parameters and the JSON body (POST) as its input, parsed with its schema here so a bad one is a
- * 400 naming each problem before any bus hop; the caller's key as `route.key` says; then one `callOp`.
+ * 400 naming each problem before any bus hop; the caller's key as `route.key` says; then one `callOp`, whose
+ * time-out is the operation's (contract `opTimeouts`).
  */
 function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOptions = {}) {
   const route = op.route!;
@@ -45,8 +45,7 @@ function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOpt
         if (caller.kind === 'key') ctx = { ...ctx, account: caller.account, keyId: caller.keyId };
         ctx.trigger = typeof trigger === 'string' ? trigger : null;
       }
-      const timeoutMs = deps.config.busTimeoutMs * (opts.timeouts ?? 1);
-      const extra = opts.extra ? opts.extra(req, reply, timeoutMs) : {};
+      const extra = opts.extra ? opts.extra(req, reply) : {};
       if (!extra) return reply; // the refusal is sent
       const body: Record<string, unknown> = route.method === 'POST' && req.body && typeof req.body === 'object' ? { ...req.body } : {};
       for (const k of setHere) delete body[k];
@@ -54,8 +53,7 @@ function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOpt
       if (!parsed.success) {
         return sendBlocked(reply, 'invalid-input', `the input to ${route.method} ${route.path} is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues, 'body'), next: sameRequest(req) });
       }
-      // The caller waits a little longer than the pillar does, so the pillar's own time-out answer arrives first.
-      const r = await callOp(deps.bus, op, parsed.data, ctx, timeoutMs + (opts.timeouts ? 500 : 0));
+      const r = await callOp(callerOf(deps), op, parsed.data, ctx);
       return opts.send ? opts.send(reply, r, req) : sendOpReply(reply, r);
     },
   });
@@ -75,23 +73,21 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
   });
   routeOp(app, deps, ops.intentsGet);
   routeOp(app, deps, ops.intentsSettle, {
-    timeouts: 2,
-    extra(req, reply, timeoutMs) {
+    extra(req, reply) {
       const m = mandateOf(req);
       if (m && 'problems' in m) {
         sendBlocked(reply, 'invalid-mandate', 'the Mandate header must be base64url JSON of a Mandate; fix each problem listed', { problems: m.problems, next: sameRequest(req) });
         return null;
       }
       reply.header('intent-id', (req.params as { intentId: string }).intentId);
-      return { mandate: m?.mandate, timeoutMs };
+      return { mandate: m?.mandate };
     },
   });
   routeOp(app, deps, ops.handoffsGet);
-  routeOp(app, deps, ops.handoffsComplete, { timeouts: 2, extra: (_req, _reply, timeoutMs) => ({ timeoutMs }) });
+  routeOp(app, deps, ops.handoffsComplete);
   routeOp(app, deps, ops.dealsOpen);
   routeOp(app, deps, ops.dealsGet);
-  // An advance may run several free steps and open an offer or handoff: it gets three bus time-outs.
-  routeOp(app, deps, ops.dealsAdvance, { timeouts: 3 });
+  routeOp(app, deps, ops.dealsAdvance);
   routeOp(app, deps, ops.connectionsSubmit);
   routeOp(app, deps, ops.connectionsQueue);
 

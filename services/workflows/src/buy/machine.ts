@@ -1,5 +1,5 @@
-import { blocked, capabilityByName, newId, ops, statusOfCode, type BlockedCode, type DealStep } from '@vcs/contract';
-import { callCapability, callOp, type CallContext, type Queryable, type Services } from '@vcs/platform';
+import { blocked, blockedCodes, capabilityByName, newId, ops, statusOfCode, type BlockedCode, type DealStep, type OpReply } from '@vcs/contract';
+import { busCallerOf, callCapability, callOp, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { kindOf, stepDef } from './checklist.ts';
 import { appendEvent, factOf, loadDeal, loadEvents, saveDeal, toValue, type DealRow } from './store.ts';
 
@@ -8,11 +8,9 @@ const BUSY_WAIT_MS = 2_000;
 
 /** A step claimed `running` longer than this is taken to have died with its process and may be claimed again. */
 export const RUNNING_LEASE_MS = 30_000;
-const STEP_TIMEOUT_MS = 5_000;
 
 /** An answer as JSON: an envelope passed through, or one built here. */
 export type AnswerJson = { type?: unknown; value?: unknown; answers?: unknown; [k: string]: unknown };
-export interface Reply { status: number; answer: AnswerJson }
 /** A BLOCKED answer as plain JSON. */
 export const refusal = (...args: Parameters<typeof blocked>): AnswerJson => ({ ...blocked(...args) });
 
@@ -20,7 +18,7 @@ export const refusal = (...args: Parameters<typeof blocked>): AnswerJson => ({ .
 export type StepResult =
   | { outcome: 'done'; answer: AnswerJson }
   | { outcome: 'pending'; kind: 'offer' | 'handoff'; id: string; answer: AnswerJson; status: number }
-  | { outcome: 'failed'; code: string; message: string; status: number; answer?: AnswerJson };
+  | { outcome: 'failed'; code: BlockedCode; message: string; status: number; answer?: AnswerJson };
 
 type Claim =
   | { kind: 'not-found' }
@@ -46,7 +44,7 @@ export class DealMachine {
 
   async view(q: Queryable, d: DealRow) { return toValue(d, await loadEvents(q, d.id)); }
 
-  async get(dealId: string, account: string | null): Promise<Reply> {
+  async get(dealId: string, account: string | null): Promise<OpReply> {
     const d = await loadDeal(this.s.db, dealId);
     if (!d || d.account_id !== account) return notFound(dealId);
     return { status: 200, answer: this.dealAnswer(await this.view(this.s.db, d), d.environment) };
@@ -56,7 +54,7 @@ export class DealMachine {
    * Run the deal forward: free and key steps execute at once, and the first offer or handoff is created
    * and answered (402 / 403). A step already pending answers its offer or handoff again; one running answers 409.
    */
-  async advance(dealId: string, ctx: CallContext): Promise<Reply> {
+  async advance(dealId: string, ctx: CallContext): Promise<OpReply> {
     // A step another advance (or the event consumer) is running usually finishes within moments: wait for it
     // briefly rather than make the caller retry; answer 409 only when it stays busy.
     const waitUntil = this.now().getTime() + BUSY_WAIT_MS;
@@ -81,16 +79,15 @@ export class DealMachine {
       if (r.outcome === 'pending') return { status: r.status, answer: r.answer };
       if (r.outcome === 'failed') {
         const deal = after ? { state: after.state, currentStep: after.current_step, version: after.version } : undefined;
-        return { status: r.status, answer: refusal(r.code as BlockedCode, `step ${c.step.position} (${c.step.step}) failed: ${r.message}. The deal is STEP_FAILED; fix the cause and advance again with POST /buy/deals/${dealId}/advance to retry the step.`, { dealId, step: c.step.position, deal, read: { method: 'GET', path: `/buy/deals/${dealId}` }, next: { method: 'POST', path: `/buy/deals/${dealId}/advance` } }) };
+        return { status: r.status, answer: refusal(r.code, `step ${c.step.position} (${c.step.step}) failed: ${r.message}. The deal is STEP_FAILED; fix the cause and advance again with POST /buy/deals/${dealId}/advance to retry the step.`, { dealId, step: c.step.position, deal, read: { method: 'GET', path: `/buy/deals/${dealId}` }, next: { method: 'POST', path: `/buy/deals/${dealId}/advance` } }) };
       }
     }
   }
 
   private async offerIsDead(intentId: string, ctx: CallContext): Promise<boolean> {
     // Commerce unreachable (a 503 without a value): keep the offer as it is.
-    const r = await callOp(this.s.bus, ops.intentsGet, { intentId }, ctx, STEP_TIMEOUT_MS);
-    const status = (r.answer.value as { status?: string } | undefined)?.status;
-    return status === 'failed' || status === 'expired';
+    const r = await callOp(busCallerOf(this.s), ops.intentsGet, { intentId }, ctx);
+    return r.answer.type === 'OK' && (r.answer.value.status === 'failed' || r.answer.value.status === 'expired');
   }
 
   private async failPending(dealId: string, position: number, pendingId: string) {
@@ -149,25 +146,22 @@ export class DealMachine {
     };
     if (k.kind === 'execute') {
       const c = capabilityByName(def.capability!)!;
-      const r = await callCapability(this.s.bus, c, input, ctx, STEP_TIMEOUT_MS);
+      const r = await callCapability(busCallerOf(this.s), c, input, ctx);
       if (r.unavailable) return unreachable(`the pillar serving ${def.capability}`, r.unavailable);
       if (r.answer.type === 'OK' || r.answer.type === 'EMPTY') return { outcome: 'done', answer: r.answer };
       return failedFrom(r);
     }
     if (k.kind === 'offer') {
-      const r = await callOp(this.s.bus, ops.intentsCreate, { capability: def.capability!, input: input ?? {}, origin }, ctx, STEP_TIMEOUT_MS);
+      const r = await callOp(busCallerOf(this.s), ops.intentsCreate, { capability: def.capability!, input: input ?? {}, origin }, ctx);
       if (r.unavailable) return unreachable('the commerce pillar (offers)', r.unavailable);
-      const id = (r.answer.value as any)?.intent?.id;
-      if (r.answer.type === 'OFFER' && typeof id === 'string') return { outcome: 'pending', kind: 'offer', id, answer: r.answer, status: 402 };
-      if (r.answer.type === 'OK') return { outcome: 'done', answer: r.answer };
+      if (r.answer.type === 'OFFER') return { outcome: 'pending', kind: 'offer', id: r.answer.value.intent.id, answer: r.answer, status: 402 };
       return failedFrom(r);
     }
-    const r = await callOp(this.s.bus, ops.handoffsCreate, { verb: k.verb!, credential: k.credential!, capability: def.capability, input, origin } /* a human step always has both (kindOf) */, ctx, STEP_TIMEOUT_MS);
+    const r = await callOp(busCallerOf(this.s), ops.handoffsCreate, { verb: k.verb!, credential: k.credential!, capability: def.capability, input, origin } /* a human step always has both (kindOf) */, ctx);
     if (r.unavailable) return unreachable('the commerce pillar (handoffs)', r.unavailable);
-    const v = r.answer.value as any;
-    const id = v?.handoff?.id ?? v?.handoffId;
-    if (r.status === 403 && typeof id === 'string') return { outcome: 'pending', kind: 'handoff', id, answer: r.answer, status: 403 };
-    if (r.answer.type === 'OK') return { outcome: 'done', answer: r.answer };
+    // Its reply is the NEEDS_HUMAN refusal naming the handoff; any other BLOCKED answer is the step's failure.
+    const human = ops.handoffsCreate.reply.safeParse(r.answer);
+    if (human.success) return { outcome: 'pending', kind: 'handoff', id: human.data.value.handoff.id, answer: r.answer, status: 403 };
     return failedFrom(r);
   }
 
@@ -212,13 +206,15 @@ export class DealMachine {
   }
 }
 
-function notFound(dealId: string): Reply {
+function notFound(dealId: string): OpReply {
   return { status: 404, answer: refusal('deal-not-found', `no deal ${dealId} for this account; open one with POST /buy/deals`, { dealId, next: { method: 'POST', path: '/buy/deals' } }) };
 }
 
-function failedFrom(r: Reply): StepResult {
-  const v = (r.answer.value ?? {}) as { code?: string; message?: string };
-  const code = v.code && statusOfCode(v.code) ? v.code : 'execution-failed';
+const isBlockedCode = (c: unknown): c is BlockedCode => typeof c === 'string' && Object.hasOwn(blockedCodes, c);
+
+function failedFrom(r: OpReply): StepResult {
+  const v = (r.answer.value ?? {}) as { code?: unknown; message?: string };
+  const code = isBlockedCode(v.code) ? v.code : 'execution-failed';
   return { outcome: 'failed', code, message: v.message ?? `answered ${String(r.answer.type)}`, status: r.status >= 400 ? r.status : statusOfCode(code), answer: r.answer };
 }
 

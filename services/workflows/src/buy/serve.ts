@@ -1,6 +1,7 @@
+import type { OpReply } from '@vcs/contract';
 import type { CallContext, OpsImpl, Queryable, Services } from '@vcs/platform';
 import { newChecklist } from './checklist.ts';
-import { refusal, type DealMachine, type Reply } from './machine.ts';
+import { refusal, type DealMachine } from './machine.ts';
 import { appendEvent, insertDeal, type DealRow } from './store.ts';
 
 
@@ -12,7 +13,7 @@ export async function openDeal(q: Queryable, s: Services, ctx: CallContext & { a
   return d;
 }
 
-const keyRequired = (): Reply => ({ status: 401, answer: refusal('key-required', 'deals need a key; mint one with POST /keys', { mint: { method: 'POST', path: '/keys' }, next: { method: 'POST', path: '/keys' } }) });
+const keyRequired = (): OpReply => ({ status: 401, answer: refusal('key-required', 'deals need a key; mint one with POST /keys', { mint: { method: 'POST', path: '/keys' }, next: { method: 'POST', path: '/keys' } }) });
 
 /** The workflows pillar's platform operations (contract ops.ts): the /buy/deals face. */
 export const dealOps = (s: Services, machine: DealMachine): OpsImpl<'workflows'> => ({
