@@ -21,7 +21,7 @@ async function endpointOf(t: HandlerTools, endpointId?: string): Promise<Endpoin
       order by created_at desc, id desc limit 1`, [t.ctx.account, endpointId ?? null]);
   return rows[0] ?? null;
 }
-const connOf = (vin: string, e: EndpointRow) => ({ ...conn(vin, e.id), asOf: new Date().toISOString().slice(0, 10), status: e.status });
+const connOf = (vin: string, e: EndpointRow, t: Pick<HandlerTools, 'clock'>) => ({ ...conn(vin, e.id), asOf: t.clock.now().toISOString().slice(0, 10), status: e.status });
 const iso = (v: unknown) => (v == null ? null : new Date(v as string).toISOString());
 
 async function deliveriesOf(t: HandlerTools, endpointId: string, limit: number) {
@@ -40,7 +40,7 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
     const vin = vinOf(input);
     const e = await endpointOf(t, input.endpointId);
     if (!e) return ok({ ...conn(vin), endpoint: { status: 'no-endpoint-recorded' } });
-    return ok({ ...connOf(vin, e), endpoint: { status: e.status, id: e.id, url: e.url, ...(e.description ? { description: e.description } : {}), ...(e.disabled_reason ? { disabledReason: e.disabled_reason } : {}) } });
+    return ok({ ...connOf(vin, e, t), endpoint: { status: e.status, id: e.id, url: e.url, ...(e.description ? { description: e.description } : {}), ...(e.disabled_reason ? { disabledReason: e.disabled_reason } : {}) } });
   },
   async status(input, t) {
     const vin = vinOf(input);
@@ -48,7 +48,7 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
     if (!e) return ok({ ...conn(vin), wire: { position: 'unwired', deliverable: false, endpoint: { status: 'no-endpoint-recorded' } } });
     const { rows } = await t.tx.query<{ n: number }>(`select count(*)::int as n from webhook_deliveries where endpoint_id = $1 and status = 'pending'`, [e.id]);
     const pending = rows[0]?.n ?? 0;
-    return ok({ ...connOf(vin, e), wire: { position: pending ? `${pending}-pending` : 'idle', deliverable: e.status === 'active', endpoint: { status: e.status } } });
+    return ok({ ...connOf(vin, e, t), wire: { position: pending ? `${pending}-pending` : 'idle', deliverable: e.status === 'active', endpoint: { status: e.status } } });
   },
   async register(input, t) {
     const vin = vinOf(input);
@@ -75,13 +75,13 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
         [input.endpointId, t.ctx.account, graceUntil, secret, input.url ?? null, input.description ?? null]);
       const e = rows[0];
       if (!e) return { kind: 'BLOCKED', code: 'not-found', message: `no endpoint ${input.endpointId} on this account; register one with a url first` };
-      return ok({ ...connOf(vin, e), registration: { status: 'rotated', id: e.id, secretOnce: secret, url: e.url } },
+      return ok({ ...connOf(vin, e, t), registration: { status: 'rotated', id: e.id, secretOnce: secret, url: e.url } },
         { eventData: { registration: { status: 'rotated', id: e.id, url: e.url } } });
     }
     const id = newId('webhookEndpoint');
     await t.tx.query('insert into webhook_endpoints(id, account_id, url, description, secret) values ($1,$2,$3,$4,$5)',
       [id, t.ctx.account, input.url, input.description ?? null, secret]);
-    return ok({ ...conn(vin, id), asOf: new Date().toISOString().slice(0, 10), registration: { status: 'registered', id, secretOnce: secret, url: input.url! } },
+    return ok({ ...conn(vin, id), asOf: t.clock.now().toISOString().slice(0, 10), registration: { status: 'registered', id, secretOnce: secret, url: input.url! } },
       { eventData: { registration: { status: 'registered', id, url: input.url } } });
   },
   async subscribe(input, t) {
@@ -94,7 +94,7 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
     const id = newId('subscription');
     const eventTypes = input.eventTypes ?? ['*'];
     await t.tx.query('insert into webhook_subscriptions(id, account_id, endpoint_id, event_types) values ($1,$2,$3,$4)', [id, t.ctx.account, e.id, eventTypes]);
-    return ok({ ...connOf(vin, e), subscription: { status: 'subscribed', id, endpointId: e.id, eventTypes } });
+    return ok({ ...connOf(vin, e, t), subscription: { status: 'subscribed', id, endpointId: e.id, eventTypes } });
   },
   async unsubscribe(input, t) {
     const vin = vinOf(input);
@@ -115,13 +115,13 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
     const e = await endpointOf(t, input.endpointId);
     if (!e) return ok({ ...conn(vin), log: { status: 'no-deliveries-recorded', deliveries: [] } });
     const deliveries = await deliveriesOf(t, e.id, input.limit ?? 50);
-    return ok({ ...connOf(vin, e), log: { status: deliveries.length ? 'deliveries-recorded' : 'no-deliveries-recorded', deliveries } });
+    return ok({ ...connOf(vin, e, t), log: { status: deliveries.length ? 'deliveries-recorded' : 'no-deliveries-recorded', deliveries } });
   },
   async emit(input, t) {
     const vin = vinOf(input);
     const e = await endpointOf(t, input.endpointId);
     if (!e) return ok({ ...conn(vin), emission: { status: 'no-endpoint-recorded' } }, { events: [] });
-    return ok({ ...connOf(vin, e), emission: { status: 'emitted', endpointId: e.id } }, { eventData: { targetEndpointId: e.id, test: true } });
+    return ok({ ...connOf(vin, e, t), emission: { status: 'emitted', endpointId: e.id } }, { eventData: { targetEndpointId: e.id, test: true } });
   },
   async replay(input, t) {
     const vin = vinOf(input);
@@ -131,8 +131,8 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
       `update webhook_deliveries set status = 'pending', attempt_count = 0, next_attempt_at = $2, locked_until = null
         where endpoint_id = $1 and (($3::text is not null and id = $3) or ($3::text is null and $4::timestamptz is not null and created_at >= $4))`,
       [e.id, t.clock.now().toISOString(), input.deliveryId ?? null, input.since ?? null]);
-    if (!rowCount) return ok({ ...connOf(vin, e), replay: { status: 'no-delivery-recorded', deliveries: 0 } }, { events: [] });
-    return ok({ ...connOf(vin, e), replay: { status: 'replaying', deliveries: rowCount } });
+    if (!rowCount) return ok({ ...connOf(vin, e, t), replay: { status: 'no-delivery-recorded', deliveries: 0 } }, { events: [] });
+    return ok({ ...connOf(vin, e, t), replay: { status: 'replaying', deliveries: rowCount } });
   },
   async retry(input, t) {
     const vin = vinOf(input);
@@ -142,8 +142,8 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
       `update webhook_deliveries set status = 'pending', next_attempt_at = $2, locked_until = null
         where endpoint_id = $1 and status <> 'delivered' and ($3::text is null or id = $3)`,
       [e.id, t.clock.now().toISOString(), input.deliveryId ?? null]);
-    if (!rowCount) return ok({ ...connOf(vin, e), retry: { status: 'no-delivery-recorded', deliveries: 0 } }, { events: [] });
-    return ok({ ...connOf(vin, e), retry: { status: 'retrying', deliveries: rowCount } });
+    if (!rowCount) return ok({ ...connOf(vin, e, t), retry: { status: 'no-delivery-recorded', deliveries: 0 } }, { events: [] });
+    return ok({ ...connOf(vin, e, t), retry: { status: 'retrying', deliveries: rowCount } });
   },
   async retryState(input, t) {
     const vin = vinOf(input);
@@ -152,6 +152,6 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
     const { rows } = await t.tx.query(
       `select id, event_type, attempt_count, next_attempt_at from webhook_deliveries where endpoint_id = $1 and status = 'pending' and attempt_count > 0 order by next_attempt_at limit 100`, [e.id]);
     const pending = rows.map((r: any) => ({ deliveryId: r.id, eventType: r.event_type, attempts: r.attempt_count, nextAttemptAt: iso(r.next_attempt_at) }));
-    return ok({ ...connOf(vin, e), retryState: { status: pending.length ? 'retries-pending' : 'no-retries-pending', pending } });
+    return ok({ ...connOf(vin, e, t), retryState: { status: pending.length ? 'retries-pending' : 'no-retries-pending', pending } });
   },
 };

@@ -20,10 +20,10 @@ function retryAfterOf(v: string | string[] | undefined, now: number): number | n
 }
 
 /**
- * POST one delivery: no redirects followed (a 3xx is a failure), a hard time-out for the whole exchange,
+ * POST one delivery (a Retry-After date is read against `now`, the sender's clock): no redirects followed (a 3xx is a failure), a hard time-out for the whole exchange,
  * and at most `capBytes` of the response read (the rest is dropped and the socket closed).
  */
-export function postDelivery(url: string, headers: Record<string, string>, body: string, opts: { timeoutMs: number; capBytes: number } & TargetPolicy): Promise<PostResult> {
+export function postDelivery(url: string, headers: Record<string, string>, body: string, opts: { timeoutMs: number; capBytes: number; now?: () => Date } & TargetPolicy): Promise<PostResult> {
   const started = Date.now();
   return new Promise((resolve) => {
     let done = false;
@@ -44,7 +44,7 @@ export function postDelivery(url: string, headers: Record<string, string>, body:
       let size = 0;
       const end = () => finish({
         statusCode: res.statusCode ?? null, outcome: `http-${res.statusCode}`,
-        snippet: Buffer.concat(chunks).toString('utf8').slice(0, opts.capBytes), retryAfterMs: retryAfterOf(res.headers['retry-after'], Date.now()),
+        snippet: Buffer.concat(chunks).toString('utf8').slice(0, opts.capBytes), retryAfterMs: retryAfterOf(res.headers['retry-after'], (opts.now?.() ?? new Date()).getTime()), // an HTTP date is read against the injected clock
       });
       res.on('data', (c: Buffer) => {
         if (size < opts.capBytes) chunks.push(c.subarray(0, opts.capBytes - size));

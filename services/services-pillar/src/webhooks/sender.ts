@@ -96,7 +96,7 @@ export class DeliverySender {
     if (row.previous_secret && row.previous_until && new Date(row.previous_until) > now) secrets.push(row.previous_secret);
     const at = new Date(Math.floor(now.getTime() / 1000) * 1000);
     const headers = { 'webhook-id': row.event_id, 'webhook-timestamp': String(at.getTime() / 1000), 'webhook-signature': signatureHeader(secrets, row.event_id, at, body) };
-    const result = await postDelivery(row.url, headers, body, { timeoutMs: this.cfg.timeoutMs, capBytes: this.cfg.responseCapBytes, allowPrivate: this.cfg.allowPrivateTargets, allowLoopback: this.cfg.allowLoopbackTargets });
+    const result = await postDelivery(row.url, headers, body, { timeoutMs: this.cfg.timeoutMs, capBytes: this.cfg.responseCapBytes, now: () => this.services.clock.now(), allowPrivate: this.cfg.allowPrivateTargets, allowLoopback: this.cfg.allowLoopbackTargets });
     // A success is known in full up front: it joins other deliveries' records in one commit (group commit). A
     // failure reads what it changed (was the endpoint disabled just now?), so it takes a transaction of its own.
     if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) await this.services.db.batch(this.delivered(row, result));
