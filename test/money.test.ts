@@ -1,6 +1,8 @@
-import { PaymentRequiredV1Schema, PaymentRequiredV2Schema } from '@x402/core/schemas';
+import { PaymentRequiredV2Schema } from '@x402/core/schemas';
+import { preparePaymentHeader, selectPaymentRequirements } from 'x402/client';
+import { PaymentRequirementsSchema, x402ResponseSchema } from 'x402/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { anyAnswer, capabilityByName, offerValue } from '@vcs/contract';
+import { anyAnswer, capabilityByName, offerValue, toCents } from '@vcs/contract';
 import { call, mintKey, modes, waitFor } from './support/harness.ts';
 import { ask, countEvents, startMoneyHarness, type MoneyHarness } from './support/money.ts';
 
@@ -62,9 +64,18 @@ describe.each(modes())('money and people (%s)', (mode) => {
       expect(v2.success, JSON.stringify(v2.error?.issues)).toBe(true);
       // The body is still the OFFER envelope, with x402 v1's members beside it.
       expect(anyAnswer.parse(r.json).type).toBe('OFFER');
-      const v1 = PaymentRequiredV1Schema.safeParse(r.json);
+      // x402 1.x's own schemas (the `x402` package): the whole body as an x402 response, each requirement on its own.
+      const v1 = x402ResponseSchema.safeParse(r.json);
       expect(v1.success, JSON.stringify(v1.error?.issues)).toBe(true);
-      expect(r.json.accepts[0]).toMatchObject({ scheme: 'exact', network: 'base-sepolia', maxAmountRequired: String(Math.round(Number(r.json.value.ceiling.amount) * 1e6)), resource: expect.stringMatching(new RegExp(`${path}$`)) });
+      expect(r.json.x402Version).toBe(1);
+      const requirements = r.json.accepts.map((a: unknown) => PaymentRequirementsSchema.parse(a));
+      // USDC has 6 decimals: the ceiling's cents times 10,000, in exact integer arithmetic.
+      const ceilingAtomic = String(toCents(r.json.value.ceiling.amount)! * 10_000);
+      expect(requirements[0]).toMatchObject({ scheme: 'exact', network: 'base-sepolia', maxAmountRequired: ceilingAtomic, resource: expect.stringMatching(new RegExp(`${path}$`)) });
+      // Then what a v1 client does with it: pick the exact Base Sepolia requirement and prepare the payment to sign.
+      const chosen = selectPaymentRequirements(requirements, 'base-sepolia', 'exact');
+      const unsigned = preparePaymentHeader('0x0000000000000000000000000000000000000001', r.json.x402Version, chosen);
+      expect(unsigned.payload.authorization).toMatchObject({ to: requirements[0].payTo, value: ceilingAtomic });
     }
   });
 

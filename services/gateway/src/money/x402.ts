@@ -35,12 +35,13 @@ export function paymentRequiredOf(offer: OfferValue, price: Price, resourceUrl: 
  * The same offer for x402 v1 clients (the `x402`/`x402-fetch` 1.x packages), which read `x402Version` and `accepts`
  * from the 402 body: added beside the OFFER envelope's members, never in place of one. v1 knows one scheme,
  * `exact`, whose `maxAmountRequired` is the most the payment may be: the hard ceiling (the price, for flat prices).
+ * No body-level `error`: `x402`'s own x402ResponseSchema allows only its facilitator reasons there, and the words
+ * are in `value.message` already.
  */
 export function paymentRequiredV1Of(offer: OfferValue, resourceUrl: string, description: string, now: Date) {
   const seconds = Math.max(0, Math.round((new Date(offer.intent.expiresAt).getTime() - now.getTime()) / 1000));
   return {
     x402Version: 1 as const,
-    error: `payment required: settle the intent (POST ${offer.settle.path})`,
     accepts: [{
       scheme: 'exact' as const, network: 'base-sepolia' as const, maxAmountRequired: atomic(offer.ceiling.amount),
       resource: resourceUrl, description, mimeType: 'application/json', payTo: X402_SANDBOX.payTo, maxTimeoutSeconds: seconds,
