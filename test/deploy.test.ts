@@ -19,12 +19,27 @@ describe('deploy/', () => {
     if (!compose) throw new Error('neither `docker compose` nor `docker-compose` is installed; .ci/run installs Debian\'s docker-compose');
     const r = spawnSync(compose.cmd, [...compose.pre, '-f', file, 'config', '--quiet'], { encoding: 'utf8', env: { ...process.env, REPLICAS_SERVICES: '3', POSTGRES_PASSWORD: 'p', CONNECTION_ENCRYPTION_KEY: 'k' } });
     expect(r.status, r.stderr).toBe(0);
-    // Without the secrets it refuses, naming the one that is missing (no silent default password or dev key).
+    // No default for either secret: unset where compose runs, they are unset in the containers too (the services
+    // pillar then stops naming CONNECTION_ENCRYPTION_KEY; Postgres will not make its database without a password).
     const bare = { ...process.env };
-    delete bare.POSTGRES_PASSWORD; delete bare.CONNECTION_ENCRYPTION_KEY;
-    const refused = spawnSync(compose.cmd, [...compose.pre, '-f', file, 'config', '--quiet'], { encoding: 'utf8', env: { ...bare, POSTGRES_PASSWORD: 'p' } });
+    delete bare.POSTGRES_PASSWORD; delete bare.CONNECTION_ENCRYPTION_KEY; delete bare.VCS_SECRETS_DIR;
+    const render = (files: string[], env: NodeJS.ProcessEnv) => spawnSync(compose.cmd, [...compose.pre, ...files.flatMap((f) => ['-f', f]), 'config', '--format', 'json'], { encoding: 'utf8', env });
+    const plain = JSON.parse(render([file], bare).stdout);
+    expect(plain.services['services-pillar'].environment.CONNECTION_ENCRYPTION_KEY ?? null).toBeNull();
+    expect(plain.services.postgres.environment.POSTGRES_PASSWORD ?? null).toBeNull();
+    // From files (Docker secrets): the override needs the directory, and then passes only the *_FILE paths, even
+    // when a value is still set in the shell.
+    const secrets = new URL('../deploy/docker-compose.secrets.yml', import.meta.url).pathname;
+    const refused = render([file, secrets], bare);
     expect(refused.status).not.toBe(0);
-    expect(refused.stderr).toMatch(/CONNECTION_ENCRYPTION_KEY/);
+    expect(refused.stderr).toMatch(/VCS_SECRETS_DIR/);
+    const filed = JSON.parse(render([file, secrets], { ...bare, VCS_SECRETS_DIR: '/etc/vcs/secrets', CONNECTION_ENCRYPTION_KEY: 'left-over' }).stdout);
+    const pillar = filed.services['services-pillar'];
+    expect(pillar.environment).toMatchObject({ CONNECTION_ENCRYPTION_KEY_FILE: '/run/secrets/connection_encryption_key', DATABASE_URL_FILE: '/run/secrets/database_url' });
+    expect(Object.keys(pillar.environment)).not.toContain('CONNECTION_ENCRYPTION_KEY');
+    for (const s of ['gateway', 'data', 'commerce', 'workflows']) expect(Object.keys(filed.services[s].environment)).not.toContain('DATABASE_URL');
+    expect(filed.services.postgres.environment).toMatchObject({ POSTGRES_PASSWORD_FILE: '/run/secrets/postgres_password' });
+    expect(filed.secrets.database_url.file).toBe('/etc/vcs/secrets/database_url');
   });
 
   it('declares every service with a healthcheck, and each pillar with an operator-set replica count', () => {

@@ -47,7 +47,6 @@ servers_root() {
   rm -rf "$W/rootfs"
   debootstrap --variant=minbase --include=ca-certificates,wget,procps,postgresql-15,redis-server,nats-server bookworm "$W/rootfs" "$MIRROR" >/dev/null
   rm -rf "$W/rootfs/var/cache/apt/archives/"*.deb "$W/rootfs/var/lib/apt/lists/"*
-  cp "$here/postgres-entrypoint.sh" "$here/redis-entrypoint.sh" "$W/rootfs/usr/local/bin/"
   mkdir -p "$W/rootfs/data"
   touch "$W/rootfs/.done"
 }
@@ -68,13 +67,17 @@ node_root() {
 
 import_images() {
   local base='ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+  # The entrypoints are this repository's: an image is made again when they change (its label is their checksum).
+  cp "$here/postgres-entrypoint.sh" "$here/redis-entrypoint.sh" "$W/rootfs/usr/local/bin/"
+  local sum; sum=$(cat "$here"/*-entrypoint.sh | sha256sum | cut -c1-16)
+  current() { [ "$(docker image inspect -f '{{index .Config.Labels "vcs.entrypoints"}}' "$1" 2>/dev/null)" = "$sum" ]; }
   docker image inspect local/nats:ci >/dev/null 2>&1 \
     || tar -C "$W/rootfs" -c . | docker import --change "$base" --change 'ENTRYPOINT ["nats-server"]' - local/nats:ci >/dev/null
-  docker image inspect local/redis:ci >/dev/null 2>&1 \
-    || tar -C "$W/rootfs" -c . | docker import --change "$base" --change 'ENTRYPOINT ["/usr/local/bin/redis-entrypoint.sh"]' --change 'CMD ["redis-server"]' - local/redis:ci >/dev/null
-  docker image inspect local/postgres:ci >/dev/null 2>&1 \
+  current local/redis:ci \
+    || tar -C "$W/rootfs" -c . | docker import --change "$base" --change "LABEL vcs.entrypoints=$sum" --change 'ENTRYPOINT ["/usr/local/bin/redis-entrypoint.sh"]' --change 'CMD ["redis-server"]' - local/redis:ci >/dev/null
+  current local/postgres:ci \
     || tar -C "$W/rootfs" -c . | docker import --change 'ENV PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-         --change 'ENTRYPOINT ["/usr/local/bin/postgres-entrypoint.sh"]' - local/postgres:ci >/dev/null
+         --change "LABEL vcs.entrypoints=$sum" --change 'ENTRYPOINT ["/usr/local/bin/postgres-entrypoint.sh"]' - local/postgres:ci >/dev/null
   # This machine's registry mirror serves no npm signatures, so corepack cannot verify pnpm's here: the test image
   # (only it) turns the check off; the Dockerfile, and an operator's official node image, keep it on.
   docker image inspect "local/node:ci" >/dev/null 2>&1 && docker run --rm local/node:ci node --version | grep -qx "v$NODE_VERSION" \
