@@ -6,7 +6,7 @@
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -59,6 +59,7 @@ const paid = (base: string, path: string, key: string, body: unknown) => call(ba
 describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml through testcontainers)', () => {
   let stack: Awaited<ReturnType<InstanceType<typeof DockerComposeEnvironment>['up']>>;
   let base = '';
+  let secretsDir: string | undefined; // the last test's secret files, removed with the stack
   const gatewayUrl = async () => {
     const { stdout } = await compose('port', 'gateway', '8080');
     return `http://127.0.0.1:${stdout.trim().split(':').pop()}`;
@@ -84,7 +85,10 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
     expect((await paid(base, '/webhooks/subscribe', key, { endpointId, eventTypes })).status).toBe(200);
     return { rx, key, endpointId };
   };
-  afterAll(async () => { await stack?.down({ timeout: 10_000, removeVolumes: true }); }, 120_000);
+  afterAll(async () => {
+    await stack?.down({ timeout: 10_000, removeVolumes: true });
+    if (secretsDir) rmSync(secretsDir, { recursive: true, force: true });
+  }, 120_000);
 
   it('walks every capability and the money, webhook and deal flows through the published port', async () => {
     expect((await call(base, 'GET', '/catalog')).status).toBe(200);
@@ -209,7 +213,7 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
       await compose('stop');
       restarted = true;
       // The same secrets, now as files (docker-compose.secrets.yml): the operator's other path, on the same volumes.
-      const secretsDir = mkdtempSync(join(tmpdir(), 'vcs-secrets-'));
+      secretsDir = mkdtempSync(join(tmpdir(), 'vcs-secrets-'));
       const files = { connection_encryption_key: env.CONNECTION_ENCRYPTION_KEY, postgres_password: env.POSTGRES_PASSWORD,
         database_url: `postgres://vcs:${env.POSTGRES_PASSWORD}@postgres:5432/vcs` };
       for (const [name, value] of Object.entries(files)) { writeFileSync(join(secretsDir, name), `${value}\n`); chmodSync(join(secretsDir, name), 0o444); }
