@@ -88,8 +88,10 @@ export async function buildAll() {
  * made here so that a first start, or an image with a read-only file system, does not pay for it.
  */
 async function ensureVpic() {
-  const { defaultSlimPath, buildSlimVpic } = await import('../libs/vin/src/vpic.ts');
+  const { defaultSlimPath, buildSlimVpic, removeStaleSlims } = await import('../libs/vin/src/vpic.ts');
   if (!existsSync(defaultSlimPath())) await buildSlimVpic();
+  // Older builds' copies go, so libs/vin/.cache (which the image copies) holds only the file this build reads.
+  else removeStaleSlims();
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
