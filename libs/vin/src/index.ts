@@ -30,7 +30,7 @@ const defined = <T extends Record<string, unknown>>(o: T) => Object.fromEntries(
  */
 function recordOf(vin: string, v: VpicDecode): DecodeResult {
   const r = v.core;
-  const p = [...(r?.patterns ?? []), ...(v.plant ?? []), ...(v.engine ?? [])] as Patterns;
+  const p = [...(r?.patterns ?? []), ...(v.schema ?? []), ...(v.plant ?? []), ...(v.engine ?? [])] as Patterns;
   const wmi = v.wmi;
   const year = v.year ?? undefined;
   const cylinders = int(valueOf(p, 'Engine Number of Cylinders'));

@@ -162,6 +162,8 @@ export interface VpicDecode {
   core?: CorgiResult;
   /** Plant facts the core dropped (it keeps plant patterns only from the model's own schema), matched as vPIC does. */
   plant?: { element: string; value: string }[];
+  /** Facts of the model's schema whose patterns match the VIN as vPIC matches them and that the core dropped. */
+  schema?: { element: string; value: string }[];
   /** Engine facts vPIC fills from the engine model's own patterns (EngineModelPattern) where the VIN's gave none. */
   engine?: { element: string; value: string }[];
 }
@@ -322,8 +324,8 @@ export async function openVpic(path = defaultSlimPath()): Promise<Vpic> {
    * for 1HGCM82633A004352). Each plant element whose patterns fully match the VIN, in a schema of this WMI and year,
    * with exactly one value; several values: none.
    */
-  function plantOf(vin: string, wmiId: number, year: number, core: CorgiResult) {
-    if ((core.patterns ?? []).some((p) => PLANT_ELEMENTS.includes(p.element) && p.value)) return undefined;
+  function plantOf(vin: string, wmiId: number, year: number, core: CorgiResult, schema: { element: string; value: string }[] = []) {
+    if ([...(core.patterns ?? []), ...schema].some((p) => PLANT_ELEMENTS.includes(p.element) && p.value)) return undefined;
     const found = rows(`SELECT p.Keys AS keys, e.Name AS element, CASE WHEN e.LookupTable = 'Country' THEN c.Name ELSE p.AttributeId END AS value
       FROM Wmi_VinSchema wvs JOIN Pattern p ON p.VinSchemaId = wvs.VinSchemaId JOIN Element e ON e.Id = p.ElementId
       LEFT JOIN Country c ON e.LookupTable = 'Country' AND CAST(c.Id AS TEXT) = p.AttributeId
@@ -342,10 +344,11 @@ export async function openVpic(path = defaultSlimPath()): Promise<Vpic> {
    * of lookup elements are resolved in their table, as the core resolves a pattern's. An engine model whose name is
    * not in the table (most: Honda's J30A4) adds nothing.
    */
-  function engineOf(r: CorgiResult) {
-    const name = (r.patterns ?? []).find((p) => p.element === 'Engine Model' && p.value)?.value;
+  function engineOf(r: CorgiResult, more: { element: string; value: string }[] = []) {
+    const facts = [...(r.patterns ?? []), ...more];
+    const name = facts.find((p) => p.element === 'Engine Model' && p.value)?.value;
     if (!name) return undefined;
-    const given = new Set((r.patterns ?? []).filter((p) => p.value).map((p) => p.element));
+    const given = new Set(facts.filter((p) => p.value).map((p) => p.element));
     const found = emStmt.get(name);
     const out = found.filter((f) => f.value && !given.has(String(f.element))).map((f) => ({ element: String(f.element), value: String(f.value) }));
     return out.length ? out : undefined;
@@ -359,6 +362,51 @@ export async function openVpic(path = defaultSlimPath()): Promise<Vpic> {
     queue = run.catch(() => undefined);
     return run;
   };
+
+  /**
+   * What the core dropped from the model's own schema. The core keeps a pattern only when its "confidence" (a score of
+   * how many of the key's characters are literal) is above one half, so a pattern whose keys are all "*" — the
+   * schema's facts for every VIN in it, e.g. a 2008 Harley-Davidson's two cylinders and gasoline — is never kept; vPIC
+   * keeps every pattern whose keys match. Here: each element the core gave no value for, from the patterns of the
+   * schema the model came from whose keys match the VIN as vPIC matches them (GLOB, as for the pattern query), with
+   * exactly one value (several: none — vPIC's choice between them is not ours to guess); a lookup element's value
+   * resolved in its table.
+   */
+  function schemaOf(vin: string, wmiId: number, year: number, r: CorgiResult) {
+    const model = (r.patterns ?? []).find((p) => p.element === 'Model' && p.value);
+    if (!model?.schema) return undefined;
+    const given = new Set((r.patterns ?? []).filter((p) => p.value).map((p) => p.element));
+    const found = rows(`SELECT e.Name AS element, e.LookupTable AS lookup, p.AttributeId AS attr
+      FROM Wmi_VinSchema wvs JOIN VinSchema vs ON vs.Id = wvs.VinSchemaId JOIN Pattern p ON p.VinSchemaId = vs.Id JOIN Element e ON e.Id = p.ElementId
+      WHERE wvs.WmiId = ? AND wvs.YearFrom <= ? AND (wvs.YearTo IS NULL OR wvs.YearTo >= ?) AND vs.Name = ?
+        AND (? GLOB replace(p.Keys, '*', '?') || '*')`, [wmiId, year, year, model.schema, keysOf(vin)]);
+    const values = new Map<string, { lookup: string | null; attrs: Set<string> }>();
+    for (const f of found) {
+      const element = String(f.element);
+      if (given.has(element) || f.attr === null || f.attr === '') continue;
+      const v = values.get(element) ?? values.set(element, { lookup: (f.lookup as string | null) ?? null, attrs: new Set() }).get(element)!;
+      v.attrs.add(String(f.attr));
+    }
+    const out: { element: string; value: string }[] = [];
+    for (const [element, { lookup, attrs }] of values) {
+      if (attrs.size !== 1) continue;
+      const attr = [...attrs][0]!;
+      let value: string | undefined = attr;
+      if (lookup) {
+        if (!/^\w+$/.test(lookup)) continue;
+        try { value = rows(`SELECT Name AS name FROM ${lookup} WHERE CAST(Id AS TEXT) = ?`, [attr])[0]?.name as string | undefined; } catch { value = undefined; }
+      }
+      if (value && value !== 'Not Applicable') out.push({ element, value });
+    }
+    return out.length ? out : undefined;
+  }
+
+  /** The decode of a VIN for a year: the core's answer and what vPIC adds to it (schema, plant, engine model). */
+  async function decodeFor(vin: string, wmiId: number, year: number) {
+    const r = await core(vin, year);
+    const schema = schemaOf(vin, wmiId, year, r);
+    return { core: r, schema, plant: plantOf(vin, wmiId, year, r, schema), engine: engineOf(r, schema) };
+  }
 
   async function decodeOne(vin: string): Promise<VpicDecode> {
     const w = wmiInfo(wmiOf(vin));
@@ -379,8 +427,7 @@ export async function openVpic(path = defaultSlimPath()): Promise<Vpic> {
       // spVinDecode: a year with no schema for this WMI gives way to the other cycle's year if that one has some.
       const alt = year <= limit - 30 ? year + 30 : year >= 2010 ? year - 30 : undefined;
       if (alt !== undefined && !hasSchemas(w.id, year) && hasSchemas(w.id, alt)) year = alt;
-      const r = await core(vin, year);
-      return { wmi: info, year, core: r, plant: plantOf(vin, w.id, year, r), engine: engineOf(r) };
+      return { wmi: info, year, ...(await decodeFor(vin, w.id, year)) };
     }
     // Inconclusive: the year whose schemas exist for this WMI. Both: vPIC decodes both and keeps the decode whose
     // elements weigh more (then the one with more patterns, then the later year). Neither: we do not guess.
@@ -392,7 +439,8 @@ export async function openVpic(path = defaultSlimPath()): Promise<Vpic> {
       const score = weightOf(r);
       if (!best || score[0] > best.score[0] || (score[0] === best.score[0] && score[1] > best.score[1])) best = { year: y, core: r, score };
     }
-    return { wmi: info, year: best!.year, core: best!.core, plant: plantOf(vin, w.id, best!.year, best!.core), engine: engineOf(best!.core) };
+    const schema = schemaOf(vin, w.id, best!.year, best!.core);
+    return { wmi: info, year: best!.year, core: best!.core, schema, plant: plantOf(vin, w.id, best!.year, best!.core, schema), engine: engineOf(best!.core, schema) };
   }
 
   // Decodes before any caller's, so that a caller's first decode does not pay for what only a first time costs:
