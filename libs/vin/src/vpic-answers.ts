@@ -31,6 +31,11 @@
  *   dropped, for 1B3BR65EXSV201546.
  * - [webmock] a Ruby CLI's webmock responses "copied from the actual vPIC API" (file id 35092002051): DecodeVin for
  *   3AKJHHDR3KSKX6689, only make, model and body class kept there.
+ * - [actor] live checks of an Apify actor relaying vPIC's decodes (2026-09-30, after our snapshot; file ids 71467239000,
+ *   70904779435): 3VWFE21C04M000001 in full (its cylinders are left out: the actor drops them, null for the Accord too,
+ *   where vPIC says 6) and the year, make and model of WBAVB13506PT12345.
+ * - [enrich] an insurance-quote service's README, a document's vehicle "enriched with NHTSA" (file id 9884045035):
+ *   5YJSA1E14FF087599.
  * - [corgi#22], [corgi#32] github.com/cardog-ai/corgi issues 22 and 32: NHTSA decodes 1FTFW5L86RFB45612 (2024) and
  *   1FTFW4L86RFA86622 as a Ford F-150.
  * - [audit] the audit of this service's decode: vPIC answers 2020 Honda motorcycles for JH2RC5000LM200053 and
@@ -164,6 +169,22 @@ export const VPIC_ANSWERS: VpicAnswer[] = [
       PlantCountry: 'UNITED STATES (USA)', VehicleType: 'PASSENGER CAR',
     },
   },
+  {
+    vin: '3VWFE21C04M000001', src: 'actor', kind: 'car',
+    vpic: {
+      ModelYear: '2004', Make: 'VOLKSWAGEN', Model: 'Beetle', Trim: 'Turbo S', BodyClass: 'Hatchback/Liftback/Notchback', VehicleType: 'PASSENGER CAR',
+      Doors: '2', DisplacementL: '1.781', FuelTypePrimary: 'Gasoline', GVWR: 'Class 1: 6,000 lb or less (2,722 kg or less)', PlantCity: 'PUEBLA',
+      PlantCountry: 'MEXICO',
+    },
+  },
+  {
+    vin: '5YJSA1E14FF087599', src: 'enrich', kind: 'ev',
+    vpic: {
+      ModelYear: '2015', Make: 'TESLA', Model: 'Model S', BodyClass: 'Hatchback/Liftback/Notchback', FuelTypePrimary: 'Electric', Doors: '5',
+      PlantCity: 'FREMONT', PlantState: 'CALIFORNIA', VehicleType: 'PASSENGER CAR', GVWR: 'Class 1: 6,000 lb or less (2,722 kg or less)',
+    },
+  },
+  { vin: 'WBAVB13506PT12345', src: 'actor', kind: 'car', vpic: { ModelYear: '2006', Make: 'BMW', Model: '325i' } },
   { vin: '3AKJHHDR3KSKX6689', src: 'webmock', kind: 'truck', vpic: { Make: 'FREIGHTLINER', Model: 'Cascadia', BodyClass: 'Truck-Tractor' } },
   { vin: '1FTFW5L86RFB45612', src: 'corgi#22', kind: 'truck', vpic: { ModelYear: '2024', Make: 'FORD', Model: 'F-150' } },
   { vin: '1FTFW4L86RFA86622', src: 'corgi#32', kind: 'truck', vpic: { Make: 'FORD', Model: 'F-150' } },
