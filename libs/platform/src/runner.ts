@@ -1,10 +1,10 @@
 import { problemsOf, capabilitiesOfPillar, httpStatusOf, type nouns, type Capability, type EventEnvelope, type Pillar } from '@vcs/contract';
 import { serveFramed } from './bus/serve.ts';
 import type { OutboxRelay } from './events/outbox.ts';
-import { writeEvents } from './events/outbox.ts';
+import { eventWrites } from './events/outbox.ts';
 import type { CallContext, HandlerResult, Handler, NounHandlers, Services } from './handler.ts';
-import type { Queryable } from './store/db.ts';
-import { lazyTx, recorder } from './store/lazyTx.ts';
+import type { BulkWrite, Statement } from './store/db.ts';
+import { lazyTx } from './store/lazyTx.ts';
 
 /** What a caller sends on `cap.<pillar>.<noun>.<verb>` (bus/call.ts). */
 export interface CapabilityRequest { input: Record<string, unknown>; ctx: CallContext }
@@ -76,12 +76,12 @@ export async function runCapability(
     const value = result.kind === 'OK' ? (result.value as Record<string, unknown>) : {};
     const eventVin = (typeof value.vin === 'string' ? value.vin : vin) ?? null;
     const data = result.kind === 'OK' ? { ...value, ...(result.eventData ?? {}) } : { ...(result.kind === 'BLOCKED' ? { code: result.code, message: result.message } : {}) };
-    const writes = recorder();
-    emitted = await writeEvents(writes, types.map((type) => ({
+    const { envelopes, writes } = eventWrites(types.map((type) => ({
       type, occurredAt: services.clock.now().toISOString(), account: ctx.account, capability: c.name, vin: eventVin, data, simulated: ctx.environment === 'sandbox',
     })));
-    if (result.kind === 'OK' && eventVin) await postFact(writes, c, ctx, factJson(value), eventVin);
-    await tx.commit(writes.statements);
+    emitted = envelopes;
+    if (result.kind === 'OK' && eventVin) writes.push(factWrite(c, ctx, factJson(value), eventVin));
+    await tx.commit(writes);
   } catch (e) {
     await tx.rollback();
     throw e;
@@ -110,13 +110,16 @@ export function answerJson(answer: Record<string, unknown>, valueJson?: string):
   return out + '}';
 }
 
-function postFact(q: Queryable, c: Capability, ctx: CallContext, json: string, vin: string) {
-  return q.query(
-    `insert into vin_facts(vin, noun, capability, account_id, answer, value) values ($1,$2,$3,$4,$5,$6)
-     on conflict (vin, capability) do update set value = excluded.value, account_id = excluded.account_id, posted_at = now()`,
-    [vin, c.noun, c.name, ctx.account, c.answer, json],
-  );
-}
+/** A VIN's fact, many in one statement; the last of a (vin, capability) in a group wins, as it would one by one. */
+const factUpsert: BulkWrite = {
+  sql: `insert into vin_facts(vin, noun, capability, account_id, answer, value)
+        select distinct on (vin, capability) vin, noun, capability, account_id, answer, value::jsonb
+          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) with ordinality as t(vin, noun, capability, account_id, answer, value, ord)
+         order by vin, capability, ord desc
+        on conflict (vin, capability) do update set value = excluded.value, account_id = excluded.account_id, posted_at = now()`,
+};
+const factWrite = (c: Capability, ctx: CallContext, json: string, vin: string): Statement =>
+  ({ bulk: factUpsert, row: [vin, c.noun, c.name, ctx.account, c.answer, json] });
 
 /** Facts posted to each store by this process, by (vin, capability) → value; bounded, so memory stays flat. */
 const postedFactsByStore = new WeakMap<object, Map<string, string>>();
@@ -128,7 +131,7 @@ async function postFactOnce(services: Services, c: Capability, ctx: CallContext,
   let postedFacts = postedFactsByStore.get(services.db);
   if (!postedFacts) postedFactsByStore.set(services.db, (postedFacts = new Map()));
   if (postedFacts.get(memo) === json) return;
-  await postFact(services.db, c, ctx, json, vin);
+  await services.db.batch([factWrite(c, ctx, json, vin)]);
   if (postedFacts.size >= 10_000) postedFacts.delete(postedFacts.keys().next().value!);
   postedFacts.set(memo, json);
 }

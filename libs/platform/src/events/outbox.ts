@@ -2,23 +2,28 @@ import { eventSubject, newId, type EventEnvelope } from '@vcs/contract';
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/types.ts';
 import { enc } from '../bus/types.ts';
-import type { Db, Queryable } from '../store/db.ts';
+import { mergeWrites, type BulkWrite, type Db, type Queryable, type Statement } from '../store/db.ts';
+
+/** Outbox rows, many in one statement (group commit merges every caller's rows: store/groupCommit.ts). */
+export const outboxInsert: BulkWrite = {
+  sql: `insert into outbox_events(id, type, subject, account_id, vin, payload)
+        select id, type, subject, account_id, vin, payload::jsonb
+          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) with ordinality as t(id, type, subject, account_id, vin, payload, ord)
+         order by ord`,
+};
+
+/** Events as outbox rows, with their ids: for a caller that writes them together with other rows. */
+export function eventWrites(events: Omit<EventEnvelope, 'id'>[]): { envelopes: EventEnvelope[]; writes: Statement[] } {
+  const envelopes = events.map((e): EventEnvelope => ({ id: newId('event'), ...e }));
+  const writes = envelopes.map((env) => ({ bulk: outboxInsert, row: [env.id, env.type, eventSubject(env.type), env.account, env.vin, JSON.stringify(env)] }));
+  return { envelopes, writes };
+}
 
 /** Write events into the outbox inside the caller's transaction. */
-export async function writeEvents(
-  q: Queryable,
-  events: Omit<EventEnvelope, 'id'>[],
-): Promise<EventEnvelope[]> {
-  const out: EventEnvelope[] = [];
-  for (const e of events) {
-    const env: EventEnvelope = { id: newId('event'), ...e };
-    await q.query(
-      'insert into outbox_events(id, type, subject, account_id, vin, payload) values ($1,$2,$3,$4,$5,$6)',
-      [env.id, env.type, eventSubject(env.type), env.account, env.vin, JSON.stringify(env)],
-    );
-    out.push(env);
-  }
-  return out;
+export async function writeEvents(q: Queryable, events: Omit<EventEnvelope, 'id'>[]): Promise<EventEnvelope[]> {
+  const { envelopes, writes } = eventWrites(events);
+  for (const st of mergeWrites(writes)) await q.query(st.sql, st.params);
+  return envelopes;
 }
 
 /**

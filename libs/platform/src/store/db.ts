@@ -5,7 +5,7 @@ import pg from 'pg';
 import { createPgliteThreadDb } from './pglite-thread.ts';
 import { groupCommitter, runGroupAtomically, type Statement } from './groupCommit.ts';
 
-export type { Statement } from './groupCommit.ts';
+export { mergeWrites, type BulkWrite, type Statement } from './groupCommit.ts';
 
 export interface Queryable {
   query<T = any>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount: number }>;
@@ -72,7 +72,11 @@ export function createPgDb(url: string, max = 5): Db {
     batch: (statements) => commit(statements),
   };
   // Group commits take at most two of the pool's connections: reads and interactive transactions keep the rest.
-  const atomically = (statements: Statement[]) => db.tx(async (q) => { for (const st of statements) await q.query(st.sql, st.params); });
+  // One statement is atomic on its own: no BEGIN and COMMIT round trips for it.
+  const atomically = async (statements: { sql: string; params?: unknown[] }[]) => {
+    if (statements.length === 1) { await db.query(statements[0]!.sql, statements[0]!.params); return; }
+    await db.tx(async (q) => { for (const st of statements) await q.query(st.sql, st.params); });
+  };
   const commit = groupCommitter((group) => runGroupAtomically(atomically, group), { concurrency: Math.max(1, Math.min(2, max - 1)), maxGroup: 64 });
   return db;
 }

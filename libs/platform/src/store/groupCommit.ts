@@ -1,11 +1,50 @@
-/** One SQL statement with its parameters, for `Db.batch`. */
-export interface Statement { sql: string; params?: unknown[] }
+/**
+ * One write for `Db.batch`: a statement with its parameters, or one row of a bulk write. Rows of the same bulk
+ * write, from every batch of a group, go to the store as one statement (see `mergeWrites`).
+ */
+export type Statement = { sql: string; params?: unknown[] } | BulkRow;
+
+/**
+ * A write that takes many rows in one statement: `sql` reads one array parameter per column ($1…$n, in `row`
+ * order), e.g. `insert … select … from unnest($1::text[], …)`. Declared once; rows are grouped by this object.
+ */
+export interface BulkWrite { readonly sql: string }
+export interface BulkRow { bulk: BulkWrite; row: unknown[] }
+
+const isBulk = (s: Statement): s is BulkRow => 'bulk' in s;
+
+/**
+ * The statements to run for `writes`: every bulk write's rows (in order) as one statement with column arrays,
+ * then the plain statements in order. Several bulk writes and no plain statement become one statement (data-
+ * modifying CTEs), which Postgres runs atomically without BEGIN and COMMIT: a group of callers' events and facts
+ * costs one round trip. Bulk rows of a group are written before its plain statements.
+ */
+export function mergeWrites(writes: Statement[]): { sql: string; params?: unknown[] }[] {
+  const bulks = new Map<BulkWrite, unknown[][]>();
+  const plain: { sql: string; params?: unknown[] }[] = [];
+  for (const w of writes) {
+    if (!isBulk(w)) { plain.push(w); continue; }
+    let columns = bulks.get(w.bulk);
+    if (!columns) bulks.set(w.bulk, (columns = w.row.map(() => [])));
+    w.row.forEach((v, i) => columns![i]!.push(v));
+  }
+  const merged = [...bulks].map(([b, columns]) => ({ sql: b.sql, params: columns }));
+  if (merged.length < 2 || plain.length) return [...merged, ...plain];
+  // One statement: each bulk write becomes a CTE, its parameters renumbered after the previous ones'.
+  let offset = 0;
+  const parts = merged.map((m, i) => {
+    const at = offset;
+    offset += m.params.length;
+    return `w${i} as (${m.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + at}`)})`;
+  });
+  return [{ sql: `with ${parts.join(', ')} select 1`, params: merged.flatMap((m) => m.params) }];
+}
 
 /**
  * Group commit: batches that arrive while a commit runs are written together in the next transaction, so a
  * process under load commits once for many callers instead of once each. `runGroup` writes a group atomically
  * and answers, per batch, null or the error that batch alone met (a batch whose statement fails is rolled back
- * alone: see `runGroupInTx`). Every caller is answered after the commit that holds its batch.
+ * alone: see `runGroupAtomically`). Every caller is answered after the commit that holds its batch.
  */
 export function groupCommitter(runGroup: (group: Statement[][]) => Promise<(Error | null)[]>, opts: { concurrency: number; maxGroup: number }) {
   const queue: { statements: Statement[]; resolve(): void; reject(e: Error): void }[] = [];
@@ -26,15 +65,15 @@ export function groupCommitter(runGroup: (group: Statement[][]) => Promise<(Erro
 }
 
 /**
- * A group as one atomic script (`atomically` runs statements in one transaction); if any statement fails, the
- * whole script rolls back and each batch runs again on its own, so one bad batch fails alone (the rare path
- * costs more).
+ * A group as one atomic script (`atomically` runs statements in one transaction, or alone when there is one);
+ * bulk rows are merged first. If any statement fails, the whole script rolls back and each batch runs again on
+ * its own, so one bad batch fails alone (the rare path costs more).
  */
-export async function runGroupAtomically(atomically: (statements: Statement[]) => Promise<void>, group: Statement[][]): Promise<(Error | null)[]> {
-  try { await atomically(group.flat()); return group.map(() => null); } catch (e) {
+export async function runGroupAtomically(atomically: (statements: { sql: string; params?: unknown[] }[]) => Promise<void>, group: Statement[][]): Promise<(Error | null)[]> {
+  try { await atomically(mergeWrites(group.flat())); return group.map(() => null); } catch (e) {
     if (group.length === 1) return [e as Error];
   }
   const out: (Error | null)[] = [];
-  for (const b of group) { try { await atomically(b); out.push(null); } catch (e) { out.push(e as Error); } }
+  for (const b of group) { try { await atomically(mergeWrites(b)); out.push(null); } catch (e) { out.push(e as Error); } }
   return out;
 }

@@ -1,4 +1,4 @@
-import type { Db, Queryable, Statement } from './db.ts';
+import { mergeWrites, type Db, type Queryable, type Statement } from './db.ts';
 
 const ROLLBACK = Symbol('rollback');
 
@@ -30,17 +30,11 @@ export function lazyTx(db: Db) {
     async commit(statements: Statement[]) {
       if (handle) {
         const { q, end } = await handle;
-        try { for (const s of statements) await q.query(s.sql, s.params); } catch (e) { await end(false); throw e; }
+        try { for (const s of mergeWrites(statements)) await q.query(s.sql, s.params); } catch (e) { await end(false); throw e; }
         return end(true);
       }
       if (statements.length) await db.batch(statements);
     },
     async rollback() { if (handle) await (await handle.catch(() => undefined))?.end(false); },
   };
-}
-
-/** A Queryable that records writes instead of running them (for code that writes through a Queryable). */
-export function recorder(): Queryable & { statements: Statement[] } {
-  const statements: Statement[] = [];
-  return { statements, query: async (sql, params) => { statements.push({ sql, params }); return { rows: [], rowCount: 1 }; } };
 }

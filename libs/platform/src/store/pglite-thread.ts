@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Db, Queryable } from './db.ts';
-import { groupCommitter, runGroupAtomically, type Statement } from './groupCommit.ts';
+import { groupCommitter, runGroupAtomically } from './groupCommit.ts';
 
 interface Failure { message: string; code?: string; detail?: string; constraint?: string }
 type Reply = { id: number; value?: unknown; error?: Failure } | { ready: true } | { fatal: Failure };
@@ -43,7 +43,7 @@ export async function createPgliteThreadDb(dir: string): Promise<Db> {
     exec: (sql) => call({ op: 'exec', sql, tx }),
   });
   // A group is one message: the worker runs its statements in one transaction without waiting on this thread.
-  const atomically = (statements: Statement[]) => call<void>({ op: 'script', statements });
+  const atomically = (statements: { sql: string; params?: unknown[] }[]) => call<void>({ op: 'script', statements });
   const commit = groupCommitter((group) => runGroupAtomically(atomically, group), { concurrency: 1, maxGroup: 128 });
   return {
     kind: 'pglite',

@@ -24,7 +24,8 @@ async function handle(m) {
     case 'query': return result(await (m.tx ? open.get(m.tx).q : lite).query(m.sql, m.params));
     case 'exec': await (m.tx ? open.get(m.tx).q : lite).exec(m.sql); return null;
     case 'script': // several callers' statements, one transaction, one commit (group commit: groupCommit.ts)
-      await lite.transaction(async (q) => { for (const st of m.statements) await q.query(st.sql, st.params); });
+      if (m.statements.length === 1) await lite.query(m.statements[0].sql, m.statements[0].params); // atomic alone
+      else await lite.transaction(async (q) => { for (const st of m.statements) await q.query(st.sql, st.params); });
       return null;
     case 'begin': {
       const id = ++nextTx;

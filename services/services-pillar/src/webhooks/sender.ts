@@ -1,12 +1,28 @@
-import type { Services } from '@vcs/platform';
-import { writeEvents, type Queryable, type Statement } from '@vcs/platform';
-import { nextDelayMs, type DeliveryConfig } from './config.ts';
+import { mergeWrites, type Services, writeEvents, type BulkWrite, type Queryable, type Statement } from '@vcs/platform';
+
+// A success's writes, merged across the deliveries of a group commit (store/groupCommit.ts).
+const attemptInsert: BulkWrite = {
+  sql: `insert into webhook_attempts(delivery_id, attempted_at, status_code, latency_ms, outcome, response_snippet)
+        select * from unnest($1::text[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[])`,
+};
+const deliveredUpdate: BulkWrite = {
+  sql: `update webhook_deliveries d set status = 'delivered', attempt_count = t.n, delivered_at = t.at, next_attempt_at = null, locked_until = null
+          from unnest($1::text[], $2::int[], $3::timestamptz[]) as t(id, n, at) where d.id = t.id`,
+};
+const endpointRecovered: BulkWrite = { sql: 'update webhook_endpoints set failing_since = null where id = any($1::text[]) and failing_since is not null' };
+import { deliveryConfig, nextDelayMs, type DeliveryConfig } from './config.ts';
 import { postDelivery, type PostResult } from './post.ts';
 import { signatureHeader } from './signature.ts';
 
 interface Claimed {
   id: string; account_id: string; endpoint_id: string; event_id: string; event_type: string; payload: unknown; attempt_count: number;
   url: string; secret: string; previous_secret: string | null; previous_until: string | Date | null; endpoint_status: string; failing_since: string | Date | null;
+}
+
+/** The sender loop over Postgres's delivery rows; the event consumer kicks it when it adds some. */
+export function startWebhookSender(services: Services): DeliverySender {
+  // The embedded mode is a local development server: it may deliver to a receiver on this machine.
+  return new DeliverySender(services, deliveryConfig(services.settings, { embedded: services.bus.kind === 'memory' })).start();
 }
 
 /**
@@ -104,26 +120,24 @@ export class DeliverySender {
   }
 
   private attempt(row: Claimed, r: PostResult, now: Date): Statement {
-    return { sql: 'insert into webhook_attempts(delivery_id, attempted_at, status_code, latency_ms, outcome, response_snippet) values ($1,$2,$3,$4,$5,$6)',
-      params: [row.id, now.toISOString(), r.statusCode, r.latencyMs, r.outcome, r.snippet] };
+    return { bulk: attemptInsert, row: [row.id, now.toISOString(), r.statusCode, r.latencyMs, r.outcome, r.snippet] };
   }
 
-  /** A 2xx: the attempt, the delivery delivered, the endpoint no longer failing. */
+  /** A 2xx: the attempt, the delivery delivered, the endpoint no longer failing (each many rows in one statement). */
   private delivered(row: Claimed, r: PostResult): Statement[] {
     const now = this.services.clock.now();
     return [
       this.attempt(row, r, now),
-      { sql: `update webhook_deliveries set status = 'delivered', attempt_count = $2, delivered_at = $3, next_attempt_at = null, locked_until = null where id = $1`, params: [row.id, row.attempt_count + 1, now.toISOString()] },
+      { bulk: deliveredUpdate, row: [row.id, row.attempt_count + 1, now.toISOString()] },
       // Always, not only when the claimed row said failing: another delivery may have failed since the claim.
-      { sql: 'update webhook_endpoints set failing_since = null where id = $1 and failing_since is not null', params: [row.endpoint_id] },
+      { bulk: endpointRecovered, row: [row.endpoint_id] },
     ];
   }
 
   /** Record a failed attempt and decide what comes next: retry later, or failed (with its event). */
   private async record(q: Queryable, row: Claimed, r: PostResult) {
     const now = this.services.clock.now();
-    const { sql, params } = this.attempt(row, r, now);
-    await q.query(sql, params);
+    for (const st of mergeWrites([this.attempt(row, r, now)])) await q.query(st.sql, st.params);
     const attempts = row.attempt_count + 1;
     const failingSince = row.failing_since ? new Date(row.failing_since) : now;
     await q.query('update webhook_endpoints set failing_since = coalesce(failing_since, $2) where id = $1', [row.endpoint_id, now.toISOString()]);
