@@ -48,4 +48,29 @@ describe.each(buses)('consumeEventBatches (%s)', (_name, makeBus) => {
     expect([...new Set(handled)].sort()).toEqual(['a', 'b', 'c']);
     await sub.stop();
   });
+
+  // JetStream's durables outlive a process; the memory bus's consumers live and die with theirs.
+  it.runIf(_name === 'nats')('a consumer that replaces others starts where they had all acknowledged, and removes them', async () => {
+    const bus = await makeBus();
+    const seen = (name: string) => { const got: number[] = []; return { got, handle: async (b: { data: Uint8Array }[]) => { got.push(...b.map((d) => Number(dec.decode(d.data)))); } }; };
+    const [a, b] = [seen('a'), seen('b')];
+    const subA = await consumeEventBatches(bus, { durable: 'old-a', filter: 'evt.>' }, a.handle);
+    const subB = await consumeEventBatches(bus, { durable: 'old-b', filter: 'evt.>' }, b.handle);
+    for (let i = 0; i < 5; i++) await bus.publishEvent('evt.T.x.v1', enc.encode(String(i)), `c${i}`);
+    await waitFor(async () => a.got.length === 5 && b.got.length === 5, 10_000);
+    await subB.stop();
+    for (let i = 5; i < 8; i++) await bus.publishEvent('evt.T.x.v1', enc.encode(String(i)), `c${i}`);
+    await waitFor(async () => a.got.length === 8, 10_000);
+    await subA.stop();
+    // old-b stopped at 4: the merged consumer begins at 5, so nothing old-b missed is lost, and 0–4 are not replayed.
+    const merged = seen('merged');
+    const subM = await consumeEventBatches(bus, { durable: 'merged', filter: 'evt.>', continues: ['old-a', 'old-b'] }, merged.handle);
+    await bus.publishEvent('evt.T.x.v1', enc.encode('8'), 'c8');
+    await waitFor(async () => merged.got.includes(8), 10_000);
+    expect(merged.got).toEqual([5, 6, 7, 8]);
+    await subM.stop();
+    const jsm = await (bus as NatsBus).consumerNames();
+    expect(jsm).toEqual(['merged']);
+  });
 });
+

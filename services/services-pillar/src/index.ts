@@ -5,8 +5,9 @@ import { signingHandlers } from './nouns/signing.ts';
 import { totalLossHandlers } from './nouns/totalLoss.ts';
 import { transportHandlers } from './nouns/transport.ts';
 import { webhookHandlers } from './nouns/webhook.ts';
-import { startWebhookWorker } from './webhooks/worker.ts';
-import { connectionOps, startActivation } from './activation/queue.ts';
+import { startEventConsumer } from './events.ts';
+import { startWebhookSender } from './webhooks/sender.ts';
+import { connectionOps } from './activation/queue.ts';
 import { connectionSettings } from './activation/crypto.ts';
 import { webhookSettings } from './webhooks/config.ts';
 
@@ -24,8 +25,11 @@ export const servicesPillar: PillarDefinition<'services'> = {
     webhook: webhookHandlers,
   },
   ops: connectionOps,
-  /** The webhook delivery worker (fan-out + sender) and the activation queue (submissions + demand ranking). */
-  background: async (services) => [...(await startWebhookWorker(services)), ...(await startActivation(services))],
+  /** The webhook sender, and the event consumer that fans events out to it and counts demand for activation. */
+  async background(services) {
+    const sender = startWebhookSender(services);
+    return [await startEventConsumer(services, () => sender.kick()), sender];
+  },
   settings: webhookSettings.extend(connectionSettings.shape),
   migrations: ownMigrations('services', import.meta.url),
 };

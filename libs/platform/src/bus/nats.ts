@@ -181,7 +181,14 @@ export class NatsBus implements Bus {
       durable_name: opts.durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All,
       filter_subject: this.s(opts.filter), ack_wait: ms(opts.ackWaitMs ?? 30_000), max_deliver: -1,
     };
-    try { await jsm.consumers.info(this.stream, opts.durable); } catch { try { await jsm.consumers.add(this.stream, cfg); } catch { /* raced */ } }
+    const exists = await jsm.consumers.info(this.stream, opts.durable).then(() => true, () => false);
+    if (!exists) {
+      const replaced = (await Promise.all((opts.continues ?? []).map((d) => jsm.consumers.info(this.stream, d).catch(() => null)))).filter((c) => c !== null);
+      const from = replaced.length ? Math.min(...replaced.map((c) => c.ack_floor.stream_seq)) + 1 : 0;
+      const start = from ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from } : {};
+      try { await jsm.consumers.add(this.stream, { ...cfg, ...start }); } catch { /* raced: another replica made it */ }
+      for (const c of replaced) await jsm.consumers.delete(this.stream, c.name).catch(() => false);
+    }
     const consumer = await this.js.consumers.get(this.stream, opts.durable);
     const messages = await consumer.consume({ max_messages: 64 });
     const done = (async () => {
@@ -197,6 +204,14 @@ export class NatsBus implements Bus {
       }
     })();
     return { stop: async () => { await Promise.resolve(messages.close()).catch(() => undefined); await done.catch(() => undefined); } };
+  }
+
+  /** The stream's durable consumers (for tests and operators). */
+  async consumerNames(): Promise<string[]> {
+    const jsm = await jetstreamManager(this.nc);
+    const names: string[] = [];
+    for await (const c of jsm.consumers.list(this.stream)) names.push(c.name);
+    return names.sort();
   }
 
   /** Delete this namespace's event stream: test runs and benches on a shared server clean up after themselves. */

@@ -19,6 +19,11 @@ export interface ConsumeOptions {
   /** Subject filter such as `evt.>` or `evt.TotalLoss.>`. */
   filter: string;
   ackWaitMs?: number;
+  /**
+   * Durables this one replaces: when it is first made and one of them exists, it starts where they had all
+   * acknowledged, and they are removed (a renamed or merged consumer neither replays the stream nor skips events).
+   */
+  continues?: string[];
 }
 
 export interface Bus {

@@ -1,5 +1,5 @@
-import { blocked, newId, nouns as catalogNouns, type EventEnvelope } from '@vcs/contract';
-import { consumeEventBatches, dec, type OpsImpl, type Queryable, type Services, type Stoppable } from '@vcs/platform';
+import { blocked, capabilityByName, newId, nouns as catalogNouns, type EventEnvelope } from '@vcs/contract';
+import type { OpsImpl, Queryable, Services } from '@vcs/platform';
 import { connectionKey, encryptCredential } from './crypto.ts';
 
 // Score weights: documented in docs/events.md (activation queue).
@@ -51,27 +51,24 @@ export function connectionOps(services: Services): OpsImpl<'services'> {
   };
 }
 
-/** The consumer that keeps the demand signals current. */
-export async function startActivation(services: Services): Promise<Stoppable[]> {
-  // Demand: distinct accounts calling each noun, from the event stream (state in Postgres, so restarts keep it).
-  // One upsert a batch; a (noun, account) pair appears once in it, at its latest time.
-  const consumer = await consumeEventBatches(services.bus, { durable: 'activation-ranking', filter: 'evt.>' }, async (batch) => {
-    const latest = new Map<string, { noun: string; account: string; at: string }>();
-    for (const d of batch) {
-      const evt = JSON.parse(dec.decode(d.data)) as EventEnvelope;
-      if (!evt.account || !evt.capability) continue;
-      const noun = evt.capability.split('.')[0]!;
-      const k = `${noun} ${evt.account}`;
-      const seen = latest.get(k);
-      if (!seen || Date.parse(evt.occurredAt) > Date.parse(seen.at)) latest.set(k, { noun, account: evt.account, at: evt.occurredAt });
-    }
-    if (!latest.size) return;
-    const rows = [...latest.values()];
-    await services.db.query(
-      `insert into noun_demand(noun, account_id, last_seen)
-       select * from unnest($1::text[], $2::text[], $3::timestamptz[])
-       on conflict (noun, account_id) do update set last_seen = greatest(noun_demand.last_seen, excluded.last_seen)`,
-      [rows.map((r) => r.noun), rows.map((r) => r.account), rows.map((r) => r.at)]);
-  });
-  return [consumer];
+/**
+ * Demand: distinct accounts calling each noun, from the event stream (state in Postgres, so restarts keep it).
+ * One upsert a batch; a (noun, account) pair appears once in it, at its latest time.
+ */
+export async function recordDemand(services: Services, events: EventEnvelope[]) {
+  const latest = new Map<string, { noun: string; account: string; at: string }>();
+  for (const evt of events) {
+    const noun = evt.capability ? capabilityByName(evt.capability)?.noun : undefined;
+    if (!evt.account || !noun) continue;
+    const k = `${noun} ${evt.account}`;
+    const seen = latest.get(k);
+    if (!seen || Date.parse(evt.occurredAt) > Date.parse(seen.at)) latest.set(k, { noun, account: evt.account, at: evt.occurredAt });
+  }
+  if (!latest.size) return;
+  const rows = [...latest.values()];
+  await services.db.query(
+    `insert into noun_demand(noun, account_id, last_seen)
+     select * from unnest($1::text[], $2::text[], $3::timestamptz[])
+     on conflict (noun, account_id) do update set last_seen = greatest(noun_demand.last_seen, excluded.last_seen)`,
+    [rows.map((r) => r.noun), rows.map((r) => r.account), rows.map((r) => r.at)]);
 }

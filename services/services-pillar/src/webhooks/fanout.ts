@@ -1,18 +1,6 @@
 import { newId, type EventEnvelope } from '@vcs/contract';
-import { consumeEventBatches, dec, type Services } from '@vcs/platform';
+import type { Services } from '@vcs/platform';
 import { patternMatches } from './match.ts';
-
-/**
- * Consumes the event stream and turns each event into one delivery row per matching endpoint of the
- * event's account. Idempotent on (endpoint, event): a redelivered event adds nothing. The rows are the
- * queue; the sender picks them up from Postgres. Events come in batches: one read and one insert a batch.
- */
-export async function startFanout(services: Services, onNewWork: () => void) {
-  return consumeEventBatches(services.bus, { durable: 'webhook-fanout', filter: 'evt.>' }, async (batch) => {
-    const events = batch.map((d) => JSON.parse(dec.decode(d.data)) as EventEnvelope).filter((e) => e.account);
-    if (events.length && await fanOut(services, events)) onNewWork();
-  });
-}
 
 /** The endpoints each event goes to, given its account's active subscriptions. */
 function targetsOf(evt: EventEnvelope, subscriptions: { endpoint_id: string; event_types: string[] }[]): Set<string> {
@@ -27,7 +15,14 @@ function targetsOf(evt: EventEnvelope, subscriptions: { endpoint_id: string; eve
   return targets;
 }
 
-export async function fanOut(services: Services, events: EventEnvelope[]): Promise<number> {
+/**
+ * Each event becomes one delivery row per matching endpoint of its account: one read and one insert for a whole
+ * batch. Idempotent on (endpoint, event): a redelivered event adds nothing. The rows are the queue; the sender
+ * picks them up from Postgres.
+ */
+export async function fanOut(services: Services, all: EventEnvelope[]): Promise<number> {
+  const events = all.filter((e) => e.account);
+  if (!events.length) return 0;
   const accounts = [...new Set(events.map((e) => e.account!))];
   const { rows } = await services.db.query<{ account_id: string; endpoint_id: string; event_types: string[] }>(
     `select s.account_id, s.endpoint_id, s.event_types from webhook_subscriptions s join webhook_endpoints e on e.id = s.endpoint_id

@@ -1,4 +1,4 @@
-import { capabilityByName, eventEnvelope, type EventEnvelope } from '@vcs/contract';
+import { capabilityByName, eventEnvelope, eventSubject, type EventEnvelope } from '@vcs/contract';
 import { dec, type EventDelivery, type Services } from '@vcs/platform';
 import { buyChecklist } from './checklist.ts';
 import type { DealMachine } from './machine.ts';
@@ -9,6 +9,13 @@ type Verdict = { type: 'OK' | 'BLOCKED'; answers?: string; code?: string; messag
 type Handled = 'ack' | 'retry';
 
 const stepCapabilities = new Set(buyChecklist.map((s) => s.capability).filter(Boolean) as string[]);
+/**
+ * The subjects a deal can move on: Intent and Handoff events, and the success and failure events of the steps'
+ * capabilities. Every other event (most of the stream) is acked from its subject alone, never parsed.
+ */
+const dealSubjects = new Set([...stepCapabilities].flatMap((name) => capabilityByName(name)!.events
+  .filter((d) => d.when === 'success' || d.when === 'failure').map((d) => eventSubject(d.type))));
+const movesDeals = (subject: string) => subject.startsWith('evt.Intent.') || subject.startsWith('evt.Handoff.') || dealSubjects.has(subject);
 const originFailures = new Set(['Intent.failed', 'Intent.declined', 'Intent.expired', 'Handoff.refused', 'Handoff.expired']);
 
 interface Origin { dealId: string; step: number }
@@ -82,6 +89,7 @@ async function settle(
 /** The consumer's handler: parse, act, ack; a transient failure is redelivered. */
 export function dealEventHandler(s: Services, machine: DealMachine) {
   return async (d: EventDelivery) => {
+    if (!movesDeals(d.subject)) { d.ack(); return; }
     let e: EventEnvelope;
     try { e = eventEnvelope.parse(JSON.parse(dec.decode(d.data))); } catch { d.ack(); return; }
     try {
