@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { BlockedCode, Capability, Noun } from '@vcs/contract';
+import { FREE_METER, type BlockedCode, type Capability, type Noun } from '@vcs/contract';
 import type { BaseConfig } from './config.ts';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
@@ -37,6 +37,14 @@ export interface Services {
   /** This process's settings, parsed once at start (the base settings and the pillar's own `settings` schema). */
   settings: Readonly<BaseConfig & Record<string, unknown>>;
 }
+
+/** The provenance block of an answer this process makes. */
+export const provenanceOf = (ctx: Pick<CallContext, 'environment'>, services: Pick<Services, 'source'>) =>
+  ({ simulated: ctx.environment === 'sandbox', environment: ctx.environment, source: services.source });
+
+/** A platform operation's plain OK answer of a record (an intent, a handoff, a deal, a connection), whole envelope. */
+export const recordAnswer = (services: Pick<Services, 'source'>, ctx: Pick<CallContext, 'environment'>, answers: string, value: unknown) =>
+  ({ type: 'OK' as const, answers, value, evidence: value, provenance: provenanceOf(ctx, services), events: [] as never[], meter: FREE_METER });
 
 export interface HandlerTools extends Services {
   ctx: CallContext;

@@ -1,8 +1,7 @@
-import { blocked, capabilityByName, FREE_METER, requestText, statusOfCode as statusOf, type BlockedCode, type Capability, type NextRequest, type OpReply } from '@vcs/contract';
-import { busCallerOf, callCapability, type CallContext, type Services, type Unavailable } from '@vcs/platform';
+import { blocked, capabilityByName, requestText, statusOfCode as statusOf, type BlockedCode, type Capability, type NextRequest, type OpReply } from '@vcs/contract';
+import { busCallerOf, callCapability, provenanceOf, recordAnswer, type CallContext, type Services, type Unavailable } from '@vcs/platform';
 
-export const provenanceOf = (ctx: Pick<CallContext, 'environment'>, services: Services) =>
-  ({ simulated: ctx.environment === 'sandbox', environment: ctx.environment, source: services.source });
+export { provenanceOf };
 
 export function refusal(services: Services, ctx: Pick<CallContext, 'environment'>, code: BlockedCode, message: string, extra: Record<string, unknown> = {}): OpReply {
   const a = blocked(code, message, extra, provenanceOf(ctx, services));
@@ -11,7 +10,7 @@ export function refusal(services: Services, ctx: Pick<CallContext, 'environment'
 
 /** A plain OK record answer (an intent's or a handoff's state). */
 export function record(services: Services, ctx: Pick<CallContext, 'environment'>, answers: string, value: Record<string, unknown>): OpReply {
-  return { status: 200, answer: { type: 'OK', answers, value, evidence: value, provenance: provenanceOf(ctx, services), events: [], meter: FREE_METER } };
+  return { status: 200, answer: recordAnswer(services, ctx, answers, value) };
 }
 
 export interface Execution extends OpReply { unavailable?: Unavailable }

@@ -1,5 +1,5 @@
 import { blocked, capabilityByName, newId, nouns as catalogNouns, type EventEnvelope } from '@vcs/contract';
-import type { OpsImpl, Queryable, Services } from '@vcs/platform';
+import { recordAnswer, type OpsImpl, type Queryable, type Services } from '@vcs/platform';
 import { connectionKey, encryptCredential } from './crypto.ts';
 
 // Score weights: documented in docs/events.md (activation queue).
@@ -40,13 +40,13 @@ export function connectionOps(services: Services): OpsImpl<'services'> {
       const queue = await rankedQueue(services.db, services.clock.now());
       const mine = queue.find((e) => e.id === id);
       const connection = { id, kind: s.kind, system: s.system, nouns: nounsOf, status: 'queued', place: mine?.place ?? null, of: queue.length };
-      return { status: 200, answer: { type: 'OK', answers: 'Connection@1', value: connection } };
+      return { status: 200, answer: recordAnswer(services, ctx, 'Connection@1', connection) };
     },
     async connectionsQueue(_input, ctx) {
       const queue = await rankedQueue(services.db, services.clock.now());
       // Other accounts' entries show their rank and score, not whose they are.
       const entries = queue.map(({ account: owner, ...e }) => ({ ...e, mine: owner === ctx.account }));
-      return { status: 200, answer: { type: 'OK', answers: 'ActivationQueue@1', value: { entries, mine: entries.filter((e) => e.mine).map((e) => ({ id: e.id, place: e.place })) } } };
+      return { status: 200, answer: recordAnswer(services, ctx, 'ActivationQueue@1', { entries, mine: entries.filter((e) => e.mine).map((e) => ({ id: e.id, place: e.place })) }) };
     },
   };
 }

@@ -1,5 +1,5 @@
 import { blocked, blockedCodes, capabilityByName, newId, ops, statusOfCode, type BlockedCode, type DealStep, type OpReply } from '@vcs/contract';
-import { busCallerOf, callCapability, callOp, type CallContext, type Queryable, type Services } from '@vcs/platform';
+import { busCallerOf, callCapability, callOp, recordAnswer, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { kindOf, stepDef } from './checklist.ts';
 import { appendEvent, factOf, loadDeal, loadEvents, saveDeal, toValue, type DealRow } from './store.ts';
 
@@ -35,11 +35,7 @@ export class DealMachine {
   private now() { return this.s.clock.now(); }
 
   dealAnswer(value: unknown, environment = 'sandbox'): AnswerJson {
-    return {
-      type: 'OK', answers: 'Deal@1', value, evidence: value,
-      provenance: { simulated: environment === 'sandbox', environment, source: this.s.source },
-      events: [], meter: { charged: '0.00', posted: false },
-    };
+    return recordAnswer(this.s, { environment: environment as CallContext['environment'] }, 'Deal@1', value);
   }
 
   async view(q: Queryable, d: DealRow) { return toValue(d, await loadEvents(q, d.id)); }
