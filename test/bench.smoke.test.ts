@@ -22,10 +22,10 @@ function runScript(script: string, env: Record<string, string>): Promise<{ code:
 
 describe('bench scripts (smoke: a few requests each)', () => {
   it('pnpm bench:webhooks settles its offers and every delivery arrives signed', async () => {
-    const r = await runScript('test/bench/webhooks.ts', { BENCH_EVENTS_1: '3', BENCH_EVENTS_100: '1' });
+    const r = await runScript('test/bench/webhooks.ts', { BENCH_EVENTS_1: '3', BENCH_EVENTS_100: '1', BENCH_PACED_SECONDS: '0.1' });
     expect(r.code, r.err).toBe(0);
     const runs = r.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
-    expect(runs.map((x) => x.endpoints)).toEqual([1, 100]);
+    expect(runs.map((x) => [x.endpoints, x.mode])).toEqual([[1, 'burst'], [100, 'burst'], [100, 'paced at 2000 deliveries/s']]);
     for (const x of runs) {
       expect(x.deliveries).toBe(x.expected);
       expect(x.signatureFailures).toBe(0);

@@ -5,37 +5,49 @@
  * Both webhook.register and signing.quote are offer-gated: every call carries `Accept-Price`, so each
  * offer is settled in the same request (docs/money.md) and the answer is the capability's own.
  */
-import { createServer } from 'node:http';
-import { Webhook } from 'standardwebhooks';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import { createLogger } from '@vcs/platform';
 
 process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'true';
 process.env.WEBHOOK_POLL_MS ??= '50';
 const { startEmbedded } = await import('@vcs/embedded');
 
+/** The receivers' thread: one HTTP server, a standardwebhooks verifier per endpoint (plain JavaScript, run by eval). */
+const RECEIVERS = `
+const { parentPort } = require('node:worker_threads');
+const { createServer } = require('node:http');
+const { Webhook } = require(${JSON.stringify(createRequire(import.meta.url).resolve('standardwebhooks'))});
+const verifiers = new Map();
+parentPort.on('message', (m) => verifiers.set(m.endpoint, new Webhook(m.secret)));
+const server = createServer((req, res) => {
+  let body = '';
+  req.on('data', (c) => { body += c; });
+  req.on('end', () => {
+    const at = Date.now();
+    try { parentPort.postMessage({ ms: at - Date.parse(verifiers.get(req.url.slice(6)).verify(body, req.headers).occurredAt), at }); }
+    catch { parentPort.postMessage({ at }); }
+    res.writeHead(204).end();
+  });
+});
+server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
+`;
+
+const EMIT_CONCURRENCY = Number(process.env.BENCH_EMIT_CONCURRENCY ?? 10);
 const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN; };
 
-async function run(endpoints: number, events: number) {
+async function run(endpoints: number, events: number, eventsPerSecond?: number) {
   const svc = await startEmbedded({ pgliteDir: 'memory://', log: createLogger('bench', 'silent') });
   const base = await svc.app.listen({ port: 0, host: '127.0.0.1' });
-  const secrets = new Map<string, Webhook>();
+  // The receivers run in a thread of their own, as another program would: their HTTP and signature checks do not
+  // share the service's event loop. They verify each delivery and report its latency (emit → receipt).
+  const receivers = new Worker(RECEIVERS, { eval: true });
+  const port = await new Promise<number>((r) => receivers.once('message', r));
   const latencies: number[] = [];
   let first = 0; let last = 0; let bad = 0;
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => { body += c; });
-    req.on('end', () => {
-      const now = Date.now();
-      try {
-        const evt = secrets.get(req.url!.slice(6))!.verify(body, req.headers as Record<string, string>) as { occurredAt: string };
-        latencies.push(now - Date.parse(evt.occurredAt));
-        first ||= now; last = now;
-      } catch { bad++; }
-      res.writeHead(204).end();
-    });
+  receivers.on('message', (m: { ms?: number; at: number }) => {
+    if (m.ms === undefined) bad++; else { latencies.push(m.ms); first ||= m.at; last = m.at; }
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as { port: number }).port;
   const post = async (path: string, body: unknown, key?: string) => {
     const headers = { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}`, 'accept-price': '1000.00 USD' } : {}) };
     const res = await fetch(base + path, { method: 'POST', headers, body: JSON.stringify(body) });
@@ -47,22 +59,36 @@ async function run(endpoints: number, events: number) {
   const { key } = await post('/keys', {});
   for (let i = 0; i < endpoints; i++) {
     const reg = await post('/webhooks/register', { url: `http://127.0.0.1:${port}/hook/${i}` }, key);
-    secrets.set(String(i), new Webhook(reg.value.registration.secretOnce));
+    receivers.postMessage({ endpoint: String(i), secret: reg.value.registration.secretOnce });
     await post('/webhooks/subscribe', { endpointId: reg.value.registration.id, eventTypes: ['Signing.quoted'] }, key);
   }
   const started = Date.now();
-  for (let i = 0; i < events; i++) await post('/signings/quote', {}, key);
+  if (eventsPerSecond) {
+    // Paced: one event every 1/eventsPerSecond s, so the latency is the one at that delivery rate, not a backlog's.
+    const emits: Promise<unknown>[] = [];
+    for (let i = 0; i < events; i++) {
+      emits.push(post('/signings/quote', {}, key));
+      await new Promise((r) => setTimeout(r, Math.max(0, started + ((i + 1) * 1000) / eventsPerSecond - Date.now())));
+    }
+    await Promise.all(emits);
+  } else {
+    // A burst: callers emit at once (EMIT_CONCURRENCY at a time), so the figure is the sender's rate, not one caller's pace.
+    let emitted = 0;
+    await Promise.all(Array.from({ length: EMIT_CONCURRENCY }, async () => { while (emitted < events) { emitted++; await post('/signings/quote', {}, key); } }));
+  }
   const expected = endpoints * events;
   while (latencies.length + bad < expected && Date.now() - started < 120_000) await new Promise((r) => setTimeout(r, 50));
   const seconds = (last - started) / 1000;
   console.log(JSON.stringify({
-    endpoints, events, deliveries: latencies.length, expected, signatureFailures: bad,
+    endpoints, events, mode: eventsPerSecond ? `paced at ${eventsPerSecond * endpoints} deliveries/s` : 'burst', deliveries: latencies.length, expected, signatureFailures: bad,
     deliveredPerSecond: Math.round(latencies.length / seconds), p50Ms: pct(latencies, 50), p99Ms: pct(latencies, 99),
   }));
-  server.close();
+  await receivers.terminate();
   await svc.stop();
 }
 
 await run(1, Number(process.env.BENCH_EVENTS_1 ?? 300));
 await run(100, Number(process.env.BENCH_EVENTS_100 ?? 30));
+// The goal's latency is at 2,000 deliveries/s: 20 events a second to 100 endpoints, for BENCH_PACED_SECONDS.
+await run(100, Math.round(20 * Number(process.env.BENCH_PACED_SECONDS ?? 5)), 20);
 process.exit(0);

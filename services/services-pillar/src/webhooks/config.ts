@@ -51,7 +51,7 @@ export const webhookSettings = z.object({
   WEBHOOK_DISABLE_AFTER_MS: ms.default(5 * 24 * h),
   WEBHOOK_ROTATION_GRACE_MS: ms.default(24 * h),
   WEBHOOK_ENDPOINT_CONCURRENCY: setting.int(1, 1000).default(4),
-  WEBHOOK_POOL_SIZE: setting.int(1, 10_000).default(64),
+  WEBHOOK_POOL_SIZE: setting.int(1, 10_000).default(256),
   WEBHOOK_POLL_MS: setting.int(10, 600_000).default(200),
 });
 export type WebhookSettings = z.infer<typeof webhookSettings>;

@@ -69,7 +69,8 @@ export class DeliverySender {
     );
     if (!due.rows.length) return;
     const lease = new Date(now.getTime() + this.cfg.timeoutMs + 1_000).toISOString();
-    const rows = await this.services.db.tx(async (q) => (await q.query<Claimed>(
+    // One statement, atomic on its own: no transaction held open across round trips (PGlite has one connection).
+    const rows = (await this.services.db.query<Claimed>(
       `with due as (
          select d.id from webhook_deliveries d
           where d.status = 'pending' and d.next_attempt_at <= $1 and (d.locked_until is null or d.locked_until < $1)
@@ -80,7 +81,7 @@ export class DeliverySender {
        returning d.id, d.account_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.attempt_count,
                  e.url, e.secret, e.previous_secret, e.previous_until, e.status as endpoint_status, e.failing_since`,
       [now.toISOString(), room, busy, lease],
-    )).rows);
+    )).rows;
     // Rows of an endpoint beyond its share are handed back at once for the next poll.
     const over: string[] = [];
     for (const row of rows) {
