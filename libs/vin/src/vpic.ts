@@ -88,7 +88,7 @@ const REWRITES: [string, string][] = [
  */
 const PATTERN_QUERY_MARK = 'WITH ValidSchemas AS';
 const PATTERN_FILTER_AT = 'p.VinSchemaId IN (';
-/** A VIN's pattern keys as vPIC writes them. VINs reaching here are validated ([A-HJ-NPR-Z0-9]), safe as a literal. */
+/** A VIN's pattern keys as vPIC writes them. */
 const keysOf = (vin: string) => `${vin.slice(3, 8)}|${vin.slice(9)}`;
 
 type SqlJs = Awaited<ReturnType<typeof initSqlJs>>;
@@ -258,7 +258,8 @@ export async function openVpic(path = defaultSlimPath()): Promise<Vpic> {
   const core = async (vin: string, modelYear: number) => {
     if (++decodes % 500 === 0) decoder = new CoreVINDecoder(adapter);
     patternCache(decoder).clearCache();
-    keysNow = keysOf(vin);
+    // Inlined in the query as a literal: only a VIN of VIN characters is (anything else is decoded unfiltered).
+    keysNow = /^[A-HJ-NPR-Z0-9]{17}$/.test(vin) ? keysOf(vin) : undefined;
     try { return await decoder.decode(vin, { includePatternDetails: true, modelYear }); } finally { keysNow = undefined; }
   };
 
