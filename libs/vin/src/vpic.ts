@@ -176,8 +176,14 @@ export interface Vpic {
   close(): void;
 }
 
-/** Warm-up VINs (openVpic): a 2018 Toyota Corolla, a Yamaha motorcycle, a Kenworth truck (made-up serials). */
-const WARM_UP = ['2T1BURHE0JC000001', 'JYARN23E0CA000001', '1XKYDP9X0DJ000001'];
+/**
+ * Warm-up VINs (openVpic), made-up serials on WMIs no test or bench VIN uses: cars from seven makers, a Yamaha and a
+ * Kawasaki motorcycle, a Kenworth truck.
+ */
+const WARM_UP = [
+  '2T1BURHE0JC000001', 'JYARN23E0CA000001', '1XKYDP9X0DJ000001', '1G1ZD5ST0LF000001', '3FA6P0H74HR000001', '1N4AL3AP8FC000001',
+  '4T1BF1FK5CU000001', 'KMHD84LF5JU000001', 'WAUAFAFL1CN000001', 'JN8AS5MV0BW000001', 'YV1612FH5D1000001', 'JKAZX4J10DA000001',
+];
 
 /** Position 10's characters, 2010 onwards (the same characters name 1980–2009). */
 const YEAR_CODES = 'ABCDEFGHJKLMNPRSTVWXY123456789';
@@ -225,7 +231,12 @@ export function keysMatch(pattern: string, vin: string): boolean {
 
 const PLANT_ELEMENTS = ['Plant City', 'Plant State', 'Plant Country', 'Plant Company Name'];
 
-export async function openVpic(path = defaultSlimPath()): Promise<Vpic> {
+/**
+ * Open vPIC from `path`. `warm`, if given, sees each warm-up decode before its caches are dropped, so that a caller
+ * runs its own code on real answers at load too (the decode record is built from them: its first build was part of a
+ * first decode's time).
+ */
+export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d: VpicDecode) => void): Promise<Vpic> {
   const SQL = await loadSqlJs();
   const bytes = existsSync(path) ? readFileSync(path) : await buildSlimVpic(path);
   const db = new SQL.Database(bytes);
@@ -449,7 +460,7 @@ export async function openVpic(path = defaultSlimPath()): Promise<Vpic> {
   // ones of the same size 5–20 ms), SQLite's page cache and heap grown, our statements prepared. One VIN per path —
   // a car (year from position 7), a motorcycle (both 30-year cycles decoded and weighed), a heavy truck (its engine
   // model's patterns) — on WMIs no test or bench VIN uses. Nothing they cached is kept.
-  for (const vin of WARM_UP) await decode(vin);
+  for (const vin of WARM_UP) warm?.(vin, await decode(vin));
   decoder = new CoreVINDecoder(adapter);
   wmiCache.clear();
 
