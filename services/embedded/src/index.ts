@@ -40,7 +40,8 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: Fasti
   await migrate(db, allMigrations);
   const clock = opts.clock ?? systemClock;
   const infra: Infra = { bus: new MemoryBus(), db, kv: createMemoryKv(clock), clock };
-  const relay = new OutboxRelay(db, infra.bus, opts.log.child({ component: 'outbox' })).start();
+  // The only relay on this store: it holds no row locks (outbox.ts).
+  const relay = new OutboxRelay(db, infra.bus, opts.log.child({ component: 'outbox' }), 250, true).start();
   const pillars: Stoppable[] = [];
   for (const p of allPillars) pillars.push(await startPillar(p, infra, opts.log.child({ component: p.name }), { relay, settings: opts.settings }));
   const app = await buildApp({

@@ -36,7 +36,13 @@ export class OutboxRelay {
   private again = false;
   private stopped = false;
 
-  constructor(private db: Db, private bus: Bus, private log: Logger, private intervalMs = 250) {}
+  /**
+   * `sole`: this is the only relay on its store (the embedded mode). It then needs no row locks: it reads the
+   * pending rows, publishes them and marks them, with no transaction held open across those round trips, which
+   * in PGlite would hold its only connection and make every other write wait. A crash between publish and mark
+   * publishes the rows again, and the stream drops them by id as it does for any relay.
+   */
+  constructor(private db: Db, private bus: Bus, private log: Logger, private intervalMs = 250, private sole = false) {}
 
   start() {
     const tick = () => { if (!this.stopped) { this.kick(true); this.timer = setTimeout(tick, this.intervalMs); } };
@@ -63,9 +69,9 @@ export class OutboxRelay {
     for (;;) {
       if (look && !(await this.db.query('select 1 from outbox_events where published_at is null limit 1')).rows.length) return total;
       look = true; // after the first round, only a full batch goes round again, and then a look is cheap
-      const n = await this.db.tx(async (q) => {
+      const relay = async (q: Queryable) => {
         const { rows } = await q.query<{ seq: string; id: string; subject: string; payload: unknown }>(
-          'select seq, id, subject, payload from outbox_events where published_at is null order by seq limit $1 for update skip locked',
+          `select seq, id, subject, payload from outbox_events where published_at is null order by seq limit $1${this.sole ? '' : ' for update skip locked'}`,
           [batch],
         );
         // All of a batch in flight at once: one connection keeps them in order on the stream, and if any fails
@@ -73,7 +79,8 @@ export class OutboxRelay {
         await Promise.all(rows.map((r) => this.bus.publishEvent(r.subject, enc.encode(typeof r.payload === 'string' ? r.payload : JSON.stringify(r.payload)), r.id)));
         if (rows.length) await q.query('update outbox_events set published_at = now() where seq = any($1::bigint[])', [rows.map((r) => r.seq)]);
         return rows.length;
-      });
+      };
+      const n = this.sole ? await relay(this.db) : await this.db.tx(relay);
       total += n;
       if (n < batch) return total;
     }
