@@ -2,7 +2,7 @@ import { problemsOf, capabilitiesOfPillar, httpStatusOf, type nouns, type Capabi
 import { serveFramed } from './bus/serve.ts';
 import type { OutboxRelay } from './events/outbox.ts';
 import { eventWrites } from './events/outbox.ts';
-import type { CallContext, HandlerResult, Handler, NounHandlers, Services } from './handler.ts';
+import { provenanceOf, type CallContext, type HandlerResult, type Handler, type NounHandlers, type Services } from './handler.ts';
 import type { BulkWrite, Statement } from './store/db.ts';
 import { lazyTx } from './store/lazyTx.ts';
 
@@ -14,7 +14,7 @@ export type PillarHandlers<P extends Pillar = Pillar> = { [N in CatalogNoun as N
 type CatalogNoun = (typeof nouns)[number];
 
 function envelope(c: Capability, result: HandlerResult<any>, ctx: CallContext, source: string) {
-  const provenance = { simulated: ctx.environment === 'sandbox', environment: ctx.environment, source };
+  const provenance = provenanceOf(ctx, { source });
   if (result.kind === 'BLOCKED') {
     const value = { code: result.code, message: result.message, ...(result.extra ?? {}) };
     return { type: 'BLOCKED', answers: 'Blocked@1', value, evidence: value, provenance, events: [], meter: { charged: '0.00', posted: false } };

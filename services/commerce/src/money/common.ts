@@ -1,7 +1,6 @@
 import { blocked, capabilityByName, requestText, statusOfCode as statusOf, type BlockedCode, type Capability, type NextRequest, type OpReply } from '@vcs/contract';
 import { busCallerOf, callCapability, provenanceOf, recordAnswer, type CallContext, type Services, type Unavailable } from '@vcs/platform';
 
-export { provenanceOf };
 
 export function refusal(services: Services, ctx: Pick<CallContext, 'environment'>, code: BlockedCode, message: string, extra: Record<string, unknown> = {}): OpReply {
   const a = blocked(code, message, extra, provenanceOf(ctx, services));

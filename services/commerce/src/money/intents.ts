@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { capabilityByName, problemsOf, canonicalJson, checkMandate, fromCents, mandate as mandateSchema, newId, offerTerms, opTimeouts, ops, toCents, withoutSecrets, type Mandate, type OpInput, type OpReply } from '@vcs/contract';
-import { writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
-import { execute, iso, json, offerCapability, provenanceOf, record, refusal } from './common.ts';
+import { provenanceOf, writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
+import { execute, iso, json, offerCapability, record, refusal } from './common.ts';
 
 /** How long an offer stays settleable (also the x402 maxTimeoutSeconds). */
 export const INTENT_TTL_SECONDS = 900;
