@@ -18,6 +18,11 @@ export const callContext = z.object({
   /** True when an offer was settled or a handoff completed: the capability executes for real. */
   settled: z.boolean(),
   intentId: z.string().nullable().optional(),
+  /**
+   * The durable execution this call runs for (commerce's executions): the pillar commits its effects under this id
+   * once, ever, and answers a retry with the stored answer (runner.ts).
+   */
+  executionId: z.string().nullable().optional(),
   mandate: z.unknown().optional(),
 });
 export type CallContext = z.infer<typeof callContext>;

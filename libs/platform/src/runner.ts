@@ -1,9 +1,9 @@
-import { problemsOf, capabilitiesOfPillar, httpStatusOf, type nouns, type Capability, type EventEnvelope, type Pillar } from '@vcs/contract';
+import { problemsOf, capabilitiesOfPillar, httpStatusOf, withoutSecrets, type nouns, type Capability, type EventEnvelope, type Pillar } from '@vcs/contract';
 import { serveFramed } from './bus/serve.ts';
 import type { OutboxRelay } from './events/outbox.ts';
 import { eventWrites } from './events/outbox.ts';
 import { provenanceOf, type CallContext, type HandlerResult, type Handler, type NounHandlers, type Services } from './handler.ts';
-import type { BulkWrite, Statement } from './store/db.ts';
+import { mergeWrites, type BulkWrite, type Queryable, type Statement } from './store/db.ts';
 import { lazyTx } from './store/lazyTx.ts';
 
 /** What a caller sends on `cap.<pillar>.<noun>.<verb>` (bus/call.ts). */
@@ -36,7 +36,7 @@ function eventsFor(c: Capability, result: HandlerResult<any>, failed: boolean): 
  */
 export async function runCapability(
   c: Capability, handler: Handler<any>, req: CapabilityRequest, services: Services,
-): Promise<{ answer: Record<string, unknown>; status: number; events: EventEnvelope[]; valueJson?: string }> {
+): Promise<{ answer: Record<string, unknown>; status: number; events: EventEnvelope[]; valueJson?: string; replayed?: boolean }> {
   const { ctx } = req;
   const parsed = c.request.safeParse(req.input ?? {});
   if (!parsed.success) {
@@ -56,6 +56,8 @@ export async function runCapability(
     result = { kind: 'BLOCKED', code: c.failureCode ?? 'execution-failed', message: `${c.name} failed (sandbox trigger "fail")`, extra: { trigger } };
   }
   const vin = (parsed.data as { vin?: string }).vin ?? null;
+  // A run for a durable execution commits its effects under the execution id, once, ever.
+  if (ctx.executionId) return runOnce(c, handler, parsed.data, result, failed, vin, ctx, services);
   // A capability that emits no events changes nothing: it runs without a transaction, and its fact is
   // posted only when this process has not already posted the same one (the hot path of free reads).
   if (!c.events.length) {
@@ -69,25 +71,73 @@ export async function runCapability(
   }
   // The handler's transaction opens only if it queries; the events and fact then join it, else they are one batch.
   const tx = lazyTx(services.db);
-  let emitted: EventEnvelope[];
+  let done: { result: HandlerResult<any>; writes: Statement[]; envelopes: EventEnvelope[] };
   try {
-    result ??= await handler(parsed.data, { ...services, ctx, tx: tx.q });
-    const types = eventsFor(c, result, failed);
-    const value = result.kind === 'OK' ? (result.value as Record<string, unknown>) : {};
-    const eventVin = (typeof value.vin === 'string' ? value.vin : vin) ?? null;
-    const data = result.kind === 'OK' ? { ...value, ...(result.eventData ?? {}) } : { ...(result.kind === 'BLOCKED' ? { code: result.code, message: result.message } : {}) };
-    const { envelopes, writes } = eventWrites(types.map((type) => ({
-      type, occurredAt: services.clock.now().toISOString(), account: ctx.account, capability: c.name, vin: eventVin, data, simulated: ctx.environment === 'sandbox',
-    })));
-    emitted = envelopes;
-    if (result.kind === 'OK' && eventVin) writes.push(factWrite(c, ctx, factJson(value), eventVin));
-    await tx.commit(writes);
+    done = await effectsOf(c, handler, parsed.data, result, failed, vin, ctx, services, tx.q);
+    await tx.commit(done.writes);
   } catch (e) {
     await tx.rollback();
     throw e;
   }
-  const answer = envelope(c, result!, ctx, services.source);
-  return { answer, status: httpStatusOf(answer as any), events: emitted };
+  const answer = envelope(c, done.result, ctx, services.source);
+  return { answer, status: httpStatusOf(answer as any), events: done.envelopes };
+}
+
+/** Run the handler (unless a trigger decided) and make the writes its answer carries: its events (outbox) and fact. */
+async function effectsOf(
+  c: Capability, handler: Handler<any>, input: unknown, decided: HandlerResult<any> | undefined, failed: boolean,
+  vin: string | null, ctx: CallContext, services: Services, q: Queryable,
+) {
+  const result = decided ?? await handler(input, { ...services, ctx, tx: q });
+  const types = eventsFor(c, result, failed);
+  const value = result.kind === 'OK' ? (result.value as Record<string, unknown>) : {};
+  const eventVin = (typeof value.vin === 'string' ? value.vin : vin) ?? null;
+  const data = result.kind === 'OK' ? { ...value, ...(result.eventData ?? {}) } : { ...(result.kind === 'BLOCKED' ? { code: result.code, message: result.message } : {}) };
+  const { envelopes, writes } = eventWrites(types.map((type) => ({
+    type, occurredAt: services.clock.now().toISOString(), account: ctx.account, capability: c.name, vin: eventVin, data, simulated: ctx.environment === 'sandbox',
+  })));
+  if (result.kind === 'OK' && eventVin) writes.push(factWrite(c, ctx, factJson(value), eventVin));
+  return { result, writes, envelopes };
+}
+
+/** Another attempt of the same execution committed first: this one's transaction is rolled back. */
+class AlreadyCommitted extends Error {}
+
+async function storedCommit(q: Queryable, executionId: string) {
+  const { rows } = await q.query<{ status: number; answer: unknown }>('select status, answer from capability_commits where execution_id = $1', [executionId]);
+  const r = rows[0];
+  return r ? { status: r.status, answer: (typeof r.answer === 'string' ? JSON.parse(r.answer) : r.answer) as Record<string, unknown> } : undefined;
+}
+
+/**
+ * Exactly once for a durable execution: the handler, its events and fact, and the execution id's commit row are
+ * one transaction. The commit row is inserted last, so no lock is held on it while the handler runs: two
+ * attempts (a retry after a lost reply, a stalled first attempt that woke late) may both run the handler, but
+ * only the first to commit keeps its effects; the other rolls back and answers the stored answer, `replayed`.
+ */
+async function runOnce(
+  c: Capability, handler: Handler<any>, input: unknown, decided: HandlerResult<any> | undefined, failed: boolean,
+  vin: string | null, ctx: CallContext, services: Services,
+): Promise<{ answer: Record<string, unknown>; status: number; events: EventEnvelope[]; replayed?: boolean }> {
+  const id = ctx.executionId!;
+  const before = await storedCommit(services.db, id);
+  if (before) return { ...before, events: [], replayed: true };
+  try {
+    return await services.db.tx(async (q) => {
+      const done = await effectsOf(c, handler, input, decided, failed, vin, ctx, services, q);
+      for (const st of mergeWrites(done.writes)) await q.query(st.sql, st.params);
+      const answer = envelope(c, done.result, ctx, services.source);
+      const status = httpStatusOf(answer as any);
+      const won = await q.query('insert into capability_commits(execution_id, capability, status, answer) values ($1, $2, $3, $4) on conflict do nothing returning execution_id',
+        [id, c.name, status, withoutSecrets(JSON.stringify(answer))]);
+      if (!won.rowCount) throw new AlreadyCommitted();
+      return { answer, status, events: done.envelopes };
+    });
+  } catch (e) {
+    if (!(e instanceof AlreadyCommitted)) throw e;
+    const after = await storedCommit(services.db, id);
+    return { ...after!, events: [], replayed: true };
+  }
 }
 
 // a secret shown once (secretOnce) is never kept in the facts; the replacer (slow) runs only when one is there
@@ -145,10 +195,10 @@ export function servePillar<P extends Pillar>(pillar: P, handlers: PillarHandler
     return serveFramed(services, c.subject, pillar, c.name, async (req) => {
       // A child logger per call only when something will be logged: building one is a real cost per request.
       const log = services.log.isLevelEnabled('info') ? services.log.child({ requestId: req.ctx?.requestId, capability: c.name }) : services.log;
-      const { answer, status, events, valueJson } = await runCapability(c, handler, req as CapabilityRequest, { ...services, log });
+      const { answer, status, events, valueJson, replayed } = await runCapability(c, handler, req as CapabilityRequest, { ...services, log });
       if (events.length) relay?.kick();
-      log.info({ status, type: answer.type }, 'capability answered');
-      return { status, kind: String(answer.type), json: answerJson(answer, valueJson) };
+      log.info({ status, type: answer.type, replayed }, 'capability answered');
+      return { status, kind: String(answer.type), json: answerJson(answer, valueJson), replayed };
     });
   });
   return { stop: () => stops.forEach((s) => s.stop()) };
