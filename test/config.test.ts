@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
+import { NatsBus, parseSettings, baseConfig } from '@vcs/platform';
 import { builtEntryOf } from '../deploy/launch.ts';
 import { distributedEnv } from './support/harness.ts';
 
@@ -46,6 +47,15 @@ describe('a wrong setting is one line and a non-zero exit (embedded)', () => {
   });
 });
 
+describe('NATS_URL takes a seed list (issue 27)', () => {
+  it('one server or several, comma-separated; an entry that is not a nats:// URL is named', async () => {
+    expect(parseSettings(baseConfig, { NATS_URL: 'nats://a:4222, nats://b:4222,nats://c:4222' }).NATS_URL).toBe('nats://a:4222,nats://b:4222,nats://c:4222');
+    expect(parseSettings(baseConfig, { NATS_URL: 'nats://nats:4222' }).NATS_URL).toBe('nats://nats:4222');
+    const r = await embedded({ NATS_URL: 'nats://a:4222,b:4222' });
+    expect([r.code, r.lines]).toEqual([78, [expect.stringMatching(/^config error: NATS_URL: expected nats:\/\/host:port, or several separated by commas/)]]);
+  });
+});
+
 describe('secrets from files (NAME_FILE, as Docker secrets are mounted)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'vcs-secrets-'));
   it('reads the setting from the file, so a bad value in it is named as the setting', async () => {
@@ -74,6 +84,21 @@ describe.runIf(distributedEnv())('servers that are not there, and the launcher (
     const r = await run([builtEntryOf('data')], { ...env(), NATS_URL: 'nats://127.0.0.1:1', STARTUP_TIMEOUT_MS: '1500' });
     expect(r.code).toBe(1);
     expect(r.lines).toEqual([expect.stringMatching(/^data: cannot start: NATS at nats:\/\/127\.0\.0\.1:1 did not answer within 1\.5 s \(STARTUP_TIMEOUT_MS\)/)]);
+  });
+
+  it('a process whose first seed is down starts on another', async () => {
+    const bus = await NatsBus.connect(`nats://127.0.0.1:1,${env().NATS_URL}`, 'seed-test', `tseed${Date.now().toString(36)}`, 10_000);
+    try { expect(bus.isConnected()).toBe(true); } finally { await bus.deleteStream(); await bus.drain(); }
+  });
+
+  it('EVENT_STREAM_REPLICAS that differs from the existing stream is one line naming both counts (exit 78)', async () => {
+    const ns = `trep${Date.now().toString(36)}`;
+    const bus = await NatsBus.connect(env().NATS_URL, 'replicas-test', ns); // makes the stream with 1 replica
+    try {
+      const r = await run([builtEntryOf('data')], { ...env(), NATS_NAMESPACE: ns, EVENT_STREAM_REPLICAS: '3' });
+      expect(r.code).toBe(78);
+      expect(r.lines).toEqual([expect.stringMatching(/^config error: EVENT_STREAM_REPLICAS: 3, but the event stream \S+ on this NATS has 1 replica; set EVENT_STREAM_REPLICAS=1, or change the stream first/)]);
+    } finally { await bus.deleteStream(); await bus.drain(); }
   });
 
   it('a missing database is one line naming it', async () => {

@@ -10,11 +10,22 @@ const bool = z.enum(['true', 'false'], { message: 'expected true or false' }).tr
 const decimal = (min: number, max: number) => z.string().trim().regex(/^\d+(\.\d+)?$/, 'expected a number such as 0.1').transform(Number).pipe(z.number().min(min).max(max));
 export const setting = { int, bool, decimal };
 
+/**
+ * NATS servers: one URL, or a comma-separated seed list (a cluster's nodes). Each must be a `nats://` or `tls://` URL
+ * (a list is not one URL: it used to be refused as `Invalid URL`). Spaces around the commas are allowed.
+ */
+const natsServers = z.string().transform((v) => v.split(',').map((u) => u.trim()).filter(Boolean).join(','))
+  .refine((v) => v.length > 0 && v.split(',').every((u) => { try { return /^(nats|tls):$/.test(new URL(u).protocol) && new URL(u).hostname !== ''; } catch { return false; } }),
+    'expected nats://host:port, or several separated by commas (nats://a:4222,nats://b:4222)');
+
 /** Settings every process reads. Each service extends this with its own. */
 export const baseConfig = z.object({
   NODE_ENV: z.string().default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  NATS_URL: z.string().url().optional(),
+  /** One server or a comma-separated seed list of a cluster's servers (`nats://a:4222,nats://b:4222`). */
+  NATS_URL: natsServers.optional(),
+  /** Replicas of the event stream, when this process makes it; an existing stream with another count is refused at start. */
+  EVENT_STREAM_REPLICAS: int(1, 5).default(1),
   DATABASE_URL: z.string().url().optional(),
   REDIS_URL: z.string().url().optional(),
   NATS_NAMESPACE: z.string().regex(/^[A-Za-z0-9_-]*$/, 'letters, digits, - and _ only (it prefixes subjects and the stream name)').default(''),
@@ -23,6 +34,8 @@ export const baseConfig = z.object({
   PG_POOL_MAX: int(1, 100).default(5),
   BUS_TIMEOUT_MS: int(50, 60_000).default(3000),
   SHUTDOWN_TIMEOUT_MS: int(100, 600_000).default(10_000),
+  /** /readyz fails once publishing events, or a consumer, has been stuck this long (a NATS election takes seconds). */
+  EVENT_STALL_READY_MS: int(1_000, 3_600_000).default(30_000),
   /** How long a process waits at start for NATS and Postgres before it gives up with one line. */
   STARTUP_TIMEOUT_MS: int(100, 600_000).default(30_000),
 });

@@ -68,7 +68,7 @@ export async function startPillar(def: AnyPillarDefinition, infra: Infra, log: L
  * for up to STARTUP_TIMEOUT_MS; a server that refuses for good (no such database, a wrong password) fails at once.
  * Either way the error names the server and what to check.
  */
-export async function connectInfra(name: string, cfg: BaseConfig, own: Migrations[]): Promise<Infra> {
+export async function connectInfra(name: string, cfg: BaseConfig, own: Migrations[], log?: Logger): Promise<Infra> {
   const urls = requireDistributed(cfg);
   const db = createPgDb(urls.databaseUrl, cfg.PG_POOL_MAX);
   const until = Date.now() + cfg.STARTUP_TIMEOUT_MS;
@@ -82,7 +82,7 @@ export async function connectInfra(name: string, cfg: BaseConfig, own: Migration
       await new Promise((r) => setTimeout(r, 500));
     }
   }
-  const bus = await NatsBus.connect(urls.natsUrl, name, cfg.NATS_NAMESPACE, cfg.STARTUP_TIMEOUT_MS);
+  const bus = await NatsBus.connect(urls.natsUrl, name, cfg.NATS_NAMESPACE, cfg.STARTUP_TIMEOUT_MS, { replicas: cfg.EVENT_STREAM_REPLICAS, log });
   const kv = createRedisKv(urls.redisUrl, cfg.REDIS_PREFIX);
   return { bus, db, kv, clock: systemClock };
 }
@@ -91,13 +91,13 @@ export async function connectInfra(name: string, cfg: BaseConfig, own: Migration
  * /healthz (alive), /readyz (bus, store and Redis reachable; 503 naming what failed) and /metrics
  * (Prometheus) for a pillar process, which has no HTTP server of its own. Bound to HEALTH_HOST.
  */
-export function healthServer(infra: Infra, port: number, host = '127.0.0.1'): Server {
+export function healthServer(infra: Infra, port: number, host = '127.0.0.1', eventStallMs = 30_000): Server {
   const server = createServer(async (req, res) => {
     const path = (req.url ?? '').split('?')[0];
     try {
       if (path === '/healthz') { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"status":"alive"}'); return; }
       if (path === '/readyz') {
-        const r = await readiness(infra);
+        const r = await readiness(infra, eventStallMs);
         res.writeHead(r.ready ? 200 : 503, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ status: r.ready ? 'ready' : 'not-ready', checks: r.checks, failed: r.failed }));
         return;
@@ -145,9 +145,9 @@ export async function runPillarProcess(def: AnyPillarDefinition) {
 
 async function startPillarProcess(def: AnyPillarDefinition, cfg: BaseConfig & { HEALTH_PORT: number; HEALTH_HOST: string }) {
   const log = createLogger(def.name, cfg.LOG_LEVEL);
-  const infra = await connectInfra(def.name, cfg, def.migrations ? [def.migrations] : []);
+  const infra = await connectInfra(def.name, cfg, def.migrations ? [def.migrations] : [], log);
   const pillar = await startPillar(def, infra, log, { settings: cfg });
-  const health = cfg.HEALTH_PORT ? healthServer(infra, cfg.HEALTH_PORT, cfg.HEALTH_HOST) : undefined;
+  const health = cfg.HEALTH_PORT ? healthServer(infra, cfg.HEALTH_PORT, cfg.HEALTH_HOST, cfg.EVENT_STALL_READY_MS) : undefined;
   watchOutbox(infra.db);
   log.info({ pillar: def.pillar, pid: process.pid }, 'pillar ready');
   onShutdown(log, cfg.SHUTDOWN_TIMEOUT_MS, async () => {

@@ -8,7 +8,7 @@ import { closeGracefully } from './shutdown.ts';
 const cfg = loadConfig(gatewayConfig);
 const log = createLogger('gateway', cfg.LOG_LEVEL);
 await runMain('gateway', async () => {
-  const infra = await connectInfra('gateway', cfg, []); // the gateway owns no tables
+  const infra = await connectInfra('gateway', cfg, [], log); // the gateway owns no tables
   const app = await buildApp({
     ...infra, log,
     config: { busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL, trustProxy: cfg.TRUST_PROXY, rateLimits: rateLimitsFrom(cfg), metricsOnPublicPort: cfg.METRICS_PORT === 0 },

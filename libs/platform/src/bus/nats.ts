@@ -1,10 +1,34 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createInbox, headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/nats-core';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, StorageType, type JetStreamClient } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamClient } from '@nats-io/jetstream';
 import { EVENT_STREAM, EVENT_SUBJECTS } from '@vcs/contract';
+import type { Logger } from 'pino';
+import { ConfigError, redactUrl } from '../config.ts';
+import { busState, consumerWatch } from '../metrics.ts';
 import { BusError, type Bus, type BusMessage, type ConsumeOptions, type EventDelivery, type Headers, type Responder } from './types.ts';
 
 const ms = (n: number) => n * 1_000_000; // nanoseconds
+const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
+
+/**
+ * How our pull consumers pull (measured on a 3-node cluster: docs/decisions.md, "Consumers after a node loss").
+ * nats.js's defaults (30 s expiry, 15 s heartbeat, then a consumer-info retry jittered over 15-45 s) left a
+ * consumer idle for 30-48 s after its leader died; with these a lost pull is noticed in 2-3 s and made again at once.
+ */
+export const PULL = { maxMessages: 64, expiresMs: 5_000, idleHeartbeatMs: 1_000, restartMs: [250, 500, 1_000, 2_000] } as const;
+/** A JetStream publish is retried through a leader election for up to this long, each attempt bounded by the second. */
+export const PUBLISH_RETRY = { boundMs: 20_000, attemptMs: 3_000, backoffMs: [100, 250, 500, 1_000] } as const;
+
+/**
+ * A publish failure worth retrying: nobody answered on the stream's subject (no leader during an election: a 503
+ * status), the answer timed out (the server we were on went away), or JetStream said it is temporarily unavailable.
+ */
+export function retryablePublishError(err: unknown): boolean {
+  const e = err as { name?: string; message?: string; code?: unknown; api_error?: { code?: number } };
+  if (e?.name === 'ClosedConnectionError') return false;
+  if (e?.api_error?.code === 503) return true;
+  return /no ?responders|timeout|timed out|503|temporarily unavailable|disconnect|reconnect|connection draining/i.test(`${e?.name ?? ''} ${e?.message ?? ''}`);
+}
 
 function toHeaders(h?: Headers): MsgHdrs | undefined {
   if (!h) return undefined;
@@ -18,6 +42,14 @@ function fromHeaders(h?: MsgHdrs): Headers {
   for (const k of h.keys()) out[k] = h.get(k);
   return out;
 }
+
+export interface NatsOptions {
+  /** Replicas of the event stream when this process makes it (EVENT_STREAM_REPLICAS); an existing stream must have as many. */
+  replicas?: number;
+  /** Where connection changes, consumer stalls and resumptions are said (one line each). */
+  log?: Pick<Logger, 'info' | 'warn' | 'debug'>;
+}
+const silent: NonNullable<NatsOptions['log']> = { info() {}, warn() {}, debug() {} } as never;
 
 /**
  * The distributed bus on NATS: one connection per process, muxed inbox for replies,
@@ -59,7 +91,13 @@ export class NatsBus implements Bus {
   }
   /** False between a disconnect and the reconnect, so /readyz tells the truth during a NATS outage. */
   private connected = true;
-  private constructor(readonly nc: NatsConnection, private readonly ns: string) {
+  private readonly log: Pick<Logger, 'info' | 'warn' | 'debug'>;
+  private readonly replicas: number;
+  /** Restarts every consumer's pull: after a reconnect, the pulls the old server held are gone. */
+  private readonly repull = new Set<() => void>();
+  private constructor(readonly nc: NatsConnection, private readonly ns: string, opts: NatsOptions) {
+    const log = this.log = opts.log ?? silent;
+    this.replicas = opts.replicas ?? 1;
     this.js = jetstream(nc);
     this.stream = ns ? `${EVENT_STREAM}_${ns}` : EVENT_STREAM;
     this.inbox = `${createInbox()}.`;
@@ -68,9 +106,25 @@ export class NatsBus implements Bus {
       for (const [token, p] of this.pending) { this.pending.delete(token); clearTimeout(p.timer); p.reject(new BusError('closed', `bus closed before ${p.subject} answered`)); }
     });
     void (async () => {
+      let lostAt = 0;
       for await (const st of nc.status()) {
-        if (st.type === 'disconnect' || st.type === 'reconnecting') this.connected = false;
-        else if (st.type === 'reconnect') this.connected = true;
+        const server = 'server' in st ? String(st.server) : undefined;
+        if (st.type === 'disconnect') {
+          lostAt = Date.now();
+          this.connected = false;
+          busState.connected.set(0);
+          log.warn({ server }, 'NATS disconnected; reconnecting');
+        } else if (st.type === 'reconnecting') {
+          this.connected = false;
+        } else if (st.type === 'reconnect') {
+          this.connected = true;
+          busState.connected.set(1);
+          busState.reconnects.inc();
+          log.info({ server, afterMs: lostAt ? Date.now() - lostAt : undefined }, 'NATS reconnected');
+          for (const r of this.repull) r();
+        } else if (st.type === 'error' || st.type === 'ldm') {
+          log.warn({ server, status: st.type, detail: 'error' in st ? String(st.error) : undefined }, st.type === 'ldm' ? 'NATS server entering lame duck mode' : 'NATS connection error');
+        }
       }
     })().catch(() => undefined);
   }
@@ -82,19 +136,23 @@ export class NatsBus implements Bus {
    * Connect, waiting for the server up to `startupTimeoutMs` (it may still be starting); an unreachable server is
    * then an error that says so, not a silent wait. Once connected, it reconnects for ever.
    */
-  static async connect(url: string, name: string, namespace = '', startupTimeoutMs = 30_000): Promise<NatsBus> {
+  static async connect(url: string, name: string, namespace = '', startupTimeoutMs = 30_000, opts: NatsOptions = {}): Promise<NatsBus> {
     let timer: NodeJS.Timeout | undefined;
+    // A seed list: nats.js tries each (in random order, so replicas spread over the nodes) until one answers.
+    const servers = url.split(',').map((u) => u.trim()).filter(Boolean);
+    const named = servers.map(redactUrl).join(', ');
     const gaveUp = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`NATS at ${url} did not answer within ${startupTimeoutMs / 1000} s (STARTUP_TIMEOUT_MS): is it running, and is NATS_URL right?`)), startupTimeoutMs);
+      timer = setTimeout(() => reject(new Error(`NATS at ${named} did not answer within ${startupTimeoutMs / 1000} s (STARTUP_TIMEOUT_MS): is it running, and is NATS_URL right?`)), startupTimeoutMs);
       timer.unref();
     });
     const nc = await Promise.race([connect({
-      servers: url, name,
+      servers, name,
       // nats.js builds an Error with a stack per request unless told not to: a real cost on the hot path.
       noAsyncTraces: true,
       maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true,
     }), gaveUp]).finally(() => clearTimeout(timer));
-    const bus = new NatsBus(nc, namespace);
+    const bus = new NatsBus(nc, namespace, opts);
+    busState.connected.set(1);
     await bus.ensureStream();
     return bus;
   }
@@ -103,20 +161,31 @@ export class NatsBus implements Bus {
     const jsm = await jetstreamManager(this.nc);
     const config = {
       name: this.stream, subjects: [this.s(EVENT_SUBJECTS)], storage: StorageType.File,
-      duplicate_window: ms(2 * 60 * 1000), max_age: ms(7 * 24 * 3600 * 1000),
+      duplicate_window: ms(2 * 60 * 1000), max_age: ms(7 * 24 * 3600 * 1000), num_replicas: this.replicas,
     };
-    try {
-      await jsm.streams.info(this.stream);
-      return;
-    } catch { /* not there yet: make it */ }
+    const existing = await jsm.streams.info(this.stream).catch(() => null);
+    if (existing) return this.checkReplicas(existing.config.num_replicas);
     try {
       await jsm.streams.add(config);
     } catch (err) {
       // Another replica may have made it meanwhile; if it is still not there, say why, once, and stop.
-      if (await jsm.streams.info(this.stream).then(() => true, () => false)) return;
+      const made = await jsm.streams.info(this.stream).catch(() => null);
+      if (made) return this.checkReplicas(made.config.num_replicas);
       throw new Error(`the event stream ${this.stream} (subjects ${config.subjects[0]}) cannot be made on this NATS: ${(err as Error).message}. `
+        + (this.replicas > 1 ? `EVENT_STREAM_REPLICAS=${this.replicas} needs a NATS cluster of at least ${this.replicas} JetStream servers. ` : '')
         + 'If another stream already takes overlapping subjects, give this deployment its own NATS_NAMESPACE or remove that stream.');
     }
+  }
+
+  /**
+   * The stream is made once, by whichever process comes first; a process set for another replica count must not
+   * carry on believing its setting holds (an operator would think events are on three servers when they are on one).
+   */
+  private checkReplicas(actual: number | undefined) {
+    const have = actual || 1;
+    if (have === this.replicas) return;
+    throw new ConfigError(`config error: EVENT_STREAM_REPLICAS: ${this.replicas}, but the event stream ${this.stream} on this NATS has ${have} replica${have === 1 ? '' : 's'}; `
+      + `set EVENT_STREAM_REPLICAS=${have}, or change the stream first (nats stream edit ${this.stream} --replicas ${this.replicas})`);
   }
 
   request(subject: string, data: Uint8Array, opts: { timeoutMs: number; headers?: Headers }): Promise<BusMessage> {
@@ -171,8 +240,23 @@ export class NatsBus implements Bus {
     return { stop: () => { if (this.subs.delete(sub) && !this.nc.isClosed()) sub.drain().catch(() => undefined); } };
   }
 
+  /**
+   * Publish with the event id as Nats-Msg-Id, retried through a leader election (503 no responders, a time-out
+   * when our server went away) for up to PUBLISH_RETRY.boundMs: the stream drops the copies a retry makes by id.
+   */
   async publishEvent(subject: string, data: Uint8Array, msgId: string) {
-    await this.js.publish(this.s(subject), data, { msgID: msgId, timeout: 5000 });
+    const until = Date.now() + PUBLISH_RETRY.boundMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.js.publish(this.s(subject), data, { msgID: msgId, timeout: PUBLISH_RETRY.attemptMs });
+        return;
+      } catch (err) {
+        const wait = PUBLISH_RETRY.backoffMs[Math.min(attempt, PUBLISH_RETRY.backoffMs.length - 1)]!;
+        if (!retryablePublishError(err) || this.nc.isClosed() || Date.now() + wait > until) throw err;
+        busState.publishRetries.inc();
+        await sleep(wait);
+      }
+    }
   }
 
   async consumeEvents(opts: ConsumeOptions, handler: (d: EventDelivery) => Promise<void>) {
@@ -190,9 +274,44 @@ export class NatsBus implements Bus {
       for (const c of replaced) await jsm.consumers.delete(this.stream, c.name).catch(() => false);
     }
     const consumer = await this.js.consumers.get(this.stream, opts.durable);
-    const messages = await consumer.consume({ max_messages: 64 });
-    const done = (async () => {
+    const watch = consumerWatch(opts.durable, () => consumer.info().then((i) => i.num_pending, () => undefined));
+    let stopped = false;
+    let current: ConsumerMessages | undefined;
+    let failures = 0;
+    let stalledAt = 0;
+    const stalled = (why: string) => {
+      if (stalledAt) return;
+      stalledAt = Date.now();
+      watch.stalled(true);
+      this.log.warn({ consumer: opts.durable, why }, 'event consumer stalled: pulling again');
+    };
+    const flowing = () => {
+      failures = 0;
+      if (!stalledAt) return;
+      this.log.info({ consumer: opts.durable, afterMs: Date.now() - stalledAt }, 'event consumer resumed');
+      stalledAt = 0;
+      watch.stalled(false);
+    };
+    // A pull lives on the consumer's leader: when that node dies (or we lose our server), the pull is gone and
+    // nats.js would wait out its expiry and then a consumer-info retry jittered over 0.5-1.5× the expiry. Instead a
+    // missed heartbeat, a pull nobody answered (no leader yet) or a reconnect ends this pull and makes a new one.
+    const restart = () => { void current?.close(); };
+    this.repull.add(restart);
+    const pullOnce = async () => {
+      const messages = current = await consumer.consume({ max_messages: PULL.maxMessages, expires: PULL.expiresMs, idle_heartbeat: PULL.idleHeartbeatMs });
+      void (async () => {
+        for await (const st of messages.status()) {
+          if (st.type === 'heartbeats_missed' || st.type === 'no_responders' || st.type === 'consumer_deleted' || st.type === 'consumer_not_found') {
+            stalled(st.type);
+            void messages.close();
+            return;
+          }
+          if (st.type === 'heartbeat') flowing();
+        }
+      })().catch(() => undefined);
       for await (const m of messages) {
+        flowing();
+        watch.delivered();
         try {
           await handler({
             data: m.data, subject: this.ns ? m.subject.slice(this.ns.length + 1) : m.subject, redeliveryCount: m.info.deliveryCount,
@@ -202,8 +321,23 @@ export class NatsBus implements Bus {
           m.nak(1000);
         }
       }
+    };
+    const done = (async () => {
+      while (!stopped) {
+        try { await pullOnce(); } catch (err) { stalled((err as Error).message); }
+        if (stopped || this.nc.isClosed()) return;
+        await sleep(PULL.restartMs[Math.min(failures++, PULL.restartMs.length - 1)]!);
+      }
     })();
-    return { stop: async () => { await Promise.resolve(messages.close()).catch(() => undefined); await done.catch(() => undefined); } };
+    return {
+      stop: async () => {
+        stopped = true;
+        this.repull.delete(restart);
+        watch.remove();
+        await Promise.resolve(current?.close()).catch(() => undefined);
+        await done.catch(() => undefined);
+      },
+    };
   }
 
   /** The stream's durable consumers (for tests and operators). */

@@ -2,6 +2,7 @@ import { eventSubject, newId, type EventEnvelope } from '@vcs/contract';
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/types.ts';
 import { enc } from '../bus/types.ts';
+import { eventFlow } from '../metrics.ts';
 import { mergeWrites, type BulkWrite, type Db, type Queryable, type Statement } from '../store/db.ts';
 
 /** Outbox rows, many in one statement (group commit merges every caller's rows: store/groupCommit.ts). */
@@ -35,6 +36,8 @@ export class OutboxRelay {
   private busy = false;
   private again = false;
   private stopped = false;
+  /** When relaying began failing (0 while it works): said once as a pause, and once as a resumption. */
+  private pausedAt = 0;
 
   /**
    * `sole`: this is the only relay on its store (the embedded mode). It then needs no row locks: it reads the
@@ -57,7 +60,18 @@ export class OutboxRelay {
   kick(look = false) {
     if (this.busy) { this.again = true; return; }
     this.busy = true;
-    this.flush(100, look).catch((e) => this.log.debug({ err: e }, 'outbox relay paused')).finally(() => {
+    this.flush(100, look).then((n) => {
+      if (!this.pausedAt) return;
+      this.log.info({ afterMs: Date.now() - this.pausedAt, relayed: n }, 'outbox relay resumed');
+      this.pausedAt = 0;
+      eventFlow.publishFailingSince = 0;
+    }, (e) => {
+      // Once per outage, not once per tick; the relay keeps trying every tick, and the rows wait in the outbox.
+      if (this.pausedAt) return;
+      this.pausedAt = Date.now();
+      eventFlow.publishFailingSince = this.pausedAt;
+      this.log.warn({ reason: (e as Error).message }, 'outbox relay paused: events wait in the outbox until the stream or the store answers');
+    }).finally(() => {
       this.busy = false;
       if (this.again && !this.stopped) { this.again = false; this.kick(); }
     });
