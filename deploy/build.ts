@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVICES } from './services.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST = join(root, 'dist');
@@ -53,14 +54,10 @@ const sourceRelativeUrls: Plugin = {
 /** Bundled CommonJS packages call require() and read __dirname: give the ESM output both. */
 const BANNER = "import { createRequire as __vcsRequire } from 'node:module'; import { fileURLToPath as __vcsPath } from 'node:url'; const require = __vcsRequire(import.meta.url); const __filename = __vcsPath(import.meta.url); const __dirname = __vcsPath(new URL('.', import.meta.url));";
 
-export const entries = {
-  embedded: 'services/embedded/src/main.ts',
-  gateway: 'services/gateway/src/main.ts',
-  data: 'services/data/src/main.ts',
-  'services-pillar': 'services/services-pillar/src/main.ts',
-  commerce: 'services/commerce/src/main.ts',
-  workflows: 'services/workflows/src/main.ts',
-};
+/** One bundle per service (deploy/services.ts: the gateway and each pillar's), and the embedded process. */
+export const entries: Record<string, string> = Object.fromEntries(
+  ['embedded', ...SERVICES].map((s) => [s, `services/${s}/src/main.ts`]),
+);
 
 /** How every bundle here is made (the services, and the bench's ceiling so it compares like with like). */
 export const BUNDLE = {

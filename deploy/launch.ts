@@ -7,10 +7,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { replicasSetting, SERVICES, type ServiceName } from './services.ts';
 
+export { PILLAR_SERVICES, SERVICES, type ServiceName } from './services.ts';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const SERVICES = ['gateway', 'data', 'services-pillar', 'commerce', 'workflows'] as const;
-export type ServiceName = (typeof SERVICES)[number];
 
 export function entryOf(service: ServiceName) {
   return join(root, 'services', service, 'src', 'main.ts');
@@ -42,7 +42,7 @@ export function spawnService(service: ServiceName, extraEnv: Record<string, stri
 
 /** Replicas per service from REPLICAS_<SERVICE> (1 when unset); a value that is not 1–64 is a config error. */
 function replicasOf(s: ServiceName): number {
-  const name = `REPLICAS_${s.replace('-pillar', '').toUpperCase()}`;
+  const name = replicasSetting(s);
   const raw = process.env[name];
   if (raw === undefined) return 1;
   const n = Number(raw);

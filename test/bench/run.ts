@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { build } from 'esbuild';
 import { BUNDLE, buildAll } from '../../deploy/build.ts';
-import { builtEntryOf, NODE_FLAGS, spawnService, type ServiceName } from '../../deploy/launch.ts';
+import { builtEntryOf, NODE_FLAGS, PILLAR_SERVICES, spawnService, type ServiceName } from '../../deploy/launch.ts';
 import { dropStores, freePort, freshStores } from '../support/harness.ts';
 import { privateNats, privatePostgres, type PrivateServer } from '../support/private-infra.ts';
 
@@ -172,7 +172,7 @@ async function startDistributed(): Promise<Server | null> {
   // A fresh connection key per run: a distributed process refuses to start without one.
   const env = { ...stores, ...NO_LIMITS, LOG_LEVEL: 'silent', PORT: String(port), HOST: '127.0.0.1', CONNECTION_ENCRYPTION_KEY: process.env.CONNECTION_ENCRYPTION_KEY ?? randomBytes(32).toString('base64') };
   const children: ChildProcess[] = [];
-  for (const s of ['data', 'services-pillar', 'commerce', 'workflows'] as ServiceName[]) children.push(spawnService(s, env, 'pipe'));
+  for (const s of PILLAR_SERVICES) children.push(spawnService(s, env, 'pipe'));
   const gateway = spawnService('gateway', env, 'pipe');
   children.push(gateway);
   const baseUrl = `http://127.0.0.1:${port}`;

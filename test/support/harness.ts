@@ -5,7 +5,7 @@ import pg from 'pg';
 import { createLogger, createRedisKv, ManualClock, NatsBus, type Clock, type Logger } from '@vcs/platform';
 import { startEmbedded } from '@vcs/embedded';
 import { trustProxySetting } from '../../services/gateway/src/config.ts';
-import { spawnService, type ServiceName } from '../../deploy/launch.ts';
+import { PILLAR_SERVICES, spawnService, type ServiceName } from '../../deploy/launch.ts';
 
 /** A running service under test, reached only over real HTTP. */
 export interface Harness {
@@ -147,8 +147,7 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
     return child;
   };
   // Migrations run once before the fleet starts (each process also checks, under an advisory lock).
-  const pillars: ServiceName[] = ['data', 'services-pillar', 'commerce', 'workflows'];
-  for (const s of pillars) for (let i = 0; i < (opts.replicas?.[s] ?? 1); i++) startOne(s);
+  for (const s of PILLAR_SERVICES) for (let i = 0; i < (opts.replicas?.[s] ?? 1); i++) startOne(s);
   startOne('gateway');
   const baseUrl = `http://127.0.0.1:${port}`;
   const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));

@@ -4,12 +4,15 @@ import { dataPillar } from '@vcs/data';
 import { buildApp, gatewayConfig, LIMITS, type RateLimits } from '@vcs/gateway';
 import {
   MemoryBus, OutboxRelay, createMemoryKv, createPgliteDb, migrate, platformMigrations, startPillar, systemClock,
-  type Clock, type Infra, type Migrations, type Logger, type AnyPillarDefinition, type Stoppable,
+  type Clock, type Infra, type Migrations, type Logger, type AnyPillarDefinition, type PillarDefinition, type Stoppable,
 } from '@vcs/platform';
+import { pillars, type Pillar } from '@vcs/contract';
 import { servicesPillar } from '@vcs/services-pillar';
 import { workflowsPillar } from '@vcs/workflows';
 
-export const allPillars: AnyPillarDefinition[] = [dataPillar, servicesPillar, commercePillar, workflowsPillar];
+/** Each pillar of the catalog (`pillars`, libs/contract) and its definition: a pillar without one does not compile. */
+const definitions: { [P in Pillar]: PillarDefinition<P> } = { data: dataPillar, services: servicesPillar, commerce: commercePillar, workflows: workflowsPillar };
+export const allPillars: AnyPillarDefinition[] = pillars.map((p) => definitions[p]);
 
 /** The platform's tables and every pillar's, for a store all of them share. */
 export const allMigrations: Migrations[] = [platformMigrations, ...allPillars.flatMap((p) => (p.migrations ? [p.migrations] : []))];
@@ -34,7 +37,7 @@ export interface EmbeddedOptions {
   settings?: Record<string, unknown>;
 }
 
-/** The gateway and all four pillars in one process: in-process bus, PGlite, in-memory stand-in for Redis. */
+/** The gateway and every pillar in one process: in-process bus, PGlite, in-memory stand-in for Redis. */
 export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: FastifyInstance; infra: Infra; stop(): Promise<void> }> {
   const db = await createPgliteDb(opts.pgliteDir);
   await migrate(db, allMigrations);
