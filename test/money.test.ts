@@ -179,7 +179,7 @@ describe.each(modes())('money and people (%s)', (mode) => {
     await call(base, 'POST', `/intents/${r.answer.value.intent.id}/settle`, { key });
     const { rows } = await m.db.query<{ payload: any }>(`select payload from outbox_events where type = 'Intent.settled@1' and account_id = $1`, [account]);
     const payload = typeof rows[0]!.payload === 'string' ? JSON.parse(rows[0]!.payload) : rows[0]!.payload;
-    expect(payload.data).toEqual({ intentId: r.answer.value.intent.id, capability: 'mco.fee', origin: { dealId: 'deal_x', step: 3 }, answerType: 'OK' });
+    expect(payload.data).toEqual({ intentId: r.answer.value.intent.id, capability: 'mco.fee', origin: { dealId: 'deal_x', step: 3 }, answerType: 'OK', executionId: expect.stringMatching(/^ex_/), charged: '0.00' });
   });
 
   const mandate = (over: Record<string, unknown> = {}) => ({

@@ -23,9 +23,22 @@ export const provenance = z.object({
 });
 export type Provenance = z.infer<typeof provenance>;
 
+/** The x402 payment that paid for a call: its receipt, as PAYMENT-RESPONSE carries it too. */
+export const paymentReceipt = z.object({
+  id: z.string().meta({ description: 'Our payment id (pay_…)' }),
+  network: z.string().meta({ description: 'CAIP-2 network the transfer was made on', example: 'eip155:84532' }),
+  asset: z.string(),
+  payer: z.string().meta({ description: 'The paying address' }),
+  payTo: z.string(),
+  amount: decimalString.meta({ description: 'The amount transferred, in the token (USD)' }),
+  transaction: z.string().nullable().meta({ description: 'The transfer\'s transaction hash (null when it was found on chain by its authorization only)' }),
+});
+export type PaymentReceipt = z.infer<typeof paymentReceipt>;
+
 export const meter = z.object({
-  charged: decimalString.meta({ description: 'Amount charged for this call; 0.00 in the sandbox' }),
+  charged: decimalString.meta({ description: 'What this call collected: 0.00 for a simulated settlement (the sandbox key route) or a free call; the amount an x402 payment moved' }),
   posted: z.boolean().meta({ description: 'Whether the charge is posted to the account ledger' }),
+  payment: paymentReceipt.optional().meta({ description: 'The x402 payment that paid for this call, when one did' }),
 });
 export type Meter = z.infer<typeof meter>;
 

@@ -12,6 +12,8 @@ export const idPrefixes = {
   delivery: 'dlv_',
   connection: 'conn_',
   request: 'req_',
+  execution: 'ex_',
+  payment: 'pay_',
 } as const;
 export type IdKind = keyof typeof idPrefixes;
 

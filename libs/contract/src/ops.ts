@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { answerSchema, money, timestamp } from './answer.ts';
+import { answerSchema, money, paymentReceipt, timestamp } from './answer.ts';
 import type { BlockedCode } from './codes.ts';
 import type { Pillar } from './capability.ts';
 import { connectionSubmission } from './connections.ts';
@@ -86,11 +86,19 @@ export const keyRowWire = z.object({
   mandate_binding: z.string(), trust_tier: z.string(), status: z.enum(['active', 'superseded', 'revoked']), superseded_by: z.string().nullable(),
   grace_until: timestamp.nullable(), created_at: timestamp, last_rotated_at: timestamp.nullable(), expires_at: timestamp.nullable(), revoked_at: timestamp.nullable(),
 });
+/** The BLOCKED codes of an x402 payment refused for good, or whose outcome is not known yet. */
+export const paymentCodes = ['payment-invalid', 'payment-invalid-signature', 'payment-wrong-amount', 'payment-wrong-recipient', 'payment-wrong-asset', 'payment-wrong-network',
+  'payment-wrong-scheme', 'payment-expired', 'payment-already-used', 'payment-other-intent', 'payment-insufficient-funds', 'payments-not-accepted', 'payment-unavailable', 'payment-pending'] as const satisfies readonly BlockedCode[];
 /** The Intent@1 value (GET /intents/{id}). */
 const intentValue = z.object({
   id: z.string(), status: z.enum(['pending', 'settled', 'expired', 'failed']), capability: z.string(), account: z.string().nullable(),
   price: money, ceiling: money, expiresAt: timestamp, createdAt: timestamp, settledAt: timestamp.nullable(),
-  origin: z.object({ dealId: z.string(), step: z.number().int() }).nullable(), executions: z.number().int(), settle: link('POST'), answer: anyRecord.nullable(),
+  origin: z.object({ dealId: z.string(), step: z.number().int() }).nullable(),
+  executions: z.number().int().meta({ description: 'How many times the capability ran for this intent: 0 or 1, never more' }),
+  settle: link('POST'), answer: anyRecord.nullable(),
+  charged: money.meta({ description: 'What settling it collected: 0.00 for a simulated settlement, the payment\'s amount for an x402 one' }),
+  payment: paymentReceipt.extend({ status: z.enum(['verifying', 'settling', 'settled', 'unknown', 'refused', 'expired']), reason: z.string().nullable() }).nullable()
+    .meta({ description: 'The x402 payment bound to this intent, when one was sent: its network, payer, amount, transaction and status' }),
 });
 /** The Handoff@1 value (GET /handoffs/{id}, and its completion). */
 const handoffValue = z.object({
@@ -136,10 +144,16 @@ export const ops = {
   }),
   intentsSettle: op({
     name: 'intents.settle', subject: 'sys.commerce.intents.settle', pillar: 'commerce', idempotent: false,
-    codes: ['intent-not-found', 'intent-other-account', 'intent-expired', 'offer-declined', 'idempotency-in-flight', 'forbidden', 'invalid-mandate', 'mandate-ceiling-exceeded', 'mandate-per-action-exceeded', 'mandate-expired', 'tripwire', 'payment-failed', 'execution-failed'],
+    codes: ['intent-not-found', 'intent-other-account', 'intent-expired', 'offer-declined', 'idempotency-in-flight', 'forbidden', 'invalid-mandate', 'mandate-ceiling-exceeded', 'mandate-per-action-exceeded', 'mandate-expired', 'tripwire', 'payment-failed', 'execution-failed',
+      'key-required', 'execution-pending', ...paymentCodes],
     passesCapabilityCodes: true, timeouts: 2,
-    input: z.object({ intentId: id('pi_', 'intent'), mandate: setByGateway(mandate.optional()), timeoutMs }), reply: capabilityAnswer,
-    route: { method: 'POST', path: '/intents/{intentId}/settle', summary: 'Settle the intent of a 402 OFFER; the capability then executes, once.', key: 'required', answers: 'the capability\'s answer' },
+    input: z.object({
+      intentId: id('pi_', 'intent'), mandate: setByGateway(mandate.optional()), timeoutMs,
+      /** The decoded x402 payment (PAYMENT-SIGNATURE v2 or X-PAYMENT v1); commerce parses it. */
+      payment: setByGateway(z.record(z.string(), z.unknown()).optional()),
+    }),
+    reply: capabilityAnswer,
+    route: { method: 'POST', path: '/intents/{intentId}/settle', summary: 'Settle the intent of a 402 OFFER with a key (simulated in the sandbox) or an x402 payment (PAYMENT-SIGNATURE or X-PAYMENT); the capability then executes, once.', key: 'optional', answers: 'the capability\'s answer' },
   }),
   handoffsCreate: op({
     name: 'handoffs.create', subject: 'sys.commerce.handoffs.create', pillar: 'commerce', idempotent: false, codes: ['NEEDS_HUMAN', 'invalid-input'],

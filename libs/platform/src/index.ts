@@ -15,3 +15,4 @@ export * from './runner.ts';
 export * from './process.ts';
 export * from './keys.ts';
 export * from './metrics.ts';
+export * from './x402.ts';

@@ -1,6 +1,8 @@
 import { ownMigrations, type PillarDefinition } from '@vcs/platform';
 import { commerceSettings } from './config.ts';
 import { commerceOps } from './money/ops.ts';
+import { railOf } from './money/payments.ts';
+import { startReconciler } from './money/reconciler.ts';
 import { apiKeyHandlers } from './nouns/apiKey.ts';
 
 /** The Commerce pillar: keys, accounts and money. */
@@ -14,4 +16,8 @@ export const commercePillar: PillarDefinition<'commerce'> = {
   ops: commerceOps,
   settings: commerceSettings,
   migrations: ownMigrations('commerce', import.meta.url),
+  background: async (services) => {
+    railOf(services); // a facilitator without a payee or chain node is a wrong setting: stop at start, naming it
+    return [startReconciler(services)];
+  },
 };

@@ -1,6 +1,7 @@
-import { problemsOf, capabilityByName, newId, opTimeouts, ops, sandboxDesks, type HumanVerb, type OpInput, type OpReply } from '@vcs/contract';
+import { problemsOf, capabilityByName, newId, opTimeouts, ops, sandboxDesks, withoutSecrets, type HumanVerb, type OpInput, type OpReply } from '@vcs/contract';
 import { writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
-import { execute, iso, json, record, refusal } from './common.ts';
+import { iso, json, record, refusal } from './common.ts';
+import { createExecution, findExecution, onExecutionFinished, pendingReply, settleExecution } from './executions.ts';
 
 /** The operations' inputs (contract ops.ts) and the caller's context. */
 type CreateHandoffRequest = OpInput<'handoffsCreate'> & { ctx: CallContext };
@@ -77,53 +78,59 @@ export async function getHandoff(services: Services, req: OpInput<'handoffsGet'>
   return record(services, req.ctx, 'Handoff@1', handoffView(r));
 }
 
-const handoffEvent = (services: Services, r: HandoffRow, type: 'Handoff.completed@1' | 'Handoff.refused@1', ctx: CallContext) => ({
+const handoffEvent = (services: Services, r: HandoffRow, type: 'Handoff.completed@1' | 'Handoff.refused@1', environment: CallContext['environment']) => ({
   type, occurredAt: services.clock.now().toISOString(), account: r.account_id, capability: r.capability,
   vin: typeof (json(r.input) as { vin?: unknown } | null)?.vin === 'string' ? (json(r.input) as { vin: string }).vin : null,
   data: { handoffId: r.id, verb: r.verb, capability: r.capability, origin: json(r.origin) ?? null },
-  simulated: ctx.environment === 'sandbox',
+  simulated: environment === 'sandbox',
 });
 
 /**
  * `sys.commerce.handoffs.complete`: the credentialed principal completes or refuses. Completing a capability
- * handoff runs the capability once (pending → completing under a row lock) and keeps its answer on the rail.
+ * handoff makes its one durable execution (pending → completing, under the row lock) and runs it
+ * (executions.ts): its answer is kept on the rail; an outcome not known yet is a 503 with Retry-After, and the
+ * execution is taken up again by itself, so the handoff never sticks in `completing`.
  */
 export async function completeHandoff(services: Services, req: CompleteHandoffRequest): Promise<OpReply> {
   const { ctx } = req;
   if (req.outcome !== 'completed' && req.outcome !== 'refused') return refusal(services, ctx, 'invalid-input', 'outcome must be "completed" or "refused"');
-  const step = await services.db.tx(async (q) => {
+  const timeoutMs = opTimeouts(ops.handoffsComplete, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
+  const step = await services.db.tx(async (q): Promise<{ reply: OpReply } | { execution: string; claimed: boolean }> => {
     const r = await findHandoff(q, String(req.handoffId), true);
     if (!r) return { reply: refusal(services, ctx, 'handoff-not-found', `no handoff ${req.handoffId}; handoff ids start ho_ and come from a NEEDS_HUMAN answer`) };
     if (r.account_id && r.account_id !== ctx.account) return { reply: refusal(services, ctx, 'forbidden', `handoff ${r.id} belongs to another account; complete it with the key of the account that made it`) };
     if (r.status === 'completed' || r.status === 'refused') return { reply: { ...record(services, ctx, 'Handoff@1', handoffView(r)), replayed: true } };
-    if (r.status === 'completing') return { reply: refusal(services, ctx, 'idempotency-in-flight', `handoff ${r.id} is being completed; poll GET ${pollPath(r.id)}`, { next: { method: 'GET', path: pollPath(r.id) } }) };
     if (req.credential !== r.credential) return { reply: refusal(services, ctx, 'forbidden', `handoff ${r.id} needs the ${r.credential} credential; send {"outcome": "...", "credential": "${r.credential}"} to POST ${pollPath(r.id)}/complete`, { next: { method: 'POST', path: `${pollPath(r.id)}/complete` } }) };
+    if (r.status === 'completing') {
+      const ex = await findExecution(q, 'handoff', r.id);
+      if (ex) return { execution: ex.id, claimed: false };
+    }
     const now = services.clock.now().toISOString();
     if (req.outcome === 'refused' || !r.capability) {
       const status = req.outcome;
       await q.query('update handoffs set status = $2, completed_at = $3 where id = $1', [r.id, status, now]);
-      await writeEvents(q, [handoffEvent(services, r, status === 'refused' ? 'Handoff.refused@1' : 'Handoff.completed@1', ctx)]);
+      await writeEvents(q, [handoffEvent(services, r, status === 'refused' ? 'Handoff.refused@1' : 'Handoff.completed@1', ctx.environment)]);
       return { reply: record(services, ctx, 'Handoff@1', handoffView({ ...r, status, completed_at: now })) };
     }
     await q.query(`update handoffs set status = 'completing' where id = $1`, [r.id]);
-    return { run: r };
+    const ex = await createExecution(q, services, {
+      source: 'handoff', sourceId: r.id, capability: r.capability, input: json(r.input), origin: json(r.origin),
+      // A sandbox desk's own trigger (human-*) decided the human's act; any other trigger goes on to the capability.
+      ctx: { ...ctx, account: r.account_id, trigger: r.trigger?.startsWith('human-') ? null : r.trigger },
+    }, timeoutMs);
+    return { execution: ex.id, claimed: true };
   });
-  if ('reply' in step) return step.reply!;
-  const r = step.run!;
-  const c = capabilityByName(r.capability!)!;
-  const stored = r.trigger?.startsWith('human-') ? null : r.trigger;
-  const runCtx: CallContext = { ...ctx, account: r.account_id, settled: true, trigger: stored };
-  const done = await execute(services, c, json(r.input), runCtx, opTimeouts(ops.handoffsComplete, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs, { method: 'POST', path: `${pollPath(r.id)}/complete` });
-  if (done.unavailable === 'no-responders' || done.unavailable === 'closed') {
-    await services.db.query(`update handoffs set status = 'pending' where id = $1 and status = 'completing'`, [r.id]);
-    return { status: done.status, answer: done.answer };
-  }
-  const now = services.clock.now().toISOString();
-  const finished = { ...r, status: 'completed', result: done.answer, result_status: done.status, completed_at: now };
-  await services.db.tx(async (q) => {
-    await q.query('update handoffs set status = $2, result = $3, result_status = $4, completed_at = $5 where id = $1',
-      [r.id, 'completed', JSON.stringify(done.answer), done.status, now]);
-    await writeEvents(q, [handoffEvent(services, r, 'Handoff.completed@1', ctx)]);
-  });
-  return record(services, ctx, 'Handoff@1', handoffView(finished));
+  if ('reply' in step) return step.reply;
+  const out = await settleExecution(services, step.execution, timeoutMs, { method: 'GET', path: pollPath(String(req.handoffId)) }, { claimed: step.claimed, requestId: ctx.requestId });
+  if (out.kind !== 'done') return pendingReply(out, { method: 'GET', path: pollPath(String(req.handoffId)) });
+  const r = (await findHandoff(services.db, String(req.handoffId)))!;
+  return { ...record(services, ctx, 'Handoff@1', handoffView(r)), replayed: out.replayed || !step.claimed };
 }
+
+/** A handoff's execution finished: the handoff is completed with the capability's answer and event, in the same transaction. */
+onExecutionFinished('handoff', async (q, services, ex, answer, status) => {
+  const r = (await findHandoff(q, ex.source_id, true))!;
+  await q.query('update handoffs set status = $2, result = $3, result_status = $4, completed_at = $5 where id = $1',
+    [r.id, 'completed', withoutSecrets(JSON.stringify(answer)), status, services.clock.now().toISOString()]);
+  await writeEvents(q, [handoffEvent(services, r, 'Handoff.completed@1', (json(ex.ctx) as { environment: CallContext['environment'] }).environment)]);
+});

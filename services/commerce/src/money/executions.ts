@@ -1,0 +1,181 @@
+import { blocked, capabilityByName, newId, requestText, statusOfCode, withoutSecrets, type NextRequest, type OpReply } from '@vcs/contract';
+import { busCallerOf, callCapability, writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
+import { json } from './common.ts';
+
+/**
+ * The one durable execution. Every path that pays for or authorises a capability (a settled intent, a completed
+ * handoff, a deal step) creates one execution and runs it here: claim under a lease → send the capability to its
+ * pillar with the execution id (the pillar commits its effects under that id once, ever: platform runner.ts) →
+ * record the answer. A pillar that does not answer in time leaves the outcome unknown, never "completed": the
+ * lease runs out and the reconciler (or the caller's retry) runs it again under the same id, which answers the
+ * stored answer if the first attempt did commit. Nothing sticks: every state has a way forward on its own.
+ */
+
+export type ExecutionSource = 'intent' | 'handoff' | 'deal';
+
+export interface ExecutionRow {
+  id: string; source: ExecutionSource; source_id: string; capability: string; input: unknown; ctx: unknown; origin: unknown;
+  status: 'ready' | 'running' | 'succeeded' | 'failed'; lease_until: string | Date | null; attempts: number;
+  answer: unknown; answer_status: number | null; created_at: string | Date; finished_at: string | Date | null;
+}
+
+/** What an execution carries of its caller's context: who, which environment, the trigger, the mandate. */
+export type StoredContext = Pick<CallContext, 'account' | 'keyId' | 'environment' | 'trigger' | 'intentId' | 'mandate'>;
+
+/** The lease beyond the call's own time-out: a claim outlives the call it covers. */
+const LEASE_MARGIN_MS = 2_000;
+/** After a pillar was certainly not reached, the execution waits this long before the reconciler tries again. */
+const NOT_RUN_BACKOFF_MS = 1_000;
+
+/** What finishing an execution does to the record it ran for, in the same transaction (an intent settled, a handoff completed). */
+export type Finisher = (q: Queryable, services: Services, ex: ExecutionRow, answer: Record<string, unknown>, status: number) => Promise<void>;
+const finishers = new Map<ExecutionSource, Finisher>();
+export const onExecutionFinished = (source: ExecutionSource, fn: Finisher) => { finishers.set(source, fn); };
+
+export type ExecutionOutcome =
+  | { kind: 'done'; row: ExecutionRow; status: number; answer: Record<string, unknown>; replayed: boolean }
+  /** Claimed by another attempt whose lease still runs. */
+  | { kind: 'busy'; row: ExecutionRow; retryAfterSeconds: number }
+  /** The pillar was certainly not reached: nothing ran; the execution is ready again. */
+  | { kind: 'not-run'; row: ExecutionRow; reason: string }
+  /** The pillar did not answer in time: it may have run; the lease decides when it is tried again. */
+  | { kind: 'unknown'; row: ExecutionRow; retryAfterSeconds: number };
+
+export interface NewExecution {
+  source: ExecutionSource; sourceId: string; capability: string; input: unknown; ctx: StoredContext; origin?: unknown;
+}
+
+const leaseFor = (services: Services, timeoutMs: number) => new Date(services.clock.now().getTime() + timeoutMs + LEASE_MARGIN_MS);
+
+/**
+ * Create the execution for (source, sourceId), claimed by its creator under a lease, inside the caller's
+ * transaction (the intent's claim, the handoff's completion). Creating it twice is creating it once.
+ */
+export async function createExecution(q: Queryable, services: Services, e: NewExecution, timeoutMs: number): Promise<ExecutionRow> {
+  const now = services.clock.now();
+  const ctx: StoredContext = { account: e.ctx.account, keyId: e.ctx.keyId, environment: e.ctx.environment, trigger: e.ctx.trigger ?? null, intentId: e.ctx.intentId ?? null, mandate: e.ctx.mandate };
+  await q.query(
+    `insert into executions(id, source, source_id, capability, input, ctx, origin, status, lease_until, attempts, created_at)
+     values ($1,$2,$3,$4,$5,$6,$7,'running',$8,1,$9) on conflict (source, source_id) do nothing`,
+    [newId('execution'), e.source, e.sourceId, e.capability, JSON.stringify(e.input ?? {}), JSON.stringify(ctx),
+      e.origin ? JSON.stringify(e.origin) : null, leaseFor(services, timeoutMs).toISOString(), now.toISOString()]);
+  const { rows } = await q.query<ExecutionRow>('select * from executions where source = $1 and source_id = $2', [e.source, e.sourceId]);
+  return rows[0]!;
+}
+
+export async function findExecution(q: Queryable, source: ExecutionSource, sourceId: string): Promise<ExecutionRow | undefined> {
+  const { rows } = await q.query<ExecutionRow>('select * from executions where source = $1 and source_id = $2', [source, sourceId]);
+  return rows[0];
+}
+
+const finished = (r: ExecutionRow) => r.status === 'succeeded' || r.status === 'failed';
+const secondsUntil = (services: Services, t: string | Date | null) =>
+  Math.max(1, Math.ceil(((t ? new Date(t).getTime() : 0) - services.clock.now().getTime()) / 1000));
+
+/** Take the execution for one attempt: its final answer, busy under another's lease, or claimed (a new lease). */
+async function claim(services: Services, id: string, timeoutMs: number, claimed: boolean): Promise<ExecutionOutcome | { kind: 'claimed'; row: ExecutionRow }> {
+  return services.db.tx(async (q) => {
+    const { rows } = await q.query<ExecutionRow>('select * from executions where id = $1 for update', [id]);
+    const r = rows[0]!;
+    if (finished(r)) return { kind: 'done', row: r, status: r.answer_status ?? 200, answer: json(r.answer), replayed: true };
+    // The creator claimed it when it made it (createExecution); anyone else waits for the lease to run out.
+    if (claimed && r.status === 'running') return { kind: 'claimed', row: r };
+    const now = services.clock.now();
+    if (r.status === 'running' && r.lease_until && new Date(r.lease_until) > now) return { kind: 'busy', row: r, retryAfterSeconds: secondsUntil(services, r.lease_until) };
+    const lease = leaseFor(services, timeoutMs);
+    await q.query(`update executions set status = 'running', lease_until = $2, attempts = attempts + 1 where id = $1`, [id, lease.toISOString()]);
+    return { kind: 'claimed', row: { ...r, status: 'running', lease_until: lease, attempts: r.attempts + 1 } };
+  });
+}
+
+/**
+ * Run one attempt of an execution. `claimed` says the caller holds the claim already (it just created it).
+ * Returns the final answer (run now or stored), or why there is none yet.
+ */
+export async function runExecution(services: Services, id: string, timeoutMs: number, opts: { claimed?: boolean; requestId?: string } = {}): Promise<ExecutionOutcome> {
+  const got = await claim(services, id, timeoutMs, opts.claimed ?? false);
+  if (got.kind !== 'claimed') return got;
+  const row = got.row;
+  const c = capabilityByName(row.capability)!;
+  const stored = json(row.ctx) as StoredContext;
+  const ctx: CallContext = { ...stored, requestId: opts.requestId ?? newId('request'), settled: true, executionId: row.id };
+  const r = await callCapability(busCallerOf(services), c, json(row.input), ctx, timeoutMs);
+  if (r.unavailable === 'no-responders' || r.unavailable === 'closed') {
+    // Certainly not run: ready again, for the caller's retry or the reconciler after a short pause.
+    const again = new Date(services.clock.now().getTime() + NOT_RUN_BACKOFF_MS).toISOString();
+    await services.db.query(`update executions set status = 'ready', lease_until = $2 where id = $1 and status = 'running' and attempts = $3`, [row.id, again, row.attempts]);
+    return { kind: 'not-run', row, reason: r.unavailable };
+  }
+  if (r.unavailable) return { kind: 'unknown', row, retryAfterSeconds: secondsUntil(services, row.lease_until) };
+  return record(services, row, r.answer, r.status, r.replayed ?? false);
+}
+
+/** Record the pillar's answer once: the first attempt to come back (any attempt carries the same stored answer). */
+async function record(services: Services, row: ExecutionRow, answer: Record<string, unknown>, status: number, replayed: boolean): Promise<ExecutionOutcome> {
+  const type = String(answer.type);
+  const outcome = type === 'OK' || type === 'EMPTY' ? 'succeeded' : 'failed';
+  const now = services.clock.now().toISOString();
+  const kept = await services.db.tx(async (q) => {
+    // The stored copy never holds a secret shown once; the first caller gets it in this answer only.
+    const { rows } = await q.query<ExecutionRow>(
+      `update executions set status = $2, answer = $3, answer_status = $4, finished_at = $5, lease_until = null
+        where id = $1 and status in ('ready', 'running') returning *`,
+      [row.id, outcome, withoutSecrets(JSON.stringify(answer)), status, now]);
+    const done = rows[0];
+    if (!done) return null; // another attempt recorded it first
+    await finishers.get(row.source)?.(q, services, done, answer, status);
+    const stored = json(done.ctx) as StoredContext;
+    const input = json(done.input) as { vin?: unknown } | null;
+    await writeEvents(q, [{
+      type: 'Execution.finished@1', occurredAt: now, account: stored.account, capability: done.capability,
+      vin: typeof input?.vin === 'string' ? input.vin : null,
+      data: { executionId: done.id, source: done.source, sourceId: done.source_id, capability: done.capability, origin: json(done.origin) ?? null, status: outcome, answerType: type, answers: answer.answers ?? null },
+      simulated: stored.environment === 'sandbox',
+    }]);
+    return done;
+  });
+  if (kept) return { kind: 'done', row: kept, status, answer, replayed };
+  const { rows } = await services.db.query<ExecutionRow>('select * from executions where id = $1', [row.id]);
+  return { kind: 'done', row: rows[0]!, status: rows[0]!.answer_status ?? status, answer: json(rows[0]!.answer), replayed: true };
+}
+
+/**
+ * Run an execution until it has its answer or the caller's time is up: wait out another attempt's lease while
+ * there is time; past it, the typed 503/409 that says the outcome is not known yet and when to ask again.
+ */
+export async function settleExecution(services: Services, id: string, timeoutMs: number, retry: NextRequest, opts: { claimed?: boolean; requestId?: string } = {}): Promise<ExecutionOutcome> {
+  const until = services.clock.now().getTime() + timeoutMs;
+  let claimed = opts.claimed ?? false;
+  for (;;) {
+    const left = until - services.clock.now().getTime();
+    const out = await runExecution(services, id, Math.max(1000, left), { claimed, requestId: opts.requestId });
+    claimed = false;
+    if (out.kind !== 'busy' || services.clock.now().getTime() + 50 >= until) return out;
+    await services.clock.sleep(50);
+  }
+}
+
+/** The caller's answer for an execution with no final answer yet: never a 402, never "completed". */
+export function pendingReply(out: Exclude<ExecutionOutcome, { kind: 'done' }>, retry: NextRequest): OpReply {
+  const c = out.row.capability;
+  const [code, message, retryAfter] =
+    out.kind === 'not-run' ? ['pillar-unavailable' as const, `the pillar serving ${c} is not running (${out.reason}); nothing ran. It will be tried again by itself; read its answer with ${requestText(retry)} in a moment`, 1]
+    : out.kind === 'busy' ? ['idempotency-in-flight' as const, `${c} is running for this request now (execution ${out.row.id}); read its answer with ${requestText(retry)} in ${out.retryAfterSeconds} s`, out.retryAfterSeconds]
+    : ['execution-pending' as const, `the pillar serving ${c} did not answer in time, so whether it ran is not known yet; it runs at most once and is taken up again by itself: read its answer with ${requestText(retry)} in ${out.retryAfterSeconds} s`, out.retryAfterSeconds];
+  const a = blocked(code, message, { execution: { id: out.row.id, status: out.kind === 'not-run' ? 'ready' : 'running' }, retryAfter, next: retry });
+  return { status: statusOfCode(code), answer: a as unknown as Record<string, unknown> };
+}
+
+/**
+ * One pass of the reconciler: every execution whose lease ran out (its runner died, was paused, or its pillar did
+ * not answer) is run again under its own id. Replicas take turns per row (the claim's row lock).
+ */
+export async function reconcileExecutions(services: Services): Promise<void> {
+  const due = await services.db.query<{ id: string }>(
+    `select id from executions where status in ('ready', 'running') and (lease_until is null or lease_until < $1) order by created_at limit 20`,
+    [services.clock.now().toISOString()]);
+  for (const { id } of due.rows) {
+    const out = await runExecution(services, id, services.settings.BUS_TIMEOUT_MS);
+    if (out.kind === 'done') services.log.info({ executionId: id, capability: out.row.capability, replayed: out.replayed }, 'execution taken up again and finished');
+  }
+}
