@@ -50,12 +50,15 @@ export function anvilBinary(): string {
 export interface Anvil {
   rpcUrl: string;
   port: number;
+  /** Settles when anvil has ended: after stop(), or on its own. */
+  exited: Promise<void>;
   stop(): Promise<void>;
 }
 
 /**
- * anvil's children are tied to this process by a pipe: the shell stops anvil when its stdin closes, which happens
- * however this process ends (a killed test worker too), so no chain outlives the process that started it.
+ * anvil is tied to this process by a pipe: the shell stops anvil when its stdin closes, which happens however this
+ * process ends (a killed test worker too), so no chain outlives the process that started it. It runs in its own
+ * process group, so a terminal's Ctrl-C reaches the launcher, which stops the chain after what depends on it.
  */
 const TIED = 'exec 3<&0; "$0" "$@" </dev/null & pid=$!; ( cat <&3 >/dev/null; kill $pid 2>/dev/null ) >/dev/null 2>&1 & wait $pid';
 
@@ -64,7 +67,7 @@ export async function startAnvil({ port = 0 }: { port?: number } = {}): Promise<
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(CHAIN_ID)];
   const child = process.platform === 'win32'
     ? spawn(anvilBinary(), args, { stdio: ['pipe', 'pipe', 'pipe'] })
-    : spawn('/bin/sh', ['-c', TIED, anvilBinary(), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    : spawn('/bin/sh', ['-c', TIED, anvilBinary(), ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => { stderr = (stderr + b.toString()).slice(-2000); });
@@ -89,7 +92,7 @@ export async function startAnvil({ port = 0 }: { port?: number } = {}): Promise<
   };
   try {
     const actual = await listening;
-    return { rpcUrl: `http://127.0.0.1:${actual}`, port: actual, stop };
+    return { rpcUrl: `http://127.0.0.1:${actual}`, port: actual, exited, stop };
   } catch (e) {
     await stop();
     throw e;

@@ -43,6 +43,8 @@ export interface Rail {
   requirements(amount: bigint | number | string): PaymentRequirements;
   /** true: the facilitator refuses connections; false: it listens again on the same port. */
   setFacilitatorDown(down: boolean): Promise<void>;
+  /** Settles when the chain has ended: after stop(), or on its own. */
+  exited: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -68,6 +70,7 @@ export async function startRail({ payers = 1, mintEach = 100_000_000n, port = {}
         maxTimeoutSeconds: 900, extra: { name: 'USDC', version: '2' },
       }),
       setFacilitatorDown: (down) => (down ? facilitator.pause('refused') : facilitator.resume()),
+      exited: anvil.exited,
       stop: () => (stopped ??= facilitator.close().finally(() => anvil.stop())),
     };
   } catch (e) {

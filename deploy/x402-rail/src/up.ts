@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { startRail, type Rail, type RailOptions } from './index.ts';
 
 /** The rail's options from `--payers`, `--mint`, `--rpc-port`, `--facilitator-port` (shared with start.ts). */
-export function railOptionsFrom(argv: string[]): RailOptions {
+export function railOptionsFrom(argv: string[], { payers = 1 }: { payers?: number } = {}): RailOptions {
   const opt = (name: string) => { const i = argv.indexOf(`--${name}`); return i >= 0 ? argv[i + 1] : undefined; };
   const whole = (name: string, dflt: number) => {
     const raw = opt(name);
@@ -18,7 +18,7 @@ export function railOptionsFrom(argv: string[]): RailOptions {
   const mint = opt('mint');
   if (mint !== undefined && !/^\d+$/.test(mint)) { console.error(`--mint: expected atomic units, a whole number (got ${JSON.stringify(mint)})`); process.exit(2); }
   return {
-    payers: Math.max(1, whole('payers', 1)),
+    payers: Math.max(1, whole('payers', payers)),
     mintEach: mint === undefined ? undefined : BigInt(mint),
     port: { rpc: whole('rpc-port', 0), facilitator: whole('facilitator-port', 0) },
   };
