@@ -11,10 +11,10 @@ import { freePort } from './harness.ts';
  */
 export interface PrivateServer { url: string; port: number; readonly pid?: number; stop(signal?: NodeJS.Signals): Promise<void>; start(): Promise<void>; destroy(): Promise<void> }
 
-function portOpen(port: number): Promise<boolean> {
+export function portOpen(port: number): Promise<boolean> {
   return new Promise((r) => { const s = connect(port, '127.0.0.1'); s.once('connect', () => { s.destroy(); r(true); }); s.once('error', () => r(false)); });
 }
-async function waitPort(port: number, open: boolean, timeoutMs = 15_000) {
+export async function waitPort(port: number, open: boolean, timeoutMs = 15_000) {
   const until = Date.now() + timeoutMs;
   while ((await portOpen(port)) !== open) {
     if (Date.now() > until) throw new Error(`port ${port} did not ${open ? 'open' : 'close'}`);
