@@ -180,7 +180,8 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
   it('a restarted NATS container: everything reconnects by itself, every pillar serves, events are delivered', async () => {
     const { rx, key, endpointId } = await subscribedReceiver(['TotalLoss.*']);
     try {
-      await run('docker', ['restart', `${project}-nats-1`]);
+      // All three nodes of the cluster at once: the whole bus gone, then back.
+      await run('docker', ['restart', `${project}-nats-1-1`, `${project}-nats-2-1`, `${project}-nats-3-1`]);
       const VIN = '1HGCM82633A004352';
       await waitFor(async () => (await call(base, 'GET', `/signings/status?vin=${VIN}`)).status === 200 // services pillar
         && (await call(base, 'POST', '/keys')).status === 200 // commerce

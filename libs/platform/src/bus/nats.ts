@@ -153,17 +153,31 @@ export class NatsBus implements Bus {
     }), gaveUp]).finally(() => clearTimeout(timer));
     const bus = new NatsBus(nc, namespace, opts);
     busState.connected.set(1);
-    await bus.ensureStream();
+    await bus.ensureStream(startupTimeoutMs);
     return bus;
   }
 
-  private async ensureStream() {
+  /**
+   * Find or make the event stream. A cluster still electing its meta leader (every node just started) answers 503
+   * or not at all: that is waited out up to the start-up time-out; anything else is said at once.
+   */
+  private async ensureStream(startupTimeoutMs: number) {
+    const until = Date.now() + startupTimeoutMs;
+    for (;;) {
+      try { return await this.findOrMakeStream(); } catch (err) {
+        if (err instanceof ConfigError || (err as { final?: boolean }).final || !retryablePublishError(err) || Date.now() > until) throw err;
+        await sleep(500);
+      }
+    }
+  }
+
+  private async findOrMakeStream() {
     const jsm = await jetstreamManager(this.nc);
     const config = {
       name: this.stream, subjects: [this.s(EVENT_SUBJECTS)], storage: StorageType.File,
       duplicate_window: ms(2 * 60 * 1000), max_age: ms(7 * 24 * 3600 * 1000), num_replicas: this.replicas,
     };
-    const existing = await jsm.streams.info(this.stream).catch(() => null);
+    const existing = await jsm.streams.info(this.stream).catch((err: Error) => { if (/stream not found/i.test(err.message)) return null; throw err; });
     if (existing) return this.checkReplicas(existing.config.num_replicas);
     try {
       await jsm.streams.add(config);
@@ -171,9 +185,10 @@ export class NatsBus implements Bus {
       // Another replica may have made it meanwhile; if it is still not there, say why, once, and stop.
       const made = await jsm.streams.info(this.stream).catch(() => null);
       if (made) return this.checkReplicas(made.config.num_replicas);
-      throw new Error(`the event stream ${this.stream} (subjects ${config.subjects[0]}) cannot be made on this NATS: ${(err as Error).message}. `
+      if (retryablePublishError(err)) throw err;
+      throw Object.assign(new Error(`the event stream ${this.stream} (subjects ${config.subjects[0]}) cannot be made on this NATS: ${(err as Error).message}. `
         + (this.replicas > 1 ? `EVENT_STREAM_REPLICAS=${this.replicas} needs a NATS cluster of at least ${this.replicas} JetStream servers. ` : '')
-        + 'If another stream already takes overlapping subjects, give this deployment its own NATS_NAMESPACE or remove that stream.');
+        + 'If another stream already takes overlapping subjects, give this deployment its own NATS_NAMESPACE or remove that stream.'), { final: true });
     }
   }
 
