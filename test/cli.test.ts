@@ -22,7 +22,7 @@ function vcs(args: string[], env: Record<string, string>, command = [process.exe
   });
 }
 
-// The CLI is an HTTP client: one mode is enough to prove it (each spawn is a Node start-up running the bundle, ~0.1 s).
+// The CLI is an HTTP client: one mode is enough to prove it (each spawn is a Node start-up running the bundle, ~0.3 s).
 describe.each(modes().slice(0, 1))('vcs CLI (%s)', (mode) => {
   let h: Harness;
   let env: Record<string, string>;
@@ -34,6 +34,8 @@ describe.each(modes().slice(0, 1))('vcs CLI (%s)', (mode) => {
 
   it("runs the README's invocation (pnpm -s vcs …) pipeably: stdout is the answer's JSON alone, no pnpm banner", async () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    // The fast form (plain node, no pnpm start-up) is the one the README shows first.
+    expect(readme.match(/`((?:node libs\/cli\/bin\/vcs\.js|npx [^`]*-s vcs) [^`]*)`/)?.[1]).toMatch(/^node libs\/cli\/bin\/vcs\.js /);
     const documented = readme.match(/`(npx --yes pnpm@[\d.]+ -s vcs signing\.status --vin \w+) \| jq \.value`/)?.[1];
     expect(documented, 'the README documents the piped CLI call').toBeDefined();
     const [npx, ...args] = documented!.split(' ');

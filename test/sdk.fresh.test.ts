@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { catalogDigest } from '@vcs/contract';
 import { CATALOG_DIGEST } from '@vcs/sdk';
-import { generate, GENERATED_DIR } from '../libs/sdk/scripts/generate.ts';
+import { generate, GENERATED_DIR, PACKAGES, stamped } from '../libs/sdk/scripts/generate.ts';
 
 describe('generated SDK', () => {
   it.each(Object.entries(generate()))('%s is what `pnpm gen` writes (run it after changing the catalog)', (name, text) => {
@@ -11,6 +11,11 @@ describe('generated SDK', () => {
   });
   it('is pinned to the catalog digest', () => {
     expect(CATALOG_DIGEST).toBe(catalogDigest());
+  });
+  it.each(PACKAGES)('%s is stamped with that digest and its version (`pnpm gen` writes both)', (path) => {
+    const text = readFileSync(path, 'utf8');
+    expect(JSON.parse(text).catalogDigest).toBe(CATALOG_DIGEST);
+    expect(stamped(text, CATALOG_DIGEST)).toBe(text);
   });
   it('imports nothing from node: at runtime', () => {
     for (const f of ['runtime.ts', 'index.ts', 'generated/nouns.ts', 'generated/workflows.ts', 'generated/catalog.ts']) {

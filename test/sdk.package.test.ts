@@ -1,28 +1,22 @@
 /**
- * The SDK as a client developer gets it: built, packed with `pnpm pack`, installed from the tarball into an empty
- * project (no workspace, no network), then used from plain `node` (ESM and CommonJS) against a running service,
- * type-checked by TypeScript with `moduleResolution: NodeNext` and no @types/node, and bundled for a browser.
+ * The SDK as a client developer gets it: packed with `pnpm pack` alone (its prepack builds dist/; no build step of
+ * ours runs first, and no dist/ is left from an earlier build), installed from the tarball into an empty project (no
+ * workspace, no network), then used from plain `node` (ESM and CommonJS) against a running service, type-checked by
+ * TypeScript with `moduleResolution: NodeNext` and no @types/node (its README's example too), and bundled for a browser.
  */
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATALOG_DIGEST } from '@vcs/sdk';
 import { startHarness, type Harness } from './support/harness.ts';
+import { packAlone, sh } from './support/pack.ts';
 
-const run = promisify(execFile);
 const root = join(import.meta.dirname, '..');
 const sdk = join(root, 'libs', 'sdk');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 const VIN = '1HGCM82633A004352';
-
-// Children get a plain environment: pnpm's and vitest's npm_config_* settings would turn `npm install` into a
-// workspace install. stdin is closed so nothing can wait on a prompt; every child has a time limit.
-const plainEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_|^PNPM_|^VITEST/i.test(k)));
-const sh = (file: string, args: string[], cwd: string) =>
-  run(file, args, { cwd, env: plainEnv, timeout: 120_000, maxBuffer: 16 << 20 });
 
 let dir = '';
 let app = '';
@@ -32,11 +26,9 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vcs-sdk-'));
   app = join(dir, 'app');
   mkdirSync(app);
-  await sh(process.execPath, [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'scripts/build.ts'], sdk);
-  await sh('npx', ['--yes', 'pnpm@10.34.8', 'pack', '--pack-destination', dir], sdk);
-  const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'))!;
+  const tarball = await packAlone(sdk, dir);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-  await sh('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', join(dir, tarball)], app);
+  await sh('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], app);
   h = await startHarness('embedded');
 }, 240_000);
 
@@ -46,6 +38,16 @@ afterAll(async () => {
 });
 
 describe('the SDK as an installed package', () => {
+  it('is publishable: not private, licensed, versioned with the catalog digest it was generated from, with its README', () => {
+    const installed = join(app, 'node_modules', '@vcs', 'sdk');
+    const pkg = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
+    expect(pkg.private).toBeUndefined();
+    expect(pkg).toMatchObject({ name: '@vcs/sdk', license: 'MIT', catalogDigest: CATALOG_DIGEST });
+    expect(pkg.version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(pkg.dependencies ?? {}).toEqual({});
+    expect(readFileSync(join(installed, 'README.md'), 'utf8')).toMatch(/Answer<T>/);
+  });
+
   it('answers a free capability from plain node, as ESM and as CommonJS', async () => {
     writeFileSync(join(app, 'esm.mjs'), `
       import { createClient, platform, setDefaultClient, signing } from '@vcs/sdk';
@@ -79,6 +81,11 @@ describe('the SDK as an installed package', () => {
       export const a = signing.status({ vinn: '${VIN}' });`);
     const refused = await sh(process.execPath, [tsc, '-p', 'tsconfig.json'], app).then(() => '', (e: { stdout: string }) => e.stdout);
     expect(refused).toMatch(/vinn/);
+    // The README's narrowing example, as the installed package ships it, compiles as it stands.
+    const example = /```ts\n([\s\S]*?)```/.exec(readFileSync(join(app, 'node_modules', '@vcs', 'sdk', 'README.md'), 'utf8'))?.[1];
+    expect(example).toMatch(/switch \(a\.type\)/);
+    writeFileSync(join(app, 'use.ts'), example!);
+    await sh(process.execPath, [tsc, '-p', 'tsconfig.json'], app).catch((e: { stdout: string }) => { throw new Error(`README example: ${e.stdout}`); });
   }, 60_000);
 
   it('bundles for a browser with nothing Node-only in it', async () => {

@@ -1,10 +1,12 @@
 /**
- * `pnpm --filter @vcs/sdk build`: the SDK as a package anyone can install: ESM (dist/index.js), CommonJS
- * (dist/index.cjs) and declarations (dist/*.d.ts) that need neither @types/node nor the monorepo. The workspace keeps
- * importing the TypeScript sources; `pnpm pack` publishes dist/ (publishConfig in package.json).
+ * The SDK as a package anyone can install: ESM (dist/index.js), CommonJS (dist/index.cjs) and declarations
+ * (dist/*.d.ts) that need neither @types/node nor the monorepo. `pnpm pack` and `pnpm publish` run it first (prepack),
+ * so a tarball always holds a dist/ made from the sources it was packed from; the workspace keeps importing the
+ * TypeScript sources, and the tarball's exports point at dist/ (publishConfig in package.json).
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -17,7 +19,7 @@ export async function buildSdk() {
   const common = { entryPoints: [join(pkg, 'src', 'index.ts')] as string[], bundle: true, platform: 'neutral', target: 'es2022', logLevel: 'warning', legalComments: 'none' } as const;
   await build({ ...common, format: 'esm', outfile: join(dist, 'index.js') });
   await build({ ...common, format: 'cjs', outfile: join(dist, 'index.cjs') });
-  const tsc = join(pkg, '..', '..', 'node_modules', 'typescript', 'bin', 'tsc');
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   execFileSync(process.execPath, [tsc, '-p', join(pkg, 'tsconfig.build.json')], { stdio: 'inherit' });
   // Declarations name their siblings as the JavaScript a consumer resolves (`./runtime.js`), whatever tsc kept.
   const fix = (dir: string): void => {

@@ -1,6 +1,6 @@
 // Generates libs/sdk/src/generated/*.ts from the catalog. Run with `pnpm gen`; test/sdk.fresh.test.ts fails when the
 // committed output differs from what this would write.
-import { writeFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { blockedValue, catalogDigest, jsonSchemaOf, meter, nouns, offerValue, opList, ops, priceText, provenance, setByGatewayMembers, workflowIds, type Capability } from '@vcs/contract';
@@ -159,8 +159,24 @@ export function generate(): Record<string, string> {
   return { 'catalog.ts': catalogFile(), 'answer.ts': answerFile(), 'types.ts': typesFile(), 'nouns.ts': nounsFile(), 'workflows.ts': workflowsFile(), 'platform.ts': platformFile() };
 }
 
+/**
+ * The packages made from the catalog (the SDK, and the CLI that bundles it), each stamped with the digest it was
+ * generated from: a new digest is a new minor version (0.x: a catalog change may change a type), the same digest the
+ * same version. test/sdk.fresh.test.ts fails when a package's stamp is not the catalog's.
+ */
+export const PACKAGES = ['sdk', 'cli'].map((p) => join(dirname(fileURLToPath(import.meta.url)), '..', '..', p, 'package.json'));
+
+/** A package.json's text stamped with `digest` (unchanged when it already is). */
+export function stamped(text: string, digest = catalogDigest()): string {
+  const pkg = JSON.parse(text) as { version: string; catalogDigest?: string };
+  if (pkg.catalogDigest === digest) return text;
+  const [major, minor] = pkg.version.split('.').map(Number);
+  return JSON.stringify({ ...pkg, version: `${major}.${minor! + 1}.0`, catalogDigest: digest }, null, 2) + '\n';
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   mkdirSync(GENERATED_DIR, { recursive: true });
   for (const [name, text] of Object.entries(generate())) writeFileSync(join(GENERATED_DIR, name), text);
+  for (const p of PACKAGES) writeFileSync(p, stamped(readFileSync(p, 'utf8')));
   console.log(`generated ${Object.keys(generate()).length} files for ${catalogDigest()}`);
 }
