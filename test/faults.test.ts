@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, distributedEnv, startHarness, waitFor, type Harness } from './support/harness.ts';
+import { call, serversFor, startHarness, waitFor, type Harness } from './support/harness.ts';
 
 const VIN = '1HGCM82633A004352';
 
-describe.runIf(distributedEnv())('faults (distributed)', () => {
+describe.runIf(serversFor('faults suite'))('faults (distributed: needs NATS_URL, DATABASE_URL, REDIS_URL)', () => {
   let h: Harness;
   beforeAll(async () => { h = await startHarness('distributed', { busTimeoutMs: 1500 }); });
   afterAll(async () => { await h?.stop(); });

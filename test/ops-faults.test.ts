@@ -1,6 +1,6 @@
 import { Agent, get as httpGet } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, distributedEnv, mintKey, startHarness, waitFor, type Harness } from './support/harness.ts';
+import { call, mintKey, serversFor, startHarness, waitFor, type Harness } from './support/harness.ts';
 import { privateNats, privatePostgres, privateRedis, type PrivateServer } from './support/private-infra.ts';
 import { rawRequest } from './support/raw-http.ts';
 
@@ -43,7 +43,7 @@ function onlyTyped503(outcomes: Outcome[]) {
   expect(outcomes.filter((o) => o.status === 0)).toEqual([]);
 }
 
-describe.runIf(distributedEnv()).sequential('ops faults (distributed)', () => {
+describe.runIf(serversFor('ops-faults suite')).sequential('ops faults (distributed: needs NATS_URL, DATABASE_URL, REDIS_URL)', () => {
   describe.sequential('replicas, kill -9 and SIGTERM', () => {
     let h: Harness;
     let key: string;

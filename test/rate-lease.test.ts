@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisKv, ManualClock, type Kv } from '@vcs/platform';
 import { LeasedLimiter, RateLimiterRes, redisWindow } from '../services/gateway/src/rateLimit.ts';
+import { serversFor } from './support/harness.ts';
 
 const REDIS_URL = process.env.REDIS_URL;
 
 /** Two "gateways" (two LeasedLimiters) sharing one Redis window, counting the Redis operations they make. */
-describe.skipIf(!REDIS_URL)('leased rate limits on real Redis', () => {
+describe.runIf(serversFor('rate-lease suite', ['REDIS_URL']))('leased rate limits on real Redis (needs REDIS_URL)', () => {
   let kv: Kv;
   beforeAll(async () => {
     kv = createRedisKv(REDIS_URL!, '');

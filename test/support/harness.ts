@@ -40,6 +40,20 @@ export function distributedEnv() {
   return null;
 }
 
+const SERVER_OF = { NATS_URL: 'NATS with JetStream', DATABASE_URL: 'Postgres', REDIS_URL: 'Redis' } as const;
+
+/**
+ * Whether a suite that needs real servers runs here. When it does not, one line names the suite and what it needs (as
+ * the compose and Chromium suites say theirs), so no run skips tests silently; in CI missing servers fail the run
+ * instead. `describe.runIf(serversFor('store suite'))(…)`.
+ */
+export function serversFor(suite: string, needs: (keyof typeof SERVER_OF)[] = ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']): boolean {
+  const missing = needs.filter((k) => !process.env[k]);
+  if (missing.length && process.env.CI) throw new Error(`CI must run the ${suite}: set ${missing.join(', ')}`);
+  if (missing.length) console.warn(`${suite} skipped: it needs ${missing.map((k) => `${k} (${SERVER_OF[k]})`).join(', ')}; see DEVELOPERS.md`);
+  return missing.length === 0;
+}
+
 /** The modes a suite runs in: always embedded, and distributed wherever the servers are given. */
 export function modes(): ('embedded' | 'distributed')[] {
   return distributedEnv() ? ['embedded', 'distributed'] : ['embedded'];
