@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectedCheckDigit } from '@vcs/contract';
 import { decodeProvenance, decodeVin } from './index.ts';
-import { keysMatch } from './vpic.ts';
+import { keysMatch, openVpic } from './vpic.ts';
 import { agrees, DETAIL_FIELDS, ourValue, VPIC_ANSWERS, type VpicField } from './vpic-answers.ts';
 
 /**
@@ -104,11 +104,21 @@ describe('VIN decoding from NHTSA vPIC', () => {
     expect(r.decode).toMatchObject({ engine: { cylinders: 2 }, fuel: { primary: 'Gasoline' } });
   });
 
-  it('decodes each VIN against its own keys, whatever was decoded before (the core caches the pattern query)', async () => {
+  it('decodes each VIN against its own keys, whatever was decoded before (one WMI and year, other patterns)', async () => {
     // Both 2024 F-150s, one WMI and year: the Tremor's series must not come from the Lariat's patterns, nor vice versa.
     const lariat = await decodeMade('1FTFW5L86RFB45613');
     const tremor = await decodeMade('1FTFW4L86RFA86623');
     expect([lariat.series, tremor.series]).toEqual(['Lariat', 'Tremor']);
+  });
+
+  it('answers the same when decodes are started together as one after another (patterns.ts holds no VIN between calls)', async () => {
+    const vpic = await openVpic();
+    try {
+      const vins = VPIC_ANSWERS.slice(0, 8).map((a) => a.vin);
+      const oneByOne = [];
+      for (const vin of vins) oneByOne.push(await vpic.decode(vin));
+      expect(await Promise.all(vins.map((vin) => vpic.decode(vin)))).toEqual(oneByOne);
+    } finally { vpic.close(); }
   });
 
   it('dates a motorcycle by the 30-year cycle its WMI has vPIC patterns for, not by position 7 (a car rule)', async () => {
