@@ -70,7 +70,7 @@ export async function startPillar(def: AnyPillarDefinition, infra: Infra, log: L
  */
 export async function connectInfra(name: string, cfg: BaseConfig, own: Migrations[], log?: Logger): Promise<Infra> {
   const urls = requireDistributed(cfg);
-  const db = createPgDb(urls.databaseUrl, cfg.PG_POOL_MAX);
+  const db = createPgDb(urls.databaseUrl, cfg.PG_POOL_MAX, log);
   const until = Date.now() + cfg.STARTUP_TIMEOUT_MS;
   for (;;) {
     try { await migrate(db, [platformMigrations, ...own]); break; } catch (e) {
@@ -83,7 +83,7 @@ export async function connectInfra(name: string, cfg: BaseConfig, own: Migration
     }
   }
   const bus = await NatsBus.connect(urls.natsUrl, name, cfg.NATS_NAMESPACE, cfg.STARTUP_TIMEOUT_MS, { replicas: cfg.EVENT_STREAM_REPLICAS, log });
-  const kv = createRedisKv(urls.redisUrl, cfg.REDIS_PREFIX);
+  const kv = createRedisKv(urls.redisUrl, cfg.REDIS_PREFIX, log);
   return { bus, db, kv, clock: systemClock };
 }
 

@@ -75,7 +75,7 @@ export function registerIdempotency(app: FastifyInstance, deps: GatewayDeps) {
     // A secret is shown once: the remembered answer keeps its shape but never the key itself.
     const body = withoutSecrets(Buffer.isBuffer(payload) ? payload.toString('utf8') : payload);
     const stored: Stored = { state: 'done', fp: claim.fp, status, contentType: String(reply.getHeader('content-type') ?? 'application/json'), body };
-    await deps.kv.set(claim.kvKey, JSON.stringify(stored), IDEMPOTENCY_TTL_MS).catch((err) => req.log.warn({ err }, 'idempotency record not stored'));
+    await deps.kv.set(claim.kvKey, JSON.stringify(stored), IDEMPOTENCY_TTL_MS).catch((err) => req.log.warn({ reason: (err as Error).message }, 'idempotency record not stored'));
     return payload;
   }, isPost);
 }

@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { fromCents, toCents } from '@vcs/contract';
-import type { Kv, Logger } from '@vcs/platform';
+import { fromCents } from '@vcs/contract';
+import { meterKey, type Kv, type Logger } from '@vcs/platform';
 import { identify, presentedKey } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { addRouteHook, capabilityOf, servesCapability } from './routeCapability.ts';
 
-export const meterKey = (account: string) => `meter:${account}`;
 
-export interface Usage { calls: number; charged: string; byCapability: Record<string, { calls: number; charged: string }> }
+/** Calls answered per capability route, settlements (counted by commerce, by whatever path paid), and what they collected. */
+export interface Usage { calls: number; settlements: number; charged: string; byCapability: Record<string, { calls: number; settlements: number; charged: string }> }
 
 /**
  * Per-account, per-capability counters (Kv hash `meter:<account>`; Redis in the distributed mode).
@@ -21,13 +21,12 @@ export class Meter {
     this.timer.unref();
   }
 
-  count(account: string, capability: string, chargedCents: number) {
+  count(account: string, capability: string) {
     const h = this.pending.get(account) ?? new Map<string, number>();
     this.pending.set(account, h);
     const add = (f: string, n: number) => h.set(f, (h.get(f) ?? 0) + n);
     add('calls', 1);
     add(`cap:${capability}:calls`, 1);
-    if (chargedCents) { add('charged_cents', chargedCents); add(`cap:${capability}:charged_cents`, chargedCents); }
   }
 
   async flush() {
@@ -35,7 +34,7 @@ export class Meter {
     this.pending = new Map();
     for (const [account, fields] of batch) {
       for (const [f, n] of fields) {
-        await this.kv.hincrby(meterKey(account), f, n).catch((err) => this.log.warn({ err, account }, 'meter flush failed; counts dropped'));
+        await this.kv.hincrby(meterKey(account), f, n).catch((err) => this.log.warn({ reason: (err as Error).message, account }, 'meter flush failed; counts dropped'));
       }
     }
   }
@@ -46,24 +45,13 @@ export class Meter {
     const num = (f: string) => Number(h[f] ?? 0);
     const byCapability: Usage['byCapability'] = {};
     for (const f of Object.keys(h)) {
-      const m = /^cap:(.+):calls$/.exec(f);
-      if (m) byCapability[m[1]!] = { calls: num(f), charged: fromCents(num(`cap:${m[1]}:charged_cents`)) };
+      const m = /^cap:(.+):(calls|settlements)$/.exec(f);
+      if (m && !byCapability[m[1]!]) byCapability[m[1]!] = { calls: num(`cap:${m[1]}:calls`), settlements: num(`cap:${m[1]}:settlements`), charged: fromCents(num(`cap:${m[1]}:charged_cents`)) };
     }
-    return { calls: num('calls'), charged: fromCents(num('charged_cents')), byCapability };
+    return { calls: num('calls'), settlements: num('settlements'), charged: fromCents(num('charged_cents')), byCapability };
   }
 
   stop() { clearInterval(this.timer); return this.flush(); }
-}
-
-/**
- * Money is taken only at settlement, and on a capability route only the offer gate settles (Accept-Price or a
- * Mandate): it records what the settled answer charged here. Every other call charged nothing.
- */
-const charged = new WeakMap<FastifyRequest, number>();
-export function recordCharge(req: FastifyRequest, answer: Record<string, unknown>) {
-  const amount = (answer.meter as { charged?: unknown } | undefined)?.charged;
-  const cents = typeof amount === 'string' ? toCents(amount) : null;
-  if (cents !== null) charged.set(req, cents);
 }
 
 export function registerMeter(app: FastifyInstance, deps: GatewayDeps, meter: Meter) {
@@ -74,7 +62,7 @@ export function registerMeter(app: FastifyInstance, deps: GatewayDeps, meter: Me
     // Anonymous calls are not metered; rate-limited calls and idempotent replays did not run.
     if (!capability || !presentedKey(req) || reply.statusCode === 429 || reply.getHeader('idempotent-replayed')) return;
     identify(deps, req).then((caller) => {
-      if (caller.kind === 'key') meter.count(caller.account, capability, charged.get(req) ?? 0);
+      if (caller.kind === 'key') meter.count(caller.account, capability);
     }, () => undefined);
   }, servesCapability);
   app.addHook('onClose', async () => { await meter.stop(); });

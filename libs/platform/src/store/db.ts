@@ -2,6 +2,8 @@ import { readdirSync, readFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import type { Logger } from 'pino';
+import { outageLog } from './outage.ts';
 import { createPgliteThreadDb } from './pglite-thread.ts';
 import { groupCommitter, runGroupAtomically, type Statement } from './groupCommit.ts';
 
@@ -39,10 +41,12 @@ export const isStoreUnavailable = (e: unknown): boolean =>
 const isConnError = (e: any) =>
   e && (e.code === 'ECONNREFUSED' || e.code === '53300' || e.code === '57P01' || e.code === '57P02' || e.code === '57P03' || e.code === 'ECONNRESET' || /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(String(e.message)));
 
-export function createPgDb(url: string, max = 5): Db {
+export function createPgDb(url: string, max = 5, log?: Pick<Logger, 'info' | 'warn'>): Db {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 2000, idleTimeoutMillis: 10_000 });
   pool.on('error', () => undefined); // a dropped idle client must not crash the process; the next query reconnects
-  const wrap = async <T>(p: Promise<T>) => { try { return await p; } catch (e) { if (isConnError(e)) throw new StoreUnavailableError(String((e as Error).message)); throw e; } };
+  const outage = outageLog(log, 'Postgres');
+  const unavailable = (e: unknown) => { const err = new StoreUnavailableError(String((e as Error).message)); outage.down(err.message); return err; };
+  const wrap = async <T>(p: Promise<T>) => { try { const r = await p; outage.up(); return r; } catch (e) { if (isConnError(e)) throw unavailable(e); throw e; } };
   const db: Db = {
     kind: 'postgres',
     query: (sql, params) => wrap(pool.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 }))),
@@ -60,7 +64,7 @@ export function createPgDb(url: string, max = 5): Db {
         return out;
       } catch (e) {
         await client.query('ROLLBACK').catch(() => undefined);
-        if (isConnError(e)) throw new StoreUnavailableError(String((e as Error).message));
+        if (isConnError(e)) throw unavailable(e);
         throw e;
       } finally {
         client.off('error', onError);

@@ -1,5 +1,7 @@
 import { systemClock, type Clock } from '../clock.ts';
 import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { outageLog } from './outage.ts';
 
 /** The few Redis operations the service uses, behind one interface: ioredis (distributed) or memory (embedded). */
 export interface Kv {
@@ -18,9 +20,15 @@ export interface Kv {
   close(): Promise<void>;
 }
 
-export function createRedisKv(url: string, prefix = ''): Kv {
+export function createRedisKv(url: string, prefix = '', log?: Pick<Logger, 'info' | 'warn'>): Kv {
   const redis = new Redis(url, { keyPrefix: prefix, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, connectTimeout: 2000 });
-  redis.on('error', () => undefined); // reconnects by itself; callers see the failed command
+  // It reconnects by itself and callers see the failed command; the outage itself is said once, and its end.
+  const outage = outageLog(log, 'Redis');
+  let wasReady = false;
+  let closing = false;
+  redis.on('error', (e: Error) => { if (wasReady && !closing) outage.down(e.message); });
+  redis.on('close', () => { if (wasReady && !closing) outage.down('connection closed'); });
+  redis.on('ready', () => { wasReady = true; outage.up(); });
   return {
     kind: 'redis', redis,
     get: (k) => redis.get(k),
@@ -31,7 +39,7 @@ export function createRedisKv(url: string, prefix = ''): Kv {
     async hincrbyfloat(k, f, by) { return Number(await redis.hincrbyfloat(k, f, by)); },
     hgetall: (k) => redis.hgetall(k),
     async ping() { try { return (await redis.ping()) === 'PONG'; } catch { return false; } },
-    async close() { redis.disconnect(); },
+    async close() { closing = true; redis.disconnect(); },
   };
 }
 
