@@ -16,3 +16,4 @@ export * from './process.ts';
 export * from './keys.ts';
 export * from './metrics.ts';
 export * from './x402.ts';
+export * from './usage.ts';

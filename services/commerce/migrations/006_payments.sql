@@ -18,9 +18,10 @@ create table payments (
   reason text,
   transaction text,
   created_at timestamptz not null,
-  updated_at timestamptz not null,
-  unique (network, asset, payer, nonce)
+  updated_at timestamptz not null
 );
+-- One authorisation, one intent: addresses and nonces compare without case (EIP-55 case is only a checksum).
+create unique index payments_authorization on payments(network, lower(asset), lower(payer), lower(nonce));
 create unique index payments_one_per_intent on payments(intent_id) where status in ('verifying', 'settling', 'settled', 'unknown');
 create index payments_open on payments(updated_at) where status in ('verifying', 'settling', 'unknown');
 

@@ -3,7 +3,7 @@ import { commercePillar } from '@vcs/commerce';
 import { dataPillar } from '@vcs/data';
 import { buildApp, gatewayConfig, LIMITS, type RateLimits } from '@vcs/gateway';
 import {
-  MemoryBus, OutboxRelay, createMemoryKv, createPgliteDb, migrate, platformMigrations, startPillar, systemClock,
+  MemoryBus, OutboxRelay, createMemoryKv, createPgliteDb, migrate, platformMigrations, startPillar, systemClock, x402Terms, type X402Settings,
   type Clock, type Infra, type Migrations, type Logger, type AnyPillarDefinition, type PillarDefinition, type Stoppable,
 } from '@vcs/platform';
 import { pillars, type Pillar } from '@vcs/contract';
@@ -49,7 +49,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: Fasti
   for (const p of allPillars) pillars.push(await startPillar(p, infra, opts.log.child({ component: p.name }), { relay, settings: opts.settings }));
   const app = await buildApp({
     ...infra, log: opts.log.child({ component: 'gateway' }),
-    config: { busTimeoutMs: opts.busTimeoutMs ?? 3000, bodyLimitBytes: opts.bodyLimitBytes ?? LIMITS.bodyBytes, publicBaseUrl: opts.publicBaseUrl, trustProxy: opts.trustProxy, rateLimits: opts.rateLimits, metricsOnPublicPort: opts.metricsOnPublicPort },
+    config: { busTimeoutMs: opts.busTimeoutMs ?? 3000, bodyLimitBytes: opts.bodyLimitBytes ?? LIMITS.bodyBytes, publicBaseUrl: opts.publicBaseUrl, trustProxy: opts.trustProxy, rateLimits: opts.rateLimits, metricsOnPublicPort: opts.metricsOnPublicPort, x402: x402Terms((opts.settings ?? {}) as Partial<X402Settings>) },
   });
   return {
     app, infra,

@@ -91,7 +91,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     origin: '*',
     methods: ['GET', 'POST', 'HEAD', 'OPTIONS'],
     allowedHeaders: ['authorization', 'x-api-key', 'content-type', 'accept', 'idempotency-key', 'sandbox-trigger', 'accept-price', 'mandate', 'delegated-for', 'x-request-id', 'if-none-match', 'mcp-protocol-version'],
-    exposedHeaders: ['x-request-id', 'payment-required', 'intent-id', 'idempotent-replayed', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy', 'x-answer-kind', 'x-served-by', 'etag', 'warning'],
+    exposedHeaders: ['x-request-id', 'payment-required', 'payment-response', 'x-payment-response', 'intent-id', 'idempotent-replayed', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy', 'x-answer-kind', 'x-served-by', 'etag', 'warning'],
     maxAge: 600,
     strictPreflight: false, // a bare OPTIONS (no Origin) is answered, not refused with an untyped text body
   });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseConfig, listenHost, setting } from '@vcs/platform';
+import { baseConfig, listenHost, setting, x402Settings } from '@vcs/platform';
 import { LIMITS } from './app.ts';
 import { isIP } from 'node:net';
 import { rateLimitEnv } from './rateLimit.ts';
@@ -22,6 +22,7 @@ export const trustProxySetting = z.string().default('').transform((raw, ctx): bo
 
 export const gatewayConfig = baseConfig.extend({
   ...rateLimitEnv.shape,
+  ...x402Settings.shape,
   PORT: setting.int(0, 65535).default(8080),
   HOST: listenHost.default('127.0.0.1'),
   BODY_LIMIT_BYTES: setting.int(1024, 50 * 1024 * 1024).default(LIMITS.bodyBytes),

@@ -1,4 +1,4 @@
-import type { Bus, Clock, Db, Kv, Logger } from '@vcs/platform';
+import type { Bus, Clock, Db, Kv, Logger, X402Terms } from '@vcs/platform';
 import type { RateLimits } from './rateLimit.ts';
 
 export interface GatewayConfig {
@@ -12,6 +12,8 @@ export interface GatewayConfig {
   rateLimits?: RateLimits;
   /** False when /metrics is served on its own port (METRICS_PORT), off the public one. */
   metricsOnPublicPort?: boolean;
+  /** The x402 rail (X402_* settings): offers name its network, asset and payee; payments are taken when it is live. Unset: mirrored only. */
+  x402?: X402Terms;
 }
 
 /** Everything the gateway needs, injected so tests build it with `app.inject()` on real or embedded infra. */

@@ -1,11 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { checkMandate, MINT_KEY, offerTerms, ops, type Mandate, requiresMandateWhenDelegated, sandboxDesks, type Capability } from '@vcs/contract';
-import { callOp, type CallContext } from '@vcs/platform';
+import { callOp, mirroredX402, type CallContext } from '@vcs/platform';
 import type { Caller } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { acceptPrice, isDelegated, mandateOf } from './money/headers.ts';
-import { encodeHeader, paymentRequiredOf, paymentRequiredV1Of } from './money/x402.ts';
-import { recordCharge } from './meter.ts';
+import { decoratePaymentReply, encodeHeader, offerFactsOf, paymentOf, paymentRequiredOf, paymentRequiredV1Of } from './money/x402.ts';
 import { callerOf } from './dispatch.ts';
 import { sameRequest, sendBlocked, sendOpReply } from './reply.ts';
 
@@ -49,8 +48,9 @@ const mandateGate: GateCheck = async (c, _input, caller, ctx, req, reply, deps) 
 };
 
 /**
- * Offer gate: commerce stores a pending intent and answers 402 OFFER (mirrored as x402 in PAYMENT-REQUIRED).
- * With `Accept-Price` at or above the hard ceiling, or a Mandate that covers it, the intent is settled at once.
+ * Offer gate: commerce stores a pending intent and answers 402 OFFER (mirrored as x402 in PAYMENT-REQUIRED and the
+ * v1 body). With `Accept-Price` at or above the hard ceiling, or a Mandate that covers it, the intent is settled at
+ * once; with an x402 payment (PAYMENT-SIGNATURE or X-PAYMENT) it is paid, then settled: the same request, again.
  */
 const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => {
   const accept = acceptPrice(req);
@@ -58,27 +58,39 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
     sendBlocked(reply, 'invalid-price-header', 'Accept-Price must be an amount and a currency code, for example "Accept-Price: 5.00 USD"', { example: 'Accept-Price: 5.00 USD', next: { method: c.method, path: c.path } });
     return { sent: true };
   }
-  const created = await callOp(callerOf(deps), ops.intentsCreate, { capability: c.name, input }, ctx);
-  if (created.answer.type !== 'OFFER') { sendOpReply(reply, created); return { sent: true }; } // a refusal: the 402 is the offer
-  const offer = created.answer.value;
+  const payment = paymentOf(req);
+  if (payment && 'problems' in payment) {
+    sendBlocked(reply, 'payment-invalid', 'the x402 payment header (PAYMENT-SIGNATURE or X-PAYMENT) must be base64 JSON of an x402 payment payload; fix each problem listed', { problems: payment.problems, next: sameRequest(req) });
+    return { sent: true };
+  }
+  const resourceUrl = `${deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`}${c.path}`;
+  // A v2 payment names the intent of the offer it paid (accepted.extra.intentId): that intent is paid, no new offer.
+  const created = payment?.intentId ? null : await callOp(callerOf(deps), ops.intentsCreate, { capability: c.name, input }, ctx);
+  if (created && created.answer.type !== 'OFFER') { sendOpReply(reply, created); return { sent: true }; } // a refusal: the 402 is the offer
+  const offer = created?.answer.type === 'OFFER' ? created.answer.value : null;
+  const intentId = payment?.intentId ?? offer!.intent.id;
+  reply.header('intent-id', intentId);
+  if (payment) {
+    const settled = await callOp(callerOf(deps), ops.intentsSettle, { intentId, payment: payment.payload, mandate: ctx.mandate as Mandate | undefined }, ctx);
+    sendOpReply(reply, decoratePaymentReply(reply, settled, payment.version, (deps.config.x402 ?? mirroredX402), resourceUrl));
+    return { sent: true };
+  }
   const terms = offerTerms(c);
   const accepted = accept !== null && accept.currency === terms.ceiling.currency && terms.ceilingCents <= accept.cents;
-  reply.header('intent-id', offer.intent.id);
   if (accepted || ctx.mandate) {
     if (caller.kind !== 'key') {
-      sendBlocked(reply, 'key-required', `settling ${c.name} needs a key: send Authorization: Bearer <key> (mint one with POST /keys), or settle intent ${offer.intent.id} later with one`, { intent: offer.intent, settle: offer.settle, mint: MINT_KEY, next: MINT_KEY });
+      sendBlocked(reply, 'key-required', `settling ${c.name} needs a key: send Authorization: Bearer <key> (mint one with POST /keys), or settle intent ${intentId} later with one, or pay it with x402`, { intent: offer!.intent, settle: offer!.settle, mint: MINT_KEY, next: MINT_KEY });
       return { sent: true };
     }
-    const settled = await callOp(callerOf(deps), ops.intentsSettle, { intentId: offer.intent.id, mandate: ctx.mandate as Mandate | undefined }, ctx);
-    recordCharge(req, settled.answer);
+    const settled = await callOp(callerOf(deps), ops.intentsSettle, { intentId, mandate: ctx.mandate as Mandate | undefined }, ctx);
     sendOpReply(reply, settled);
     return { sent: true };
   }
   if (accept) reply.header('accept-price-result', `declined: the hard ceiling ${terms.ceiling.amount} ${terms.ceiling.currency} is above ${accept.text}`);
-  const base = deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
-  reply.header('payment-required', encodeHeader(paymentRequiredOf(offer, c.price, `${base}${c.path}`, c.summary, deps.clock.now())));
+  const facts = offerFactsOf(c, intentId, resourceUrl);
+  reply.header('payment-required', encodeHeader(paymentRequiredOf((deps.config.x402 ?? mirroredX402), facts)));
   // x402 v1 clients read the offer from the body: its members go beside the envelope's (additive).
-  sendOpReply(reply, { ...created, answer: { ...created.answer, ...paymentRequiredV1Of(offer, `${base}${c.path}`, c.summary, deps.clock.now()) } });
+  sendOpReply(reply, { ...created!, answer: { ...created!.answer, ...paymentRequiredV1Of((deps.config.x402 ?? mirroredX402), facts) } });
   return { sent: true };
 };
 

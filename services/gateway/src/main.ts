@@ -1,4 +1,4 @@
-import { connectInfra, createLogger, healthServer, loadConfig, onShutdown, runMain } from '@vcs/platform';
+import { connectInfra, createLogger, healthServer, loadConfig, onShutdown, runMain, x402Terms } from '@vcs/platform';
 import { buildApp } from './app.ts';
 import { gatewayConfig } from './config.ts';
 import { rateLimitsFrom } from './rateLimit.ts';
@@ -8,10 +8,11 @@ import { closeGracefully } from './shutdown.ts';
 const cfg = loadConfig(gatewayConfig);
 const log = createLogger('gateway', cfg.LOG_LEVEL);
 await runMain('gateway', async () => {
+  const x402 = x402Terms(cfg); // a facilitator without a payee or chain node: one line, exit 78
   const infra = await connectInfra('gateway', cfg, [], log); // the gateway owns no tables
   const app = await buildApp({
     ...infra, log,
-    config: { busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL, trustProxy: cfg.TRUST_PROXY, rateLimits: rateLimitsFrom(cfg), metricsOnPublicPort: cfg.METRICS_PORT === 0 },
+    config: { busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL, trustProxy: cfg.TRUST_PROXY, rateLimits: rateLimitsFrom(cfg), metricsOnPublicPort: cfg.METRICS_PORT === 0, x402 },
   });
   await app.listen({ port: cfg.PORT, host: cfg.HOST });
   const metrics = cfg.METRICS_PORT ? healthServer(infra, cfg.METRICS_PORT, cfg.METRICS_HOST) : undefined;

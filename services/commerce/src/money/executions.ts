@@ -1,5 +1,5 @@
 import { blocked, capabilityByName, newId, requestText, statusOfCode, withoutSecrets, type NextRequest, type OpReply } from '@vcs/contract';
-import { busCallerOf, callCapability, writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
+import { busCallerOf, callCapability, countSettlement, writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { json } from './common.ts';
 
 /**
@@ -27,8 +27,11 @@ const LEASE_MARGIN_MS = 2_000;
 /** After a pillar was certainly not reached, the execution waits this long before the reconciler tries again. */
 const NOT_RUN_BACKOFF_MS = 1_000;
 
-/** What finishing an execution does to the record it ran for, in the same transaction (an intent settled, a handoff completed). */
-export type Finisher = (q: Queryable, services: Services, ex: ExecutionRow, answer: Record<string, unknown>, status: number) => Promise<void>;
+/**
+ * What finishing an execution does to the record it ran for, in the same transaction (an intent settled, a handoff
+ * completed); it returns the cents the settlement collected.
+ */
+export type Finisher = (q: Queryable, services: Services, ex: ExecutionRow, answer: Record<string, unknown>, status: number) => Promise<number>;
 const finishers = new Map<ExecutionSource, Finisher>();
 export const onExecutionFinished = (source: ExecutionSource, fn: Finisher) => { finishers.set(source, fn); };
 
@@ -123,7 +126,7 @@ async function record(services: Services, row: ExecutionRow, answer: Record<stri
       [row.id, outcome, withoutSecrets(JSON.stringify(answer)), status, now]);
     const done = rows[0];
     if (!done) return null; // another attempt recorded it first
-    await finishers.get(row.source)?.(q, services, done, answer, status);
+    const chargedCents = (await finishers.get(row.source)?.(q, services, done, answer, status)) ?? 0;
     const stored = json(done.ctx) as StoredContext;
     const input = json(done.input) as { vin?: unknown } | null;
     await writeEvents(q, [{
@@ -132,9 +135,14 @@ async function record(services: Services, row: ExecutionRow, answer: Record<stri
       data: { executionId: done.id, source: done.source, sourceId: done.source_id, capability: done.capability, origin: json(done.origin) ?? null, status: outcome, answerType: type, answers: answer.answers ?? null },
       simulated: stored.environment === 'sandbox',
     }]);
-    return done;
+    return { done, chargedCents };
   });
-  if (kept) return { kind: 'done', row: kept, status, answer, replayed };
+  if (kept) {
+    // Counted once: only the attempt that recorded the answer counts it (a crash right here loses one count, never doubles it).
+    const account = (json(kept.done.ctx) as StoredContext).account;
+    if (account) await countSettlement(services.kv, account, kept.done.capability, kept.chargedCents).catch((err) => services.log.warn({ err, account }, 'usage: a settlement could not be counted'));
+    return { kind: 'done', row: kept.done, status, answer, replayed };
+  }
   const { rows } = await services.db.query<ExecutionRow>('select * from executions where id = $1', [row.id]);
   return { kind: 'done', row: rows[0]!, status: rows[0]!.answer_status ?? status, answer: json(rows[0]!.answer), replayed: true };
 }

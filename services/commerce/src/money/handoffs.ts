@@ -133,4 +133,5 @@ onExecutionFinished('handoff', async (q, services, ex, answer, status) => {
   await q.query('update handoffs set status = $2, result = $3, result_status = $4, completed_at = $5 where id = $1',
     [r.id, 'completed', withoutSecrets(JSON.stringify(answer)), status, services.clock.now().toISOString()]);
   await writeEvents(q, [handoffEvent(services, r, 'Handoff.completed@1', (json(ex.ctx) as { environment: CallContext['environment'] }).environment)]);
+  return 0; // a human's act collects nothing here
 });

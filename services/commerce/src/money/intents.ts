@@ -356,4 +356,5 @@ onExecutionFinished('intent', async (q, services, ex, answer, answerStatus) => {
     data: { intentId: r.id, capability: r.capability, origin: json(r.origin) ?? null, answerType: type, executionId: ex.id, charged: fromCents(Number(r.charged_cents ?? 0)) },
     simulated: (json(ex.ctx) as { environment?: string }).environment === 'sandbox',
   }]);
+  return Number(r.charged_cents ?? 0);
 });

@@ -130,8 +130,8 @@ export function paymentPending(t: IntentTerms, code: 'payment-pending' | 'paymen
 export async function bindPayment(q: Queryable, services: Services, t: IntentTerms, p: PaymentPayload): Promise<{ row: PaymentRow; fresh: boolean } | Refusal | { pending: PaymentRow }> {
   const rail = railOf(services);
   const a = p.payload.authorization;
-  const key = [rail.terms.network, rail.terms.asset.toLowerCase(), a.from.toLowerCase(), a.nonce.toLowerCase()];
-  const { rows: same } = await q.query<PaymentRow>('select * from payments where network = $1 and asset = $2 and payer = $3 and nonce = $4 for update', key);
+  const key = [rail.terms.network, rail.terms.asset, a.from, a.nonce];
+  const { rows: same } = await q.query<PaymentRow>('select * from payments where network = $1 and lower(asset) = lower($2) and lower(payer) = lower($3) and lower(nonce) = lower($4) for update', key);
   const had = same[0];
   if (had && had.intent_id !== t.id) return refused('payment-other-intent', `this payment authorization already pays for intent ${had.intent_id}; one authorization pays for one intent only: sign a new one for ${t.id}`, 'invalid_exact_evm_nonce_already_used');
   if (had && had.status !== 'refused' && had.status !== 'expired') return { row: had, fresh: false };

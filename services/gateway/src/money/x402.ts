@@ -1,53 +1,80 @@
-import type { OfferValue, Price } from '@vcs/contract';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { capabilityByName, offerTerms, problemsOf, type Capability, type OpReply, type PaymentReceipt, type Problem } from '@vcs/contract';
+import { requirementOf, requirementV1Of, type OfferFacts, type X402Terms } from '@vcs/platform';
+import { z } from 'zod';
 
-// The sandbox mirrors each offer on Base Sepolia USDC (6 decimals) to a fixed sandbox address; nothing is
-// collected on-chain: settlement happens through the intent (POST /intents/{id}/settle).
-export const X402_SANDBOX = {
-  network: 'eip155:84532',
-  asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-  payTo: '0x0000000000000000000000000000000000000402',
-  decimals: 6,
-} as const;
+/**
+ * x402 on the wire: the 402's PAYMENT-REQUIRED (v2 header) and body members (v1), the payment a client sends back
+ * (v2 PAYMENT-SIGNATURE, v1 X-PAYMENT) and the receipt it reads (PAYMENT-RESPONSE, X-PAYMENT-RESPONSE). What the
+ * requirement says comes from the platform's one `requirementOf`, which commerce checks the payment against too.
+ */
 
-const atomic = (amount: string) => {
-  const [whole, frac = ''] = amount.split('.');
-  return (BigInt(whole!) * 10n ** 6n + BigInt((frac + '000000').slice(0, 6))).toString();
-};
+export const encodeHeader = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8').toString('base64');
 
-/** The x402 v2 PaymentRequired for an OFFER: `exact` for flat prices, `upto` (the hard ceiling) for metered and take-rates. */
-export function paymentRequiredOf(offer: OfferValue, price: Price, resourceUrl: string, description: string, now: Date) {
-  const scheme = price.model === 'flat' ? 'exact' : 'upto';
-  const seconds = Math.max(0, Math.round((new Date(offer.intent.expiresAt).getTime() - now.getTime()) / 1000));
+/** The facts of an offer for `c` and intent `intentId` (the price and ceiling are the catalog's). */
+export function offerFactsOf(c: Capability, intentId: string, resourceUrl: string): OfferFacts {
+  const t = offerTerms(c);
+  return { intentId, capability: c.name, model: c.price.model, price: t.price, ceiling: t.ceiling, settlePath: `/intents/${intentId}/settle`, resourceUrl, description: c.summary };
+}
+
+/** The x402 v2 PaymentRequired for an offer; `error` says why a payment sent for it was refused. */
+export function paymentRequiredOf(terms: X402Terms, o: OfferFacts, error?: string) {
   return {
     x402Version: 2,
-    error: 'payment required: settle the intent (POST ' + offer.settle.path + ')',
-    resource: { url: resourceUrl, description, mimeType: 'application/json' },
-    accepts: [{
-      scheme, network: X402_SANDBOX.network,
-      amount: atomic(scheme === 'exact' ? offer.price.amount : offer.ceiling.amount),
-      asset: X402_SANDBOX.asset, payTo: X402_SANDBOX.payTo, maxTimeoutSeconds: seconds,
-      extra: { name: 'USDC', version: '2', intentId: offer.intent.id, settle: offer.settle, price: offer.price, ceiling: offer.ceiling },
-    }],
+    error: error ?? `payment required: pay with x402 or settle the intent (POST ${o.settlePath})`,
+    resource: { url: o.resourceUrl, description: o.description, mimeType: 'application/json' },
+    accepts: [requirementOf(terms, o)],
   };
 }
 
 /**
- * The same offer for x402 v1 clients (the `x402`/`x402-fetch` 1.x packages), which read `x402Version` and `accepts`
- * from the 402 body: added beside the OFFER envelope's members, never in place of one. v1 knows one scheme,
- * `exact`, whose `maxAmountRequired` is the most the payment may be: the hard ceiling (the price, for flat prices).
- * No body-level `error`: `x402`'s own x402ResponseSchema allows only its facilitator reasons there, and the words
- * are in `value.message` already.
+ * The same offer for x402 v1 clients, which read `x402Version` and `accepts` from the 402 body: added beside the
+ * OFFER envelope's members, never in place of one. A body-level `error` only for a refused payment (x402's own
+ * schema allows its facilitator reasons there; the words are in `value.message`).
  */
-export function paymentRequiredV1Of(offer: OfferValue, resourceUrl: string, description: string, now: Date) {
-  const seconds = Math.max(0, Math.round((new Date(offer.intent.expiresAt).getTime() - now.getTime()) / 1000));
-  return {
-    x402Version: 1 as const,
-    accepts: [{
-      scheme: 'exact' as const, network: 'base-sepolia' as const, maxAmountRequired: atomic(offer.ceiling.amount),
-      resource: resourceUrl, description, mimeType: 'application/json', payTo: X402_SANDBOX.payTo, maxTimeoutSeconds: seconds,
-      asset: X402_SANDBOX.asset, extra: { name: 'USDC', version: '2', intentId: offer.intent.id, settle: offer.settle, price: offer.price, ceiling: offer.ceiling },
-    }],
-  };
+export function paymentRequiredV1Of(terms: X402Terms, o: OfferFacts, error?: string) {
+  return { x402Version: 1 as const, ...(error ? { error } : {}), accepts: [requirementV1Of(terms, o)] };
 }
 
-export const encodeHeader = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8').toString('base64');
+const base64Json = (raw: string): unknown => JSON.parse(Buffer.from(raw.trim(), 'base64').toString('utf8'));
+const intentOfPayment = z.object({ accepted: z.object({ extra: z.object({ intentId: z.string() }).partial().optional() }).optional() });
+
+export interface SentPayment { version: 1 | 2; payload: Record<string, unknown>; intentId: string | null }
+
+/** The payment a request carries: v2 `PAYMENT-SIGNATURE` or v1 `X-PAYMENT`, base64 JSON; absent → null. */
+export function paymentOf(req: FastifyRequest): SentPayment | { problems: Problem[] } | null {
+  const v2 = req.headers['payment-signature'];
+  const v1 = req.headers['x-payment'];
+  const raw = typeof v2 === 'string' ? v2 : typeof v1 === 'string' ? v1 : undefined;
+  if (raw === undefined) return null;
+  const header = typeof v2 === 'string' ? 'PAYMENT-SIGNATURE' : 'X-PAYMENT';
+  let payload: unknown;
+  try { payload = base64Json(raw); } catch {
+    return { problems: [{ field: `(header ${header})`, message: 'not base64-encoded JSON of an x402 payment payload' }] };
+  }
+  const shape = z.object({ x402Version: z.union([z.literal(1), z.literal(2)]) }).loose().safeParse(payload);
+  if (!shape.success) return { problems: problemsOf(shape.error.issues, 'header') };
+  const intentId = intentOfPayment.safeParse(payload).data?.accepted?.extra?.intentId ?? null;
+  return { version: shape.data.x402Version, payload: shape.data, intentId };
+}
+
+/**
+ * Send a settlement's answer to an x402 payer: the receipt in PAYMENT-RESPONSE (v2) or X-PAYMENT-RESPONSE (v1)
+ * when a payment moved; a payment refused for good is x402's own 402 again, its `error` naming the reason (with
+ * our code in the envelope); anything else as it is (a 503 with Retry-After when the outcome is not known yet).
+ */
+export function decoratePaymentReply(reply: FastifyReply, r: OpReply, version: 1 | 2, terms: X402Terms, resourceUrl: string): OpReply {
+  const meter = r.answer.meter as { payment?: PaymentReceipt } | undefined;
+  if (meter?.payment) {
+    const p = meter.payment;
+    const receipt = { success: true, transaction: p.transaction ?? '', network: version === 2 ? p.network : terms.v1Network ?? p.network, payer: p.payer };
+    reply.header(version === 2 ? 'payment-response' : 'x-payment-response', encodeHeader(receipt));
+    return r;
+  }
+  const value = r.answer.value as { x402Error?: string; capability?: string; intent?: { id?: string } } | undefined;
+  const c = value?.capability ? capabilityByName(value.capability) : undefined;
+  if (r.status !== 402 || !value?.x402Error || !c || !value.intent?.id) return r;
+  const facts = offerFactsOf(c, value.intent.id, resourceUrl);
+  reply.header('payment-required', encodeHeader(paymentRequiredOf(terms, facts, value.x402Error)));
+  return { ...r, answer: { ...r.answer, ...paymentRequiredV1Of(terms, facts, value.x402Error) } };
+}

@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MINT_KEY, ops, problemsOf, setByGatewayMembers, type Op, type OpReply } from '@vcs/contract';
-import { anonymousContext, callOp } from '@vcs/platform';
+import { anonymousContext, callOp, mirroredX402 } from '@vcs/platform';
 import { identify } from '../auth.ts';
 import { callerOf } from '../dispatch.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { mandateOf } from '../money/headers.ts';
+import { decoratePaymentReply, paymentOf } from '../money/x402.ts';
 import { refuseMalformedId, sameRequest, sendBlocked, sendOpReply } from '../reply.ts';
 
 /** What a route adds to its operation's declaration: only what HTTP alone knows. */
@@ -79,8 +80,19 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
         sendBlocked(reply, 'invalid-mandate', 'the Mandate header must be base64url JSON of a Mandate; fix each problem listed', { problems: m.problems, next: sameRequest(req) });
         return null;
       }
+      const payment = paymentOf(req);
+      if (payment && 'problems' in payment) {
+        sendBlocked(reply, 'payment-invalid', 'the x402 payment header (PAYMENT-SIGNATURE or X-PAYMENT) must be base64 JSON of an x402 payment payload; fix each problem listed', { problems: payment.problems, next: sameRequest(req) });
+        return null;
+      }
       reply.header('intent-id', (req.params as { intentId: string }).intentId);
-      return { mandate: m?.mandate };
+      return { mandate: m?.mandate, payment: payment?.payload };
+    },
+    send(reply, r, req) {
+      const payment = paymentOf(req);
+      if (!payment || 'problems' in payment) return sendOpReply(reply, r);
+      const base = deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
+      return sendOpReply(reply, decoratePaymentReply(reply, r, payment.version, deps.config.x402 ?? mirroredX402, `${base}${req.url.split('?')[0]}`));
     },
   });
   routeOp(app, deps, ops.handoffsGet);
