@@ -177,7 +177,11 @@ describe.runIf(serversFor('ops-faults suite')).sequential('ops faults (distribut
     }, 90_000);
 
     it('Postgres down: calls answer 503 store-unavailable fast, /healthz stays up, /readyz names the store; all recover', async () => {
+      const unseen = (await mintKey(h.baseUrl)).key; // never presented: the gateway has no cached row for it
       await pgs.stop();
+      // A key commerce cannot look up because its store is down: the cause (store-unavailable), not the messenger
+      // (pillar-unavailable: commerce is answering) (issue 27).
+      expect(await post(h, '/deals/open', { workflow: 'buy', vin: VIN }, unseen)()).toMatchObject({ status: 503, code: 'store-unavailable' });
       // A free read whose fact is already posted needs no store and keeps answering; anything that must
       // write (a new fact, a deal) answers a typed 503, fast.
       expect((await get(h)()).status).toBe(200);

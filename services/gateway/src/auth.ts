@@ -42,6 +42,8 @@ async function identifyOnce(deps: Pick<GatewayDeps, 'bus' | 'config'>, req: Fast
   try { row = await cachedKey(deps.bus, parsed.prefix, now.getTime(), req.id, deps.config.busTimeoutMs); } catch (e) {
     if (!(e instanceof KeyCheckUnavailable)) throw e;
     const again = sameRequest(req);
+    // The cause, not the messenger: commerce answering that its database is down is a store outage (issue 27).
+    if (e.code === 'store-unavailable') return refused('store-unavailable', `the key store is unavailable (commerce, which checks keys, cannot reach its database); retry ${again.method} ${again.path} shortly`, again);
     return refused('pillar-unavailable', `the commerce pillar, which checks keys, is not answering; retry ${again.method} ${again.path} shortly`, again);
   }
   if (!row || !keyMatches(key, row.secret_hash)) return refused('key-unknown', 'no such key; mint one with POST /keys');

@@ -16,13 +16,19 @@ interface Entry { row: KeyRow; until: number }
 const caches = new WeakMap<Bus, Map<string, Entry>>();
 const cacheOf = (bus: Bus) => { let c = caches.get(bus); if (!c) { c = new Map(); caches.set(bus, c); } return c; };
 
-/** Commerce could not be asked about a key: the caller gets a typed 503, never a guess. */
-export class KeyCheckUnavailable extends Error { override name = 'KeyCheckUnavailable'; }
+/**
+ * Commerce could not be asked about a key, or could not answer it: the caller gets a typed 503, never a guess.
+ * `code` is the cause: `store-unavailable` when commerce answered that its store is down, else `pillar-unavailable`.
+ */
+export class KeyCheckUnavailable extends Error {
+  override name = 'KeyCheckUnavailable';
+  constructor(message: string, readonly code: 'store-unavailable' | 'pillar-unavailable') { super(message); }
+}
 
 /** The key row as commerce, which owns the table, has it now (`keys.lookup`); null when there is none. */
 export async function lookupKey(bus: Bus, prefix: string, requestId: string, timeoutMs: number): Promise<KeyRow | null> {
   const r = await callOp({ bus, busTimeoutMs: timeoutMs }, ops.keysLookup, { prefix }, anonymousContext(requestId));
-  if (r.answer.type === 'BLOCKED') throw new KeyCheckUnavailable(r.answer.value.message);
+  if (r.answer.type === 'BLOCKED') throw new KeyCheckUnavailable(r.answer.value.message, r.answer.value.code === 'store-unavailable' ? 'store-unavailable' : 'pillar-unavailable');
   if (r.answer.type !== 'OK') return null;
   const v = r.answer.value;
   const date = (t: string | null) => (t === null ? null : new Date(t));
