@@ -58,8 +58,8 @@ describe.each(modes())('keys and accounts (%s)', (mode) => {
     await waitFor(async () => (await call(h.baseUrl, 'GET', '/keys/me', { key })).json.usage.calls === 4, 5000);
     const me = await call(h.baseUrl, 'GET', '/keys/me', { key });
     expect(me.json.usage).toEqual({
-      calls: 4, charged: '0.00',
-      byCapability: { 'signing.status': { calls: 3, charged: '0.00' }, 'apiKey.scope': { calls: 1, charged: '0.00' } },
+      calls: 4, settlements: 0, charged: '0.00',
+      byCapability: { 'signing.status': { calls: 3, settlements: 0, charged: '0.00' }, 'apiKey.scope': { calls: 1, settlements: 0, charged: '0.00' } },
     });
   });
 

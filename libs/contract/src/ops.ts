@@ -155,6 +155,16 @@ export const ops = {
     reply: capabilityAnswer,
     route: { method: 'POST', path: '/intents/{intentId}/settle', summary: 'Settle the intent of a 402 OFFER with a key (simulated in the sandbox) or an x402 payment (PAYMENT-SIGNATURE or X-PAYMENT); the capability then executes, once.', key: 'optional', answers: 'the capability\'s answer' },
   }),
+  executionsRun: op({
+    // A deal step runs its capability as a durable execution of commerce's: created once per (source, sourceId),
+    // so sending it again (a retry, a step taken up after a lease) returns the same execution's answer.
+    name: 'executions.run', subject: 'sys.commerce.executions.run', pillar: 'commerce', idempotent: true, codes: ['execution-pending', 'idempotency-in-flight'],
+    passesCapabilityCodes: true, timeouts: 2,
+    input: z.object({
+      source: z.literal('deal'), sourceId: z.string().min(1).max(200), capability: z.string(), input: z.record(z.string(), z.unknown()).nullable(), origin, timeoutMs,
+    }),
+    reply: capabilityAnswer,
+  }),
   handoffsCreate: op({
     name: 'handoffs.create', subject: 'sys.commerce.handoffs.create', pillar: 'commerce', idempotent: false, codes: ['NEEDS_HUMAN', 'invalid-input'],
     // A sandbox trigger has the desk complete it at once, running its capability.

@@ -7,13 +7,28 @@ export type Provenance = {
   source: string;
 };
 export type Meter = {
-  /** Amount charged for this call; 0.00 in the sandbox */
+  /** What this call collected: 0.00 for a simulated settlement (the sandbox key route) or a free call; the amount an x402 payment moved */
   charged: string;
   /** Whether the charge is posted to the account ledger */
   posted: boolean;
+  /** The x402 payment that paid for this call, when one did */
+  payment?: {
+    /** Our payment id (pay_…) */
+    id: string;
+    /** CAIP-2 network the transfer was made on */
+    network: string;
+    asset: string;
+    /** The paying address */
+    payer: string;
+    payTo: string;
+    /** The amount transferred, in the token (USD) */
+    amount: string;
+    /** The transfer's transaction hash (null when it was found on chain by its authorization only) */
+    transaction: string | null;
+  };
 };
 export type BlockedValue = {
-  code: "invalid-input" | "malformed-json" | "unsupported-media-type" | "invalid-vin" | "invalid-mandate" | "invalid-price-header" | "key-required" | "key-unknown" | "key-revoked" | "key-superseded" | "key-expired" | "forbidden" | "NEEDS_HUMAN" | "mandate-ceiling-exceeded" | "mandate-per-action-exceeded" | "mandate-expired" | "mandate-required" | "tripwire" | "not-found" | "intent-not-found" | "handoff-not-found" | "deal-not-found" | "method-not-allowed" | "idempotency-in-flight" | "intent-not-settleable" | "deal-step-conflict" | "intent-expired" | "intent-other-account" | "payload-too-large" | "uri-too-long" | "headers-too-large" | "idempotency-key-reused" | "offer-declined" | "rate-limited" | "sandbox-blocked" | "execution-failed" | "payment-failed" | "human-refused" | "pillar-unavailable" | "store-unavailable" | "internal";
+  code: "invalid-input" | "malformed-json" | "unsupported-media-type" | "invalid-vin" | "invalid-mandate" | "invalid-price-header" | "key-required" | "key-unknown" | "key-revoked" | "key-superseded" | "key-expired" | "forbidden" | "NEEDS_HUMAN" | "mandate-ceiling-exceeded" | "mandate-per-action-exceeded" | "mandate-expired" | "mandate-required" | "tripwire" | "not-found" | "intent-not-found" | "handoff-not-found" | "deal-not-found" | "method-not-allowed" | "idempotency-in-flight" | "intent-not-settleable" | "deal-step-conflict" | "intent-expired" | "intent-other-account" | "payload-too-large" | "uri-too-long" | "headers-too-large" | "idempotency-key-reused" | "offer-declined" | "rate-limited" | "sandbox-blocked" | "execution-failed" | "payment-failed" | "payment-invalid" | "payment-invalid-signature" | "payment-wrong-amount" | "payment-wrong-recipient" | "payment-wrong-asset" | "payment-wrong-network" | "payment-wrong-scheme" | "payment-expired" | "payment-already-used" | "payment-other-intent" | "payment-insufficient-funds" | "payments-not-accepted" | "payment-unavailable" | "payment-pending" | "execution-pending" | "human-refused" | "pillar-unavailable" | "store-unavailable" | "internal";
   message: string;
   problems?: Array<{
     field: string;

@@ -29,6 +29,7 @@ export type IntentValue = {
     dealId: string;
     step: number;
   } | null;
+  /** How many times the capability ran for this intent: 0 or 1, never more */
   executions: number;
   settle: {
     method: "POST";
@@ -36,6 +37,29 @@ export type IntentValue = {
   };
   answer: {
     [key: string]: unknown;
+  } | null;
+  /** What settling it collected: 0.00 for a simulated settlement, the payment's amount for an x402 one */
+  charged: {
+    /** Money as two-decimal text */
+    amount: string;
+    currency: string;
+  };
+  /** The x402 payment bound to this intent, when one was sent: its network, payer, amount, transaction and status */
+  payment: {
+    /** Our payment id (pay_…) */
+    id: string;
+    /** CAIP-2 network the transfer was made on */
+    network: string;
+    asset: string;
+    /** The paying address */
+    payer: string;
+    payTo: string;
+    /** The amount transferred, in the token (USD) */
+    amount: string;
+    /** The transfer's transaction hash (null when it was found on chain by its authorization only) */
+    transaction: string | null;
+    status: "verifying" | "settling" | "settled" | "unknown" | "refused" | "expired";
+    reason: string | null;
   } | null;
 };
 /** OK value of the capability's answer (intents.settle). */
@@ -183,7 +207,7 @@ export const platform = {
     /** The intent id (pi_…) */
     intentId: string;
   }, opts?: CallOptions): Promise<Answer<IntentValue>> => callOperation<Answer<IntentValue>>('GET', '/intents/{intentId}', params ?? {}, opts),
-  /** intents.settle: Settle the intent of a 402 OFFER; the capability then executes, once. POST /intents/{intentId}/settle · key required · answers the capability's answer. */
+  /** intents.settle: Settle the intent of a 402 OFFER with a key (simulated in the sandbox) or an x402 payment (PAYMENT-SIGNATURE or X-PAYMENT); the capability then executes, once. POST /intents/{intentId}/settle · key optional · answers the capability's answer. */
   intentsSettle: (params: {
     /** The intent id (pi_…) */
     intentId: string;

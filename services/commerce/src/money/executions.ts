@@ -1,4 +1,4 @@
-import { blocked, capabilityByName, newId, requestText, statusOfCode, withoutSecrets, type NextRequest, type OpReply } from '@vcs/contract';
+import { blocked, capabilityByName, newId, opTimeouts, ops, requestText, statusOfCode, withoutSecrets, type NextRequest, type OpInput, type OpReply } from '@vcs/contract';
 import { busCallerOf, callCapability, countSettlement, writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { json } from './common.ts';
 
@@ -54,16 +54,34 @@ const leaseFor = (services: Services, timeoutMs: number) => new Date(services.cl
  * Create the execution for (source, sourceId), claimed by its creator under a lease, inside the caller's
  * transaction (the intent's claim, the handoff's completion). Creating it twice is creating it once.
  */
-export async function createExecution(q: Queryable, services: Services, e: NewExecution, timeoutMs: number): Promise<ExecutionRow> {
+export async function createExecution(q: Queryable, services: Services, e: NewExecution, timeoutMs: number): Promise<ExecutionRow & { created: boolean }> {
   const now = services.clock.now();
   const ctx: StoredContext = { account: e.ctx.account, keyId: e.ctx.keyId, environment: e.ctx.environment, trigger: e.ctx.trigger ?? null, intentId: e.ctx.intentId ?? null, mandate: e.ctx.mandate };
-  await q.query(
+  const made = await q.query<ExecutionRow>(
     `insert into executions(id, source, source_id, capability, input, ctx, origin, status, lease_until, attempts, created_at)
-     values ($1,$2,$3,$4,$5,$6,$7,'running',$8,1,$9) on conflict (source, source_id) do nothing`,
+     values ($1,$2,$3,$4,$5,$6,$7,'running',$8,1,$9) on conflict (source, source_id) do nothing returning *`,
     [newId('execution'), e.source, e.sourceId, e.capability, JSON.stringify(e.input ?? {}), JSON.stringify(ctx),
       e.origin ? JSON.stringify(e.origin) : null, leaseFor(services, timeoutMs).toISOString(), now.toISOString()]);
+  if (made.rows[0]) return { ...made.rows[0], created: true };
   const { rows } = await q.query<ExecutionRow>('select * from executions where source = $1 and source_id = $2', [e.source, e.sourceId]);
-  return rows[0]!;
+  return { ...rows[0]!, created: false };
+}
+
+/**
+ * `sys.commerce.executions.run`: a deal step's capability as a durable execution, made once per step attempt
+ * (its sourceId); asked again, it is the same execution: its answer, or why there is none yet.
+ */
+export async function runExecutionOp(services: Services, req: OpInput<'executionsRun'> & { ctx: CallContext }): Promise<OpReply> {
+  const timeoutMs = opTimeouts(ops.executionsRun, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
+  const c = capabilityByName(req.capability);
+  if (!c) return { status: 400, answer: blocked('invalid-input', `no capability named ${req.capability}`) as unknown as Record<string, unknown> };
+  const ex = await services.db.tx((q) => createExecution(q, services, {
+    source: req.source, sourceId: req.sourceId, capability: c.name, input: req.input ?? {}, origin: req.origin, ctx: req.ctx,
+  }, timeoutMs));
+  const retry = { method: 'GET' as const, path: req.origin ? `/buy/deals/${req.origin.dealId}` : '/catalog' };
+  const out = await settleExecution(services, ex.id, timeoutMs, retry, { claimed: ex.created, requestId: req.ctx.requestId });
+  if (out.kind !== 'done') return pendingReply(out, retry);
+  return { status: out.status, answer: out.answer, replayed: out.replayed };
 }
 
 export async function findExecution(q: Queryable, source: ExecutionSource, sourceId: string): Promise<ExecutionRow | undefined> {

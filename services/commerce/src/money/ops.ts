@@ -2,6 +2,7 @@ import type { OpsImpl, Services } from '@vcs/platform';
 import { lookupKey, mintAnonymousKey } from '../keys.ts';
 import { completeHandoff, createHandoff, getHandoff } from './handoffs.ts';
 import { createIntent, getIntent, settleIntent } from './intents.ts';
+import { runExecutionOp } from './executions.ts';
 
 /** Commerce's platform operations (contract ops.ts): keys, the intent rail and the handoff rail. */
 export const commerceOps = (services: Services): OpsImpl<'commerce'> => ({
@@ -10,6 +11,7 @@ export const commerceOps = (services: Services): OpsImpl<'commerce'> => ({
   intentsCreate: (input, ctx) => createIntent(services, { ...input, ctx }),
   intentsGet: (input, ctx) => getIntent(services, { ...input, ctx }),
   intentsSettle: (input, ctx) => settleIntent(services, { ...input, ctx }),
+  executionsRun: (input, ctx) => runExecutionOp(services, { ...input, ctx }),
   handoffsCreate: (input, ctx) => createHandoff(services, { ...input, ctx }),
   handoffsGet: (input, ctx) => getHandoff(services, { ...input, ctx }),
   handoffsComplete: (input, ctx) => completeHandoff(services, { ...input, ctx }),

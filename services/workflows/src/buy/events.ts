@@ -15,7 +15,7 @@ const stepCapabilities = new Set(buyChecklist.map((s) => s.capability).filter(Bo
  */
 const dealSubjects = new Set([...stepCapabilities].flatMap((name) => capabilityByName(name)!.events
   .filter((d) => d.when === 'success' || d.when === 'failure').map((d) => eventSubject(d.type))));
-const movesDeals = (subject: string) => subject.startsWith('evt.Intent.') || subject.startsWith('evt.Handoff.') || dealSubjects.has(subject);
+const movesDeals = (subject: string) => subject.startsWith('evt.Intent.') || subject.startsWith('evt.Handoff.') || subject === 'evt.Execution.finished' || dealSubjects.has(subject);
 const originFailures = new Set(['Intent.failed', 'Intent.declined', 'Intent.expired', 'Handoff.refused', 'Handoff.expired']);
 
 interface Origin { dealId: string; step: number }
@@ -32,6 +32,14 @@ export async function onEvent(s: Services, machine: DealMachine, e: EventEnvelop
   if (e.type.startsWith('Deal.')) return 'ack';
   const name = e.type.replace(/@\d+$/, '');
   const origin = originOf(e);
+  if (name === 'Execution.finished') {
+    // A deal step's own execution finished (perhaps taken up by commerce's reconciler): its running step is closed.
+    if (!origin || e.data.source !== 'deal') return 'ack';
+    const attempt = Number(String(e.data.sourceId ?? '').split(':').pop());
+    const t = String(e.data.answerType ?? 'OK');
+    const verdict: Verdict = t === 'OK' || t === 'EMPTY' ? { type: 'OK' } : { type: 'BLOCKED', code: 'execution-failed', message: `${String(e.data.capability)} answered ${t}` };
+    return settle(s, machine, origin.dealId, (step) => step.position === origin.step && step.attempts === attempt, verdict, e, false, true);
+  }
   if (origin && (name.startsWith('Intent.') || name.startsWith('Handoff.'))) {
     const pendingId = (e.data.intentId ?? e.data.handoffId) as string | undefined;
     let verdict: Verdict | null = null;
@@ -68,7 +76,7 @@ type StepOf = NonNullable<Awaited<ReturnType<typeof loadDeal>>>['checklist'][num
 /** Close the deal's current step if `matches`; then run the free steps that follow. */
 async function settle(
   s: Services, machine: DealMachine, dealId: string, matches: (step: StepOf) => boolean,
-  verdict: Verdict, e: EventEnvelope, retryWhileRunning = true,
+  verdict: Verdict, e: EventEnvelope, retryWhileRunning = true, closesRunning = false,
 ): Promise<Handled> {
   const moved = await s.db.tx(async (q) => {
     const d = await loadDeal(q, dealId, { lock: true });
@@ -76,8 +84,8 @@ async function settle(
     const step = d.checklist[d.current_step - 1]!;
     if (!matches(step)) return 'no' as const;
     // The offer or handoff answered before its step was recorded as awaiting: look again shortly.
-    if (step.status === 'running') return retryWhileRunning ? ('retry' as const) : ('no' as const);
-    if (step.status !== 'awaiting') return 'no' as const;
+    if (step.status === 'running' && !closesRunning) return retryWhileRunning ? ('retry' as const) : ('no' as const);
+    if (step.status !== 'awaiting' && !(closesRunning && step.status === 'running')) return 'no' as const;
     await machine.finish(q, d, step, { ...verdict, answers: verdict.answers ?? (e.data.answerType as string | undefined) }, s.clock.now());
     return verdict.type === 'OK' ? ('yes' as const) : ('no' as const);
   });

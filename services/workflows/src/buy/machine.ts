@@ -1,5 +1,5 @@
 import { blocked, blockedCodes, capabilityByName, newId, ops, statusOfCode, type BlockedCode, type DealStep, type OpReply } from '@vcs/contract';
-import { busCallerOf, callCapability, callOp, recordAnswer, type CallContext, type Queryable, type Services } from '@vcs/platform';
+import { busCallerOf, callOp, recordAnswer, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { kindOf, stepDef } from './checklist.ts';
 import { appendEvent, factOf, loadDeal, loadEvents, saveDeal, toValue, type DealRow } from './store.ts';
 
@@ -17,6 +17,8 @@ export const refusal = (...args: Parameters<typeof blocked>): AnswerJson => ({ .
 /** What running one step came to. */
 export type StepResult =
   | { outcome: 'done'; answer: AnswerJson }
+  /** Its execution's outcome is not known yet: the step stays running; the execution's event moves it on. */
+  | { outcome: 'in-doubt'; answer: AnswerJson; status: number }
   | { outcome: 'pending'; kind: 'offer' | 'handoff'; id: string; answer: AnswerJson; status: number }
   | { outcome: 'failed'; code: BlockedCode; message: string; status: number; answer?: AnswerJson };
 
@@ -71,6 +73,7 @@ export class DealMachine {
         return { status: 409, answer: refusal('deal-step-conflict', `step ${c.step.position} (${c.step.step}) of deal ${dealId} is running now; read the deal with GET /buy/deals/${dealId} and advance again once it has moved`, { dealId, step: c.step.position, next: { method: 'GET', path: `/buy/deals/${dealId}` } }) };
       }
       const r = await this.run(c.deal, c.step, ctx);
+      if (r.outcome === 'in-doubt') return { status: r.status, answer: r.answer };
       const after = await this.record(dealId, c.step.position, c.step.attempts, r);
       if (r.outcome === 'pending') return { status: r.status, answer: r.answer };
       if (r.outcome === 'failed') {
@@ -101,6 +104,7 @@ export class DealMachine {
       const c = await this.claim(dealId, null, true);
       if (c.kind !== 'claimed') return;
       const r = await this.run(c.deal, c.step, systemCtx(c.deal));
+      if (r.outcome === 'in-doubt') return;
       await this.record(dealId, c.step.position, c.step.attempts, r);
       if (r.outcome !== 'done') return;
     }
@@ -117,8 +121,10 @@ export class DealMachine {
       const now = this.now();
       if (step.status === 'running' && step.startedAt && now.getTime() - Date.parse(step.startedAt) < RUNNING_LEASE_MS) return { kind: 'busy', deal: d, step };
       if (freeOnly && (kindOf(stepDef(step.position)).kind !== 'execute' || step.status === 'failed')) return { kind: 'stop', deal: d };
+      // A step taken up after its lease ran out keeps its attempt: its capability is the same durable execution
+      // (commerce's, keyed by deal, step and attempt), so it answers what already ran instead of running again.
+      if (step.status !== 'running') step.attempts += 1;
       step.status = 'running';
-      step.attempts += 1;
       step.startedAt = now.toISOString();
       step.pending = null;
       d.state = 'IN_PROGRESS';
@@ -141,10 +147,13 @@ export class DealMachine {
       return { outcome: 'failed', code: 'pillar-unavailable', message: `${what} did not answer (${why}); retry shortly`, status: 503 };
     };
     if (k.kind === 'execute') {
-      const c = capabilityByName(def.capability!)!;
-      const r = await callCapability(busCallerOf(this.s), c, input, ctx);
-      if (r.unavailable) return unreachable(`the pillar serving ${def.capability}`, r.unavailable);
+      // One durable execution per step attempt: never run twice, and never stuck (commerce's executions.ts).
+      const r = await callOp(busCallerOf(this.s), ops.executionsRun, { source: 'deal', sourceId: executionSourceId(d.id, step.position, step.attempts), capability: def.capability!, input: input ?? {}, origin }, ctx);
       if (r.answer.type === 'OK' || r.answer.type === 'EMPTY') return { outcome: 'done', answer: r.answer };
+      const code = (r.answer.value as { code?: string } | undefined)?.code;
+      if (r.unavailable || code === 'execution-pending' || code === 'idempotency-in-flight' || (code === 'pillar-unavailable' && r.status === 503)) {
+        return { outcome: 'in-doubt', answer: r.answer as AnswerJson, status: 503 };
+      }
       return failedFrom(r);
     }
     if (k.kind === 'offer') {
@@ -163,6 +172,7 @@ export class DealMachine {
 
   /** Record a step's result if the claim still holds (same step, same attempt, still running). */
   private async record(dealId: string, position: number, attempt: number, r: StepResult): Promise<DealRow | null> {
+    if (r.outcome === 'in-doubt') return null; // the step stays running; its execution's event closes it
     return this.s.db.tx(async (q) => {
       const d = await loadDeal(q, dealId, { lock: true });
       const step = d?.checklist[position - 1];
@@ -213,6 +223,9 @@ function failedFrom(r: OpReply): StepResult {
   const code = isBlockedCode(v.code) ? v.code : 'execution-failed';
   return { outcome: 'failed', code, message: v.message ?? `answered ${String(r.answer.type)}`, status: r.status >= 400 ? r.status : statusOfCode(code), answer: r.answer };
 }
+
+/** The durable execution of a deal step's attempt (commerce's executions: source 'deal'). */
+export const executionSourceId = (dealId: string, position: number, attempt: number) => `${dealId}:${position}:${attempt}`;
 
 /** The context the background consumer acts under: the account (and key) that opened the deal. */
 export function systemCtx(d: DealRow): CallContext {
