@@ -41,6 +41,13 @@ export function spawnService(service: ServiceName, extraEnv: Record<string, stri
 }
 
 /** Replicas per service from REPLICAS_<SERVICE> (1 when unset); a value that is not 1–64 is a config error. */
+/**
+ * How start:distributed supervises: a replica that exits is restarted after 0.5 s, doubling to 10 s while it keeps
+ * failing; one that ran 30 s counts as healthy again. Only a service left with no replica after 5 failures in a row
+ * stops everything (and a wrong setting, exit 78, at once: restarting cannot mend it).
+ */
+export const SUPERVISE = { firstBackoffMs: 500, maxBackoffMs: 10_000, healthyAfterMs: 30_000, maxFails: 5 } as const;
+
 function replicasOf(s: ServiceName): number {
   const name = replicasSetting(s);
   const raw = process.env[name];
@@ -55,27 +62,49 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     if (!process.env[k]) { console.error(`config error: ${k}: required for the distributed mode (see README)`); process.exit(78); }
   }
   const counts = Object.fromEntries(SERVICES.map((s) => [s, replicasOf(s)])) as Record<ServiceName, number>;
-  const children: { service: ServiceName; child: ChildProcess }[] = [];
+  const slots = SERVICES.flatMap((service) => Array.from({ length: counts[service] }, (_, i) => ({ service, replica: i + 1, child: undefined as ChildProcess | undefined, fails: 0, startedAt: 0 })));
+  // Pillars first, so the gateway's first requests find responders.
+  slots.sort((x, y) => Number(x.service === 'gateway') - Number(y.service === 'gateway'));
   let stopping = false;
   let exitCode = 0;
-  const stopAll = () => { stopping = true; for (const { child } of children) if (child.exitCode === null) child.kill('SIGTERM'); };
-  // Pillars first, so the gateway's first requests find responders.
-  for (const s of [...SERVICES.filter((x) => x !== 'gateway'), 'gateway' as const]) {
-    for (let i = 0; i < counts[s]; i++) {
-      const child = spawnService(s);
-      children.push({ service: s, child });
-      // A process that dies takes the others down with it, named: half a catalog must not go on serving silently
-      // (a supervisor — systemd, compose's restart policy — restarts the whole set).
-      child.on('exit', (code, signal) => {
-        if (!stopping) {
-          console.error(`${s} (pid ${child.pid}) exited ${signal ?? `with code ${code}`}; stopping the other services`);
-          exitCode = code && code !== 0 ? code : 1;
-          stopAll();
-        }
-        if (children.every(({ child: c }) => c.exitCode !== null || c.signalCode !== null)) process.exit(exitCode);
-      });
-    }
-  }
+  const timers = new Set<NodeJS.Timeout>();
+  const live = () => slots.filter((x) => x.child && x.child.exitCode === null && x.child.signalCode === null);
+  const stopAll = () => {
+    stopping = true;
+    for (const t of timers) clearTimeout(t);
+    for (const { child } of live()) child!.kill('SIGTERM');
+    if (live().length === 0) process.exit(exitCode);
+  };
+  const start = (slot: (typeof slots)[number]) => {
+    const child = slot.child = spawnService(slot.service);
+    slot.startedAt = Date.now();
+    child.on('exit', (code, signal) => {
+      if (stopping) { if (live().length === 0) process.exit(exitCode); return; }
+      const how = signal ?? `with code ${code}`;
+      const name = `${slot.service} replica ${slot.replica} (pid ${child.pid})`;
+      // A wrong setting stays wrong however often it is restarted: say so and stop, as at start.
+      if (code === 78) {
+        console.error(`${name} exited ${how}; stopping the other services`);
+        exitCode = 78;
+        stopAll();
+        return;
+      }
+      // A replica that ran a while died of something else: its count starts again.
+      slot.fails = Date.now() - slot.startedAt > SUPERVISE.healthyAfterMs ? 1 : slot.fails + 1;
+      const siblings = live().filter((x) => x.service === slot.service).length;
+      if (siblings === 0 && slot.fails >= SUPERVISE.maxFails) {
+        console.error(`${name} exited ${how}, its ${slot.fails}th failure in a row, and no ${slot.service} replica is left; stopping the other services`);
+        exitCode = code && code !== 0 ? code : 1;
+        stopAll();
+        return;
+      }
+      const wait = Math.min(SUPERVISE.maxBackoffMs, SUPERVISE.firstBackoffMs * 2 ** (slot.fails - 1));
+      console.error(`${name} exited ${how}; restarting it in ${wait} ms (${siblings} other ${slot.service} replica${siblings === 1 ? '' : 's'} serving)`);
+      const t = setTimeout(() => { timers.delete(t); if (!stopping) start(slot); }, wait);
+      timers.add(t);
+    });
+  };
+  for (const slot of slots) start(slot);
   process.once('SIGINT', stopAll);
   process.once('SIGTERM', stopAll);
 }

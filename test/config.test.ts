@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,9 @@ import { connect } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import { NatsBus, parseSettings, baseConfig } from '@vcs/platform';
 import { builtEntryOf } from '../deploy/launch.ts';
-import { distributedEnv } from './support/harness.ts';
+import { distributedEnv, dropStores, freePort, freshStores, TEST_RATE_LIMITS as L, waitFor } from './support/harness.ts';
+
+const RELAXED = { RATE_LIMIT_ANON_PER_MIN: String(L.anonymous), RATE_LIMIT_SANDBOX_PER_MIN: String(L.sandbox), RATE_LIMIT_LIVE_PER_MIN: String(L.live), RATE_LIMIT_MINT_PER_MIN: String(L.mint) };
 
 /**
  * "A wrong or missing setting stops the process with one line naming it": each setting an operator once got a stack
@@ -39,6 +41,9 @@ describe('a wrong setting is one line and a non-zero exit (embedded)', () => {
     ['PORT', { PORT: '' }],
     ['PG_POOL_MAX', { PG_POOL_MAX: 'abc' }],
     ['BUS_TIMEOUT_MS', { BUS_TIMEOUT_MS: '12x' }],
+    // Spun at full CPU for ever with no output (Node's recursive mkdir under /proc): issue 27.
+    ['PGLITE_DIR', { PGLITE_DIR: '/proc/forbidden' }],
+    ['PGLITE_DIR', { PGLITE_DIR: '/etc/hostname' }],
   ])('%s', async (name, env) => {
     const r = await embedded(env);
     expect(r.code).toBe(78);
@@ -133,6 +138,44 @@ describe.runIf(distributedEnv())('servers that are not there, and the launcher (
     expect(bad.lines).toEqual(['config error: REPLICAS_DATA: expected a whole number from 1 to 64 (value: "abc")']);
     const dies = await launch({ CONNECTION_ENCRYPTION_KEY: 'short', NATS_NAMESPACE: `tl${Date.now().toString(36)}` });
     expect(dies.code).toBe(78);
-    expect(dies.lines.join('\n')).toMatch(/services-pillar \(pid \d+\) exited with code 78; stopping the other services/);
+    expect(dies.lines.join('\n')).toMatch(/services-pillar replica 1 \(pid \d+\) exited with code 78; stopping the other services/);
   }, 60_000);
+
+  it('start:distributed stops everything, naming the service, only when one is left with no replica after repeated failures', async () => {
+    const r = await run([join(root, 'node_modules/tsx/dist/cli.mjs'), 'deploy/launch.ts'], { ...env(), PORT: '0', NATS_URL: 'nats://127.0.0.1:1', STARTUP_TIMEOUT_MS: '100', CONNECTION_ENCRYPTION_KEY: randomBytes(32).toString('base64') }, 60_000);
+    expect(r.code).toBe(1);
+    const said = r.lines.join('\n');
+    expect(said).toMatch(/restarting it in 500 ms \(0 other \S+ replicas serving\)/);
+    expect(said).toMatch(/(\S+) replica 1 \(pid \d+\) exited with code 1, its 5th failure in a row, and no \1 replica is left; stopping the other services/);
+  }, 60_000);
+
+  it('start:distributed supervises: a replica killed -9 is named and restarted while its sibling serves (issue 27)', async () => {
+    const stores = await freshStores();
+    const port = await freePort();
+    // Node with tsx's loader, not tsx's CLI (which runs the script in a child): the services are this process's children.
+    const launcher = spawn(process.execPath, ['--import', 'tsx', 'deploy/launch.ts'], {
+      cwd: root, stdio: ['ignore', 'ignore', 'pipe'],
+      env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...stores, PORT: String(port), REPLICAS_SERVICES: '2', CONNECTION_ENCRYPTION_KEY: randomBytes(32).toString('base64'), ...RELAXED },
+    });
+    let err = '';
+    launcher.stderr.on('data', (d) => (err += d));
+    const pillars = () => spawnSync('pgrep', ['-P', String(launcher.pid), '-f', 'services-pillar'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      await waitFor(async () => (await fetch(`${base}/signings/status?vin=1HGCM82633A004352`)).status === 200 && pillars().length === 2, 60_000, 250)
+        .catch((e) => { throw new Error(`${(e as Error).message}: ${pillars().length} services-pillar processes; launcher said: ${err}`); });
+      const [victim] = pillars();
+      process.kill(victim!, 'SIGKILL');
+      const reads: number[] = [];
+      for (const until = Date.now() + 3000; Date.now() < until;) reads.push((await fetch(`${base}/signings/status?vin=1HGCM82633A004352`)).status);
+      expect(reads.filter((s) => s !== 200)).toEqual([]); // the sibling serves (a read meeting the dead one is retried)
+      expect(err).toMatch(new RegExp(`services-pillar replica \\d \\(pid ${victim}\\) exited SIGKILL; restarting it in 500 ms \\(1 other services-pillar replica serving\\)`));
+      await waitFor(async () => pillars().length === 2 && !pillars().includes(victim!), 30_000, 250);
+      expect(launcher.exitCode).toBeNull();
+    } finally {
+      launcher.kill('SIGTERM');
+      await new Promise((r) => (launcher.exitCode !== null ? r(null) : launcher.once('exit', r)));
+      await dropStores(stores);
+    }
+  }, 120_000);
 });

@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { accessSync, constants, existsSync, readdirSync, readFileSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { ConfigError } from '../config.ts';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -87,8 +88,26 @@ export function createPgDb(url: string, max = 5, log?: Pick<Logger, 'info' | 'wa
 
 /** The embedded store: PGlite on disk (or `memory://`), in a worker thread so its statements never block HTTP. */
 export async function createPgliteDb(dir: string): Promise<Db> {
-  if (dir !== 'memory://') mkdirSync(dir, { recursive: true });
+  if (dir !== 'memory://') usableDir(dir, 'PGLITE_DIR');
   return createPgliteThreadDb(dir);
+}
+
+/**
+ * Make a directory a setting names (each missing level in turn) and check it can be written, or throw one line
+ * naming the setting (exit 78). Not `mkdirSync(dir, { recursive: true })`: under /proc it spins for ever (Node's
+ * recursive mkdir retries a parent that exists yet refuses children: ~79k mkdir calls in 3 s, no output).
+ */
+export function usableDir(dir: string, setting: string) {
+  const abs = resolve(dir);
+  const missing: string[] = [];
+  for (let d = abs; !existsSync(d); d = dirname(d)) { missing.unshift(d); if (dirname(d) === d) break; }
+  try {
+    for (const d of missing) mkdirSync(d);
+    if (!statSync(abs).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    accessSync(abs, constants.R_OK | constants.W_OK);
+  } catch (e) {
+    throw new ConfigError(`config error: ${setting}: cannot use ${abs} as a directory (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); point it at a writable directory, or memory:// to keep nothing`);
+  }
 }
 
 /** A schema's owner and the folder of its `NNN_name.sql` files: the platform's own tables, and each pillar's. */
