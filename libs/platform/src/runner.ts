@@ -197,7 +197,8 @@ export function servePillar<P extends Pillar>(pillar: P, handlers: PillarHandler
       const log = services.log.isLevelEnabled('info') ? services.log.child({ requestId: req.ctx?.requestId, capability: c.name }) : services.log;
       const { answer, status, events, valueJson, replayed } = await runCapability(c, handler, req as CapabilityRequest, { ...services, log });
       if (events.length) relay?.kick();
-      log.info({ status, type: answer.type, replayed }, 'capability answered');
+      // Debug: at info the gateway's one line per request says it (route, status, duration, served-by).
+      log.debug({ status, type: answer.type, replayed }, 'capability answered');
       return { status, kind: String(answer.type), json: answerJson(answer, valueJson), replayed };
     });
   });

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import cors from '@fastify/cors';
 import { blocked, idSequence, type BlockedCode } from '@vcs/contract';
 import { isStoreUnavailable, type Logger } from '@vcs/platform';
@@ -58,6 +58,20 @@ function depthOf(v: unknown, d = 0): number {
   return d;
 }
 
+/**
+ * One log line per request, at its end (info; error when the response failed): request id (the child logger's
+ * reqId), method, route (the capability's name, else the route), status, duration and the replica that served it.
+ * Fastify's default is a line when a request comes in and another when it completes.
+ */
+class OneLinePerRequest extends LogController {
+  override incomingRequest() {}
+  override requestCompleted(error: Error | null | undefined, req: FastifyRequest, reply: FastifyReply) {
+    const line = { method: req.method, route: capabilityLabel(req), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, servedBy: reply.getHeader('x-served-by') };
+    if (error) req.log.error({ ...line, err: error.message }, 'request failed');
+    else req.log.info(line, 'request');
+  }
+}
+
 /** Build the gateway: every route derived from the catalog, every failure a typed envelope. */
 export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -82,6 +96,8 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     // Fastify's own 503-on-closing answer is untyped; requests that arrive while closing are served instead
     // (the bus is drained only after the server has closed), so an accepted request is never dropped.
     return503OnClosing: false,
+    // Fastify's two lines per request (incoming, completed) become one (OneLinePerRequest).
+    logController: new OneLinePerRequest(),
   });
 
   // JSON bodies: an empty body means "no input" ({}); bodies nested deeper than the limit are refused.
