@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPaymentHeader } from 'x402/client';
 import { createSigner } from 'x402/types';
 import { createPayment, payingFetch, receiptOf, startRail, type Rail } from '@vcs/x402-rail';
+import { createClient, settle, signing } from '@vcs/sdk';
 import { call, mintKey, modes, waitFor } from './support/harness.ts';
 import { countEvents, startMoneyHarness, type MoneyHarness } from './support/money.ts';
 
@@ -77,6 +78,17 @@ describe.each(modes())('x402 payments on a local chain (%s)', (mode) => {
     expect(again.status).toBe(200);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(await rail.balanceOf(rail.payTo)).toBe(balance);
+  });
+
+  it('the SDK settles an OFFER with a payer (an x402 client) from the offer\'s own x402 terms', async () => {
+    const client = createClient({ baseUrl: base });
+    const offer = await signing.quote({ vin: VIN }, { client });
+    expect(offer.type).toBe('OFFER');
+    if (offer.type !== 'OFFER') return;
+    expect(offer.value.x402?.accepts[0]).toMatchObject({ scheme: 'exact', network: rail.network, payTo: rail.payTo, amount: String(PRICE) });
+    const payer = { createPaymentPayload: (required: any) => createPayment(rail.payerKeys[7]!, required.accepts[0], required.resource) };
+    const paid = await settle(offer, { client, payer });
+    expect(paid).toMatchObject({ type: 'OK', answers: 'SigningQuote@1', meter: { charged: '1.00', payment: { amount: '1.00' } } });
   });
 
   it('refuses a payment for good with a code that says which term is wrong, and runs nothing', async () => {

@@ -86,6 +86,11 @@ export const offerValue = z
     }),
     settle: z.object({ method: z.literal('POST'), path: z.string() }),
     next: nextRequest.optional().meta({ description: 'The next request to make: the settlement, as in `settle`' }),
+    x402: z.looseObject({
+      x402Version: z.literal(2),
+      resource: z.looseObject({ url: z.string() }),
+      accepts: z.array(z.looseObject({ scheme: z.string(), network: z.string(), amount: z.string(), asset: z.string(), payTo: z.string(), maxTimeoutSeconds: z.number() })),
+    }).optional().meta({ description: 'The same offer as x402 v2 PaymentRequired (what PAYMENT-REQUIRED carries): sign a payment for it with any x402 client and send it as PAYMENT-SIGNATURE to the same request or to `settle`' }),
   })
   .catchall(z.unknown());
 export type OfferValue = z.infer<typeof offerValue>;

@@ -120,9 +120,35 @@ export async function callOperation<T>(method: 'GET' | 'POST', path: string, par
   return (await clientOf(opts).request(method, url, rest, opts)) as T;
 }
 
-/** Settle an offer: POST its `settle.path`. The answer is the capability's own Answer once paid. */
-export function settle<T = unknown>(offer: Offer, opts?: CallOptions): Promise<Answer<T>> {
-  return callCapability<T>('POST', offer.value.settle.path, {}, opts);
+/**
+ * Who pays an x402 offer: anything that signs a payment for an x402 v2 PaymentRequired, as `@x402/core`'s
+ * `x402Client` does (`createPaymentPayload`). The SDK sends what it returns as `PAYMENT-SIGNATURE`.
+ */
+export interface X402Payer { createPaymentPayload(paymentRequired: NonNullable<Offer['value']['x402']>): Promise<unknown> }
+
+export interface SettleOptions extends CallOptions {
+  /** Pay the offer with x402 (on the service's configured network) instead of settling it with the client's key. */
+  payer?: X402Payer;
+}
+
+/** base64 of a JSON text, in Node and in browsers (the payment is ASCII JSON). */
+const base64Json = (v: unknown) => {
+  const bytes = new TextEncoder().encode(JSON.stringify(v));
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin);
+};
+
+/**
+ * Settle an offer: POST its `settle.path`. The answer is the capability's own Answer once paid. With a `payer`, the
+ * offer's x402 terms are signed and sent as PAYMENT-SIGNATURE (no key needed); the receipt is `answer.meter.payment`.
+ */
+export async function settle<T = unknown>(offer: Offer, opts?: SettleOptions): Promise<Answer<T>> {
+  if (!opts?.payer) return callCapability<T>('POST', offer.value.settle.path, {}, opts);
+  const required = offer.value.x402;
+  if (!required) throw new TransportError('this offer carries no x402 terms (value.x402); settle it with a key instead');
+  const payment = await opts.payer.createPaymentPayload(required);
+  return callCapability<T>('POST', offer.value.settle.path, {}, { ...opts, headers: { ...(opts.headers ?? {}), 'payment-signature': base64Json(payment) } });
 }
 
 /** Poll a NEEDS_HUMAN handoff: GET `value.handoff.poll.path`. */

@@ -88,9 +88,12 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
   }
   if (accept) reply.header('accept-price-result', `declined: the hard ceiling ${terms.ceiling.amount} ${terms.ceiling.currency} is above ${accept.text}`);
   const facts = offerFactsOf(c, intentId, resourceUrl);
-  reply.header('payment-required', encodeHeader(paymentRequiredOf((deps.config.x402 ?? mirroredX402), facts)));
-  // x402 v1 clients read the offer from the body: its members go beside the envelope's (additive).
-  sendOpReply(reply, { ...created!, answer: { ...created!.answer, ...paymentRequiredV1Of((deps.config.x402 ?? mirroredX402), facts) } });
+  const x402 = paymentRequiredOf(deps.config.x402 ?? mirroredX402, facts);
+  reply.header('payment-required', encodeHeader(x402));
+  // x402 v1 clients read the offer from the body: its members go beside the envelope's (additive); the v2 terms are
+  // in the value too, for clients that read the body only (the SDK's settle with a payer, MCP).
+  const value = { ...offer!, x402 };
+  sendOpReply(reply, { ...created!, answer: { ...created!.answer, value, evidence: value, ...paymentRequiredV1Of(deps.config.x402 ?? mirroredX402, facts) } });
   return { sent: true };
 };
 

@@ -74,6 +74,24 @@ export type OfferValue = {
     method: "GET" | "POST";
     path: string;
   };
+  /** The same offer as x402 v2 PaymentRequired (what PAYMENT-REQUIRED carries): sign a payment for it with any x402 client and send it as PAYMENT-SIGNATURE to the same request or to `settle` */
+  x402?: {
+    x402Version: 2;
+    resource: {
+      url: string;
+      [key: string]: unknown;
+    };
+    accepts: Array<{
+      scheme: string;
+      network: string;
+      amount: string;
+      asset: string;
+      payTo: string;
+      maxTimeoutSeconds: number;
+      [key: string]: unknown;
+    }>;
+    [key: string]: unknown;
+  };
   [key: string]: unknown;
 };
 interface Envelope { answers: string; evidence: Record<string, unknown>; provenance: Provenance; events: unknown[]; meter: Meter }
