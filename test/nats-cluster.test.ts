@@ -150,6 +150,12 @@ describe.skipIf(!runs)('on a three-node NATS cluster with a 3-replica event stre
     // No process restarted: every one the harness started is still running.
     expect([...h.procs!.values()].flat().filter((c) => c.exitCode !== null || c.signalCode !== null).length).toBe(0);
     expect(figures.delayMs.p99).toBeLessThanOrEqual(15_000);
+    // The gateway says what happened to it: it moved to another node once its own was killed, and is ready again.
+    const metrics = (await call(h.baseUrl, 'GET', '/metrics')).text;
+    expect(Number(/^vcs_nats_reconnects_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(metrics).toMatch(/^vcs_nats_connected 1$/m);
+    expect(metrics).toMatch(/^vcs_outbox_lag_seconds 0$/m);
+    expect((await call(h.baseUrl, 'GET', '/readyz')).status).toBe(200);
     for (const p of figures.phases) {
       expect(p.flowingAfterMs, p.target).not.toBeNull();
       if (p.flowingAfterElectionMs !== null) expect(p.flowingAfterElectionMs, p.target).toBeLessThanOrEqual(10_000);
