@@ -178,7 +178,7 @@ export const ops = {
     route: { method: 'GET', path: '/handoffs/{handoffId}', summary: 'Poll a NEEDS_HUMAN handoff.', key: 'required', answers: 'Handoff@1' },
   }),
   handoffsComplete: op({
-    name: 'handoffs.complete', subject: 'sys.commerce.handoffs.complete', pillar: 'commerce', idempotent: false, codes: ['handoff-not-found', 'forbidden', 'invalid-input', 'idempotency-in-flight', 'human-refused'], timeouts: 2, reply: ok(handoffValue),
+    name: 'handoffs.complete', subject: 'sys.commerce.handoffs.complete', pillar: 'commerce', idempotent: false, codes: ['handoff-not-found', 'forbidden', 'invalid-input', 'idempotency-in-flight', 'human-refused', 'execution-pending'], timeouts: 2, reply: ok(handoffValue),
     input: z.object({
       handoffId: id('ho_', 'handoff'),
       outcome: z.enum(['completed', 'refused']).meta({ description: 'What the human did' }),
