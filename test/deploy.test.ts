@@ -46,9 +46,16 @@ describe('deploy/', () => {
   it('declares every service with a healthcheck, and each pillar with an operator-set replica count', () => {
     const text = readFileSync(file, 'utf8');
     // Each pillar's service and replica count: test/pillars.test.ts.
-    for (const s of ['nats', 'postgres', 'redis', ...SERVICES]) expect(text).toMatch(new RegExp(`^  ${s}:$`, 'm'));
-    expect(text).toMatch(/-js/);
-    expect(text).toMatch(/nats-data:\/data/);
+    for (const s of ['nats-2', 'nats-3', 'postgres', 'redis', ...SERVICES]) expect(text).toMatch(new RegExp(`^  ${s}:$`, 'm'));
+    // A three-node NATS cluster (issue 27): each node with JetStream, its own volume and routes to the other two;
+    // every process gets the seed list and a 3-replica stream.
+    expect(text).toMatch(/^  nats-1: &nats$/m);
+    for (const n of [1, 2, 3]) {
+      expect(text).toMatch(new RegExp(`nats-${n}-data:/data`));
+      expect(text).toMatch(new RegExp(`"--name", "nats-${n}", "-js"`));
+    }
+    expect(text).toMatch(/NATS_URL: nats:\/\/nats-1:4222,nats:\/\/nats-2:4222,nats:\/\/nats-3:4222/);
+    expect(text).toMatch(/EVENT_STREAM_REPLICAS: \$\{EVENT_STREAM_REPLICAS:-3\}/);
     expect(readFileSync(new URL('../deploy/Dockerfile', import.meta.url), 'utf8')).toMatch(/^USER node$/m);
   });
 
