@@ -18,6 +18,19 @@ function strip(s: Record<string, unknown>): Record<string, unknown> {
 const toOasPath = (p: string) => p.replace(/:([A-Za-z_]+)/g, '{$1}');
 const blockedEnvelope = strip(jsonSchemaOf(answerSchema(z.never()).options[2]));
 
+/** x402 on the wire (docs/money.md): the payment a client sends, and what the 402 and the paid answer carry. */
+const b64 = { type: 'string', contentEncoding: 'base64' };
+const x402Parameters = [
+  { name: 'PAYMENT-SIGNATURE', in: 'header', required: false, schema: b64, description: 'x402 v2: the signed payment for this offer (base64 JSON PaymentPayload); answered with PAYMENT-RESPONSE' },
+  { name: 'X-PAYMENT', in: 'header', required: false, schema: b64, description: 'x402 v1: the signed payment (base64 JSON); answered with X-PAYMENT-RESPONSE' },
+];
+const paymentRequiredHeader = { 'PAYMENT-REQUIRED': { schema: b64, description: 'x402 v2 PaymentRequired: the offer to pay (with `error` when a payment was refused)' } };
+const paymentResponseHeaders = {
+  'PAYMENT-RESPONSE': { schema: b64, description: 'x402 v2 settlement receipt (success, transaction, network, payer), when a payment paid for this answer' },
+  'X-PAYMENT-RESPONSE': { schema: b64, description: 'The same for an x402 v1 payment' },
+};
+const pendingResponse = { description: 'BLOCKED execution-pending, payment-pending or payment-unavailable: the outcome is not known yet (never a 402); ask again after Retry-After', headers: { 'Retry-After': { schema: { type: 'integer' } } }, content: { 'application/json': { schema: blockedEnvelope } } };
+
 function capabilityOperation(c: Capability) {
   const request = strip(jsonSchemaOf(c.request, 'input')) as { properties?: Record<string, any>; required?: string[] };
   const op: Record<string, unknown> = {
@@ -25,13 +38,17 @@ function capabilityOperation(c: Capability) {
     'x-vcs-gate': c.gate, 'x-vcs-mode': 'live', 'x-vcs-answer': c.answer, 'x-vcs-price': c.price,
     ...(c.gate === 'none' ? { security: [] } : {}),
     responses: {
-      '200': { description: `${c.answer}: an OK or EMPTY answer`, content: { 'application/json': { schema: strip(jsonSchemaOf(answerSchema(c.value))) } } },
-      ...(c.gate === 'offer' ? { '402': { description: 'OFFER: price, ceiling and a durable intent to settle', content: { 'application/json': { schema: strip(jsonSchemaOf(anyAnswer)) } } } } : {}),
+      '200': { description: `${c.answer}: an OK or EMPTY answer`, ...(c.gate === 'offer' ? { headers: paymentResponseHeaders } : {}), content: { 'application/json': { schema: strip(jsonSchemaOf(answerSchema(c.value))) } } },
+      ...(c.gate === 'offer' ? {
+        '402': { description: 'OFFER: price, ceiling and a durable intent to settle (pay it with x402: PAYMENT-SIGNATURE), or a refused payment', headers: paymentRequiredHeader, content: { 'application/json': { schema: strip(jsonSchemaOf(anyAnswer)) } } },
+        '503': pendingResponse,
+      } : {}),
       '4XX': { description: 'BLOCKED: the code says what to fix', content: { 'application/json': { schema: blockedEnvelope } } },
     },
   };
+  if (c.gate === 'offer') op.parameters = x402Parameters;
   if (c.method === 'GET') {
-    op.parameters = Object.entries(request.properties ?? {}).map(([name, schema]) => ({ name, in: 'query', required: (request.required ?? []).includes(name), schema, ...(schema.description ? { description: schema.description } : {}) }));
+    op.parameters = [...((op.parameters as unknown[]) ?? []), ...Object.entries(request.properties ?? {}).map(([name, schema]) => ({ name, in: 'query', required: (request.required ?? []).includes(name), schema, ...(schema.description ? { description: schema.description } : {}) }))];
   } else {
     op.requestBody = { required: false, content: { 'application/json': { schema: request } } };
   }
@@ -79,15 +96,19 @@ function opOperation(o: Op) {
     operationId: o.name, summary: route.summary, tags: ['platform'], 'x-vcs-answer': route.answers,
     // An optional key: anonymous, or either form of the key.
     ...(route.key === 'none' ? { security: [] } : route.key === 'optional' ? { security: [{}, { bearer: [] }, { apiKey: [] }] } : {}),
-    parameters: inPath.map((name) => ({ name, in: 'path', required: true, schema: input.properties?.[name] ?? { type: 'string' } })),
+    parameters: [
+      ...inPath.map((name) => ({ name, in: 'path', required: true, schema: input.properties?.[name] ?? { type: 'string' } })),
+      ...(o === ops.intentsSettle ? x402Parameters : []),
+    ],
     ...(route.method === 'POST' && Object.keys(properties).length
       ? { requestBody: { required: required.length > 0, content: { 'application/json': { schema: { ...input, properties, required } } } } } : {}),
     // The codes it may answer: its declared ones and the transport's (contract ops.ts).
     'x-vcs-codes': codesOf(o),
     responses: {
       ...repliesOf(o),
+      ...(o === ops.intentsSettle ? { '200': { ...(repliesOf(o)['200'] as object), headers: paymentResponseHeaders }, '402': { description: 'BLOCKED: the payment was refused for good (the code says which term); PAYMENT-REQUIRED names x402\'s reason', headers: paymentRequiredHeader, content: { 'application/json': { schema: blockedEnvelope } } } } : {}),
       '4XX': { ...blockedResponse, description: `BLOCKED: the code says what to fix (${codesOf(o).filter((c) => statusOfCode(c) < 500).join(', ')}${o.passesCapabilityCodes ? ', or the code of a capability it runs' : ''})` },
-      '503': { description: `BLOCKED pillar-unavailable or store-unavailable: retry shortly`, content: { 'application/json': { schema: blockedEnvelope } } },
+      '503': o === ops.intentsSettle || o === ops.handoffsComplete ? pendingResponse : { description: `BLOCKED pillar-unavailable or store-unavailable: retry shortly`, content: { 'application/json': { schema: blockedEnvelope } } },
     },
   };
 }
