@@ -40,6 +40,19 @@ describe('bench scripts (smoke: a few requests each)', () => {
     expect(figures.vins).toBeGreaterThan(20);
   }, 120_000);
 
+  it('pnpm bench:x402 pays every call it sends, ours and the reference seller, and prints the ratios', async () => {
+    // One second a leg at c=10 after the warm-up, embedded only (the distributed row is the same code as pnpm bench's).
+    const r = await runScript('test/bench/x402.ts', { BENCH_X402_SECONDS: '1', BENCH_X402_PAYERS: '3', BENCH_X402_CONCURRENCY: '10', BENCH_X402_ONLY: 'reference,embedded' });
+    expect(r.code, r.err).toBe(0);
+    const rows = r.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    expect(rows.map((x) => [x.seller, x.leg]).sort()).toEqual([['ours: embedded', '402'], ['ours: embedded', 'paid'], ['reference: @x402/core resource server', '402'], ['reference: @x402/core resource server', 'paid']]);
+    for (const x of rows) {
+      expect(x.errors, JSON.stringify(x.failures)).toBe(0);
+      expect(x.calls).toBeGreaterThan(0);
+    }
+    expect(r.out).toMatch(/^ours: embedded\tc=10\tcalls\/s [\d.]+× \((met|NOT met)\)\tp99 [\d.]+× \((met|NOT met)\)$/m);
+  }, 240_000);
+
   it('pnpm bench prints a row for every server and target it starts', async () => {
     // One short round; the embedded and ceiling rows run everywhere, the distributed ones where the servers are set.
     const r = await runScript('test/bench/run.ts', { BENCH_SECONDS: '1', BENCH_REPEATS: '1' });
