@@ -58,6 +58,10 @@ describe.each(modes().slice(0, 1))('vcs CLI (%s)', (mode) => {
     const loadsTsx = /["']tsx(\/[\w/.-]*)?["']/;
     expect(bundle).not.toMatch(loadsTsx);
     expect(bundle).not.toMatch(/from ["']@vcs\/|import\(["'][^"']*\.ts["']\)/);
+    // The x402 client and viem (only paying an OFFER needs them) are not in it: loaded by dynamic import, on a payment.
+    expect(bundle).not.toMatch(/from ["'](@x402\/|viem)/);
+    expect(bundle.match(/import\(["'](@x402\/[\w/]+|viem[\w/]*)["']\)/g)?.sort()).toEqual(['import("@x402/core/client")', 'import("@x402/evm/exact/client")', 'import("viem/accounts")']);
+    expect(bundle).not.toMatch(/secp256k1|TransferWithAuthorization/); // viem's curve, @x402/evm's typed data
     expect(readFileSync(BIN, 'utf8')).not.toMatch(loadsTsx);
   });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { capabilities, eventEnvelope, type Capability, type EventEnvelope } from '@vcs/contract';
+import { capabilities, eventDataSchema, eventEnvelope, problemsOf, type Capability, type EventEnvelope } from '@vcs/contract';
 import { createLogger, dec } from '@vcs/platform';
 import { startEmbedded } from '@vcs/embedded';
 import { mintKey, waitFor } from './support/harness.ts';
@@ -45,7 +45,7 @@ describe('events published on the bus, per capability', () => {
     }
     // Wait for each capability's own events (the gate's Intent.*/Handoff.* events name a capability too, so a total
     // count could be reached while one capability's event is still on its way).
-    const own = (name: string) => seen.filter((e) => e.capability === name && !/^(Intent|Handoff)\./.test(e.type)).length;
+    const own = (name: string) => seen.filter((e) => e.capability === name && !/^(Intent|Handoff|Execution)\./.test(e.type)).length;
     const waiting = capabilities.filter((c) => answered.get(c.name) === 'OK' && !nothingOnFile.has(c.name));
     await waitFor(async () => waiting.every((c) => own(c.name) >= expectedOf(c).always.length + (expectedOf(c).oneOf.length ? 1 : 0)), 20_000);
   }, 120_000);
@@ -57,15 +57,27 @@ describe('events published on the bus, per capability', () => {
     }
     if (nothingOnFile.has(name)) {
       // The spec's "nothing on file" answers report that nothing happened: no event follows them.
-      expect(seen.filter((e) => e.capability === name && !/^(Intent|Handoff)\./.test(e.type))).toEqual([]);
+      expect(seen.filter((e) => e.capability === name && !/^(Intent|Handoff|Execution)\./.test(e.type))).toEqual([]);
       return;
     }
     // Intent.* and Handoff.* are the gate's own bookkeeping (the offer settled, the handoff completed), not the capability's.
-    const mine = seen.filter((e) => e.capability === name && !/^(Intent|Handoff)\./.test(e.type));
+    const mine = seen.filter((e) => e.capability === name && !/^(Intent|Handoff|Execution)\./.test(e.type));
     const { always, oneOf } = expectedOf(c);
     const outcome = mine.map((e) => e.type).filter((t) => oneOf.includes(t as never));
     expect(mine.map((e) => e.type).filter((t) => !oneOf.includes(t as never)).sort()).toEqual(always);
     expect(outcome.length).toBe(oneOf.length ? 1 : 0);
     for (const e of mine) expect(e).toMatchObject({ capability: name, simulated: true, account: expect.stringMatching(/^acct_/) });
+  });
+
+  it('every event published (the capabilities\' and the platform\'s: Intent, Handoff, Execution, Deal) matches its declared data schema', () => {
+    const types = new Set<string>();
+    for (const e of seen) {
+      const schema = eventDataSchema(e.type, e.capability);
+      expect(schema, `${e.type} is declared`).toBeDefined();
+      const r = schema!.safeParse(e.data);
+      expect(r.success ? [] : problemsOf(r.error.issues), `${e.type} from ${e.capability}`).toEqual([]);
+      types.add(e.type.split('.')[0]!);
+    }
+    expect([...types]).toEqual(expect.arrayContaining(['Intent', 'Handoff', 'Execution', 'Deal']));
   });
 });

@@ -3,7 +3,7 @@ import { jsonSchemaOf, type Capability } from '@vcs/contract';
 export interface Parsed { positional: string[]; flags: Record<string, string>; problems: string[] }
 
 /** Flags that take no value. */
-export const SWITCHES = new Set(['json']);
+export const SWITCHES = new Set(['json', 'pay']);
 
 /**
  * `--name value` and `--name=value`; only a switch (`--json`) stands alone. A value-taking flag with nothing after

@@ -1,13 +1,14 @@
 // `vcs`: one verb per catalog capability. Prints the Answer and exits with a status that names its kind.
 import { inspect } from 'node:util';
 import { capabilities, capabilityByName, jsonSchemaOf, type Capability } from '@vcs/contract';
-import { CATALOG_DIGEST, createClient, TransportError, type Answer } from '@vcs/sdk';
+import { CATALOG_DIGEST, createClient, settle, TransportError, type Answer, type Offer } from '@vcs/sdk';
 import { paramsFor, parseArgs } from './args.ts';
 import { configPath, readConfig, writeConfig } from './config.ts';
+import { DEFAULT_MAX_PAYMENT, overMax, paySettings, walletPayer } from './pay.ts';
 
 /** Exit status by answer kind (documented in docs/clients.md). */
 export const EXIT = { OK: 0, transport: 1, usage: 2, EMPTY: 3, OFFER: 4, BLOCKED: 5 } as const;
-const RESERVED = new Set(['base-url', 'key', 'trigger', 'json']);
+const RESERVED = new Set(['base-url', 'key', 'trigger', 'json', 'pay', 'max']);
 
 interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean; env: NodeJS.ProcessEnv }
 const defaultIo = (): Io => ({ out: (s) => process.stdout.write(s + '\n'), err: (s) => process.stderr.write(s + '\n'), tty: !!process.stdout.isTTY, env: process.env });
@@ -18,6 +19,8 @@ function usage(): string {
     '       vcs catalog                                                  list every capability',
     '       vcs help <noun>.<verb>                                       describe one capability',
     'options: --base-url URL (env VCS_BASE_URL), --key KEY (env VCS_API_KEY), --json',
+    `pay an OFFER with x402: set X402_PAYER_KEY (a wallet's 0x private key) in the environment, or pass --pay to insist;`,
+    `         --max DOLLARS (env X402_MAX_PAYMENT, default ${DEFAULT_MAX_PAYMENT}) is the most one payment may take`,
     `catalog digest ${CATALOG_DIGEST}`,
   ].join('\n');
 }
@@ -41,7 +44,8 @@ export function helpFor(c: Capability): string {
   ].join('\n');
 }
 
-const needsKey = (c: Capability) => c.gate === 'key' || c.gate === 'offer';
+// An offer-gated call mints a key so that its OFFER can be settled by the key route; a wallet pays without one.
+const needsKey = (c: Capability, paying: boolean) => c.gate === 'key' || c.gate === 'offer' && !paying;
 const keyRequired = (a: Answer<unknown>) => a.type === 'BLOCKED' && a.value.code === 'key-required';
 
 async function mintKey(baseUrl: string, io: Io): Promise<string> {
@@ -57,6 +61,40 @@ function print(a: Answer<unknown>, io: Io, forceJson: boolean) {
   if (!io.tty || forceJson) return io.out(JSON.stringify(a));
   io.out(`${a.type} ${a.answers}`);
   io.out(inspect(a.value, { depth: null, colors: true }));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How long vcs keeps asking about a payment whose settlement is under way (the service answers 503 payment-pending). */
+const PENDING_FOR_MS = 30_000;
+
+/**
+ * Pay an OFFER from the wallet (the offer's own x402 terms, signed by the stock client) and return the paid answer,
+ * saying on stderr what was paid. An offer above the limit is returned unpaid (and said why). While the service
+ * answers that the payment's outcome is not known yet, the same signed payment is sent again after its Retry-After:
+ * it is never charged twice, and a fresh signature is never made for it.
+ */
+async function pay(offer: Offer, client: ReturnType<typeof createClient>, walletKey: `0x${string}`, max: string, io: Io): Promise<Answer<unknown>> {
+  const why = overMax(offer, max);
+  if (why) { io.err(`vcs: not paid: ${why}`); return offer; }
+  const payer = await walletPayer(walletKey, max);
+  // Signed before anything is sent (settle reuses this signature): a payment the stock client refuses to make (its
+  // spend controls, an asset it does not know) leaves the OFFER unpaid rather than failing the call.
+  try { await payer.createPaymentPayload(offer.value.x402!); } catch (e) {
+    io.err(`vcs: not paid: the x402 client would not sign it (wallet ${payer.address}): ${(e as Error).message}`);
+    return offer;
+  }
+  const until = Date.now() + PENDING_FOR_MS;
+  let a = await settle(offer, { client, payer });
+  while (a.type === 'BLOCKED' && /^payment-(pending|unavailable)$/.test(a.value.code) && Date.now() < until) {
+    const wait = Math.min(Math.max(Number((a.value as { retryAfter?: unknown }).retryAfter) || 1, 0.5), 5);
+    io.err(`vcs: ${a.value.code}: ${a.value.message}; asking again in ${wait} s`);
+    await sleep(wait * 1000);
+    a = await settle(offer, { client, payer });
+  }
+  const p = a.meter?.payment;
+  if (p) io.err(`vcs: paid $${p.amount} from ${p.payer} to ${p.payTo} on ${p.network}, transaction ${p.transaction ?? '(found on chain by its authorization)'} (intent ${offer.value.intent.id})`);
+  else io.err(`vcs: not paid (intent ${offer.value.intent.id}, wallet ${payer.address}): ${a.type === 'BLOCKED' ? `${a.value.code}: ${a.value.message}` : `the settlement answered ${a.type}`}`);
+  return a;
 }
 
 export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
@@ -81,16 +119,21 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     return EXIT.usage;
   }
 
+  const paying = paySettings(flags, io.env);
+  if ('problem' in paying) { io.err(`vcs: ${paying.problem}`); return EXIT.usage; }
+  if (!paying.pay && flags.max !== undefined) { io.err('vcs: --max limits a payment: set X402_PAYER_KEY to pay'); return EXIT.usage; }
+
   const baseUrl = flags['base-url'] ?? io.env.VCS_BASE_URL ?? readConfig(configPath(io.env)).baseUrl ?? 'http://127.0.0.1:8080';
   let key = flags.key ?? io.env.VCS_API_KEY ?? readConfig(configPath(io.env)).key;
   const params = paramsFor(cap, Object.fromEntries(Object.entries(flags).filter(([k]) => !RESERVED.has(k))));
   const headers = flags.trigger ? { 'sandbox-trigger': flags.trigger } : undefined;
   const send = async () => (await createClient({ baseUrl, key }).request(cap.method, cap.path, params, { headers })) as Answer<unknown>;
   try {
-    if (!key && needsKey(cap)) key = await mintKey(baseUrl, io);
+    if (!key && needsKey(cap, paying.pay)) key = await mintKey(baseUrl, io);
     let a = await send();
     if (keyRequired(a) && !flags.key && !io.env.VCS_API_KEY) { key = await mintKey(baseUrl, io); a = await send(); }
     if (!a || typeof a !== 'object' || !(a.type in EXIT)) throw new TransportError(`not an Answer: ${JSON.stringify(a).slice(0, 300)}`);
+    if (a.type === 'OFFER' && paying.pay) a = await pay(a, createClient({ baseUrl, key }), paying.key, paying.max, io);
     print(a, io, flags.json === 'true');
     return EXIT[a.type];
   } catch (e) {

@@ -23,7 +23,12 @@ export type Price =
  * `failure` under a failure trigger, `outcome` only when the handler chooses it (e.g. confirmed vs repairable).
  */
 export type EventWhen = 'run' | 'success' | 'failure' | 'outcome';
-export interface EventDecl { type: `${string}.${string}@${number}`; when: EventWhen }
+/**
+ * A capability's event. Its `data` is the capability's value (with `extra`, the members the handler adds beside it),
+ * or `failureData` when it fails: `eventDataSchema` (catalog.ts) gives the schema, the catalog and docs/events.md
+ * list it.
+ */
+export interface EventDecl { type: `${string}.${string}@${number}`; when: EventWhen; extra?: z.ZodObject }
 
 export interface Trigger {
   /** Value of the `Sandbox-Trigger` header. */

@@ -1,7 +1,9 @@
 import { priceText } from './money.ts';
 import { sha256Hex } from './sha256.ts';
 import { z } from 'zod';
-import type { Capability, Noun, Pillar } from './capability.ts';
+import type { Capability, EventDecl, Noun, Pillar } from './capability.ts';
+import { publicSchema } from './secret.ts';
+import { failureData, isPlatformEventType, platformEvents, type EventEnvelope } from './events.ts';
 import { apiKey } from './nouns/apiKey.ts';
 import { deal } from './nouns/deal.ts';
 import { frameInspection } from './nouns/frameInspection.ts';
@@ -71,6 +73,50 @@ export function describeCapability(c: Capability) {
   };
 }
 
+/**
+ * The schema of an event's `data`: a platform event's declaration, or for a capability's event what the runner puts
+ * there — the value (with the declaration's `extra`) on success, `failureData` on failure, either for a `run` event.
+ */
+export function eventDataSchema(type: string, capability?: string | null): z.ZodType | undefined {
+  if (isPlatformEventType(type)) return platformEvents[type].data;
+  const c = capability ? byName.get(capability) : capabilities.find((x) => x.events.some((e) => e.type === type));
+  const decl = c?.events.find((e) => e.type === type);
+  return c && decl ? capabilityEventData(c, decl) : undefined;
+}
+const capabilityEventData = (c: Capability, decl: EventDecl): z.ZodType => {
+  // Secrets never enter an event (contract secret.ts): its data is the value without them.
+  const value = decl.extra ? z.intersection(publicSchema(c.value), decl.extra) : publicSchema(c.value);
+  return decl.when === 'failure' ? failureData : decl.when === 'run' ? z.union([value, failureData]) : value;
+};
+
+/**
+ * An event of a declared type written outside the capability runner (which builds its own from each capability's
+ * declaration): `data` parsed against `eventDataSchema`, so an undeclared type or a member of the wrong shape throws.
+ */
+export function declaredEvent(type: EventEnvelope['type'], envelope: Omit<EventEnvelope, 'id' | 'type' | 'data'>, data: Record<string, unknown>): Omit<EventEnvelope, 'id'> {
+  const schema = eventDataSchema(type, envelope.capability);
+  if (!schema) throw new Error(`event ${type} is not declared: declare it in a capability's events or in platformEvents (contract events.ts)`);
+  return { type, ...envelope, data: schema.parse(data) as Record<string, unknown> };
+}
+
+/** Every event type, declared once: who emits it, when, and its `data` as JSON Schema (catalog `events`, docs/events.md). */
+export function describeEvents() {
+  const types = new Map<string, { type: string; emittedBy: { capability: string; when: string }[]; producer: string | null; summary: string | null; data: Record<string, unknown> }>();
+  for (const c of capabilities) {
+    for (const e of c.events) {
+      let row = types.get(e.type);
+      if (!row) types.set(e.type, (row = { type: e.type, emittedBy: [], producer: null, summary: null, data: jsonSchemaOf(eventDataSchema(e.type, c.name)!) }));
+      row.emittedBy.push({ capability: c.name, when: e.when });
+    }
+  }
+  for (const [type, p] of Object.entries(platformEvents)) {
+    const row = types.get(type);
+    if (row) Object.assign(row, { producer: p.producer, summary: p.summary });
+    else types.set(type, { type, emittedBy: [], producer: p.producer, summary: p.summary, data: jsonSchemaOf(p.data) });
+  }
+  return [...types.values()].sort((a, b) => a.type.localeCompare(b.type));
+}
+
 /** Canonical JSON: keys sorted at every depth, so the digest does not depend on declaration order. */
 export function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
@@ -80,7 +126,13 @@ export function canonicalJson(v: unknown): string {
   return JSON.stringify(v);
 }
 
+let catalogMemo: ReturnType<typeof describeCatalogOnce> | undefined;
+/** The catalog as plain JSON; made once (about 150 ms), as the catalog never changes while the process runs: callers copy, never mutate. */
 export function describeCatalog() {
+  catalogMemo ??= describeCatalogOnce();
+  return catalogMemo;
+}
+function describeCatalogOnce() {
   return {
     nouns: nouns.map((n) => ({
       noun: n.noun, pillar: n.pillar, displayPillar: n.displayPillar, entity: n.entity, door: n.door, summary: n.summary,
@@ -88,6 +140,7 @@ export function describeCatalog() {
       capabilities: (Object.values(n.capabilities) as Capability[]).map(describeCapability),
     })),
     namedNouns,
+    events: describeEvents(),
   };
 }
 

@@ -4,6 +4,7 @@ export * from './capability.ts';
 export * from './catalog.ts';
 export * from './common.ts';
 export * from './events.ts';
+export * from './secret.ts';
 export * from './ids.ts';
 export * from './vin.ts';
 export { apiKey, apiKeyRecord, apiKeyStatus, scopeName } from './nouns/apiKey.ts';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineNoun, noInput } from '../capability.ts';
 import { timestamp } from '../answer.ts';
 import { price } from '../common.ts';
+import { secret } from '../secret.ts';
 
 export const apiKeyStatus = z.enum(['active', 'superseded', 'revoked']);
 export const scopeName = z.enum(['read', 'act']);
@@ -24,8 +25,11 @@ export const apiKeyRecord = z.object({
   lastRotatedAt: timestamp.nullable(),
   expiresAt: timestamp.nullable(),
   status: apiKeyStatus,
-  secretOnce: z.string().optional().meta({ description: 'The new secret: present only in the answer that creates it' }),
+  secretOnce: secret(z.string().optional(), 'The new secret: present only in the answer that creates it'),
 });
+
+/** What a rotation's events carry beside the successor's record. */
+const rotation = z.object({ supersedes: z.string().meta({ description: 'The superseded key' }), graceUntil: timestamp.meta({ description: 'Until when the superseded key still works' }) });
 
 export const apiKey = defineNoun({
   noun: 'apiKey',
@@ -41,16 +45,16 @@ export const apiKey = defineNoun({
       request: noInput, answer: 'ApiKeyCreate@1',
       value: z.object({
         apiKey: z.string(), prefix: z.string(), subject: z.string(), scopes: z.array(z.string()),
-        status: z.string(), createdAt: timestamp, secretOnce: z.string(),
+        status: z.string(), createdAt: timestamp, secretOnce: secret(z.string(), 'The new key: present only in this answer'),
       }),
-      events: [{ type: 'ApiKey.created@1', when: 'success' }], price: price.free(),
+      events: [{ type: 'ApiKey.created@1', when: 'success', extra: z.object({ by: z.string().meta({ description: 'The key whose call made it' }) }) }], price: price.free(),
     },
     rotate: {
       changesKey: true,
       method: 'POST', path: '/api-keys/rotate', gate: 'key', mode: 'live', facet: 'commerce',
       summary: 'Supersede the calling key and issue its successor; the old key works for a grace period.',
       request: noInput, answer: 'ApiKey@1', value: apiKeyRecord,
-      events: [{ type: 'ApiKey.minted@1', when: 'success' }, { type: 'ApiKey.rotated@1', when: 'success' }], price: price.free(),
+      events: [{ type: 'ApiKey.minted@1', when: 'success', extra: rotation }, { type: 'ApiKey.rotated@1', when: 'success', extra: rotation }], price: price.free(),
     },
     revoke: {
       changesKey: true,
@@ -63,7 +67,7 @@ export const apiKey = defineNoun({
       method: 'POST', path: '/api-keys/mint', gate: 'key', mode: 'live', facet: 'commerce',
       summary: 'Mint an additional key on the calling account.',
       request: noInput, answer: 'ApiKey@1', value: apiKeyRecord,
-      events: [{ type: 'ApiKey.minted@1', when: 'success' }], price: price.free(),
+      events: [{ type: 'ApiKey.minted@1', when: 'success', extra: z.object({ by: z.string().meta({ description: 'The key whose call made it' }) }) }], price: price.free(),
     },
     scope: {
       changesKey: true,

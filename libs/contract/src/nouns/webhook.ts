@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineNoun, type CapabilitySpec, type EventDecl } from '../capability.ts';
 import { timestamp } from '../answer.ts';
 import { payer, price, valueBase, vinOptional } from '../common.ts';
+import { secret } from '../secret.ts';
 
 /** Connection members every webhook value carries (the spec's Connection entity). */
 const connection = valueBase.extend({
@@ -62,7 +63,7 @@ export const webhook = defineNoun({
       value: connection.extend({
         registration: z.object({
           status: z.string().meta({ example: 'registered' }), id: z.string(),
-          secretOnce: z.string().optional().meta({ description: 'The signing secret `whsec_…`: present only in this answer' }),
+          secretOnce: secret(z.string().optional(), 'The signing secret `whsec_…`: present only in this answer'),
           url: z.string().optional(),
         }),
       }),
@@ -103,7 +104,7 @@ export const webhook = defineNoun({
       summary: 'Send a test event (Webhook.emitted@1) to an endpoint.',
       request: withVin({ endpointId: endpointId.optional() }), answer: 'WebhookEmit@1',
       value: connection.extend({ emission: z.object({ status: z.string().meta({ example: 'emitted' }), endpointId: z.string().optional() }) }),
-      events: [{ type: 'Webhook.emitted@1', when: 'success' }], price: price.metered('0.01', 'event'),
+      events: [{ type: 'Webhook.emitted@1', when: 'success', extra: z.object({ targetEndpointId: z.string(), test: z.literal(true) }).partial() }], price: price.metered('0.01', 'event'),
     },
     replay: {
       method: 'POST', path: '/webhooks/replay', gate: 'offer', mode: 'sandbox', facet: 'services',

@@ -11,6 +11,7 @@ export type ApiKeyCreateValue = {
   status: string;
   /** An ISO 8601 timestamp */
   createdAt: string;
+  /** The new key: present only in this answer */
   secretOnce: string;
 };
 /** Parameters of apiKey.rotate. */

@@ -1,4 +1,4 @@
-import { blocked, capabilityByName, newId, opTimeouts, ops, requestText, statusOfCode, withoutSecrets, type NextRequest, type OpInput, type OpReply } from '@vcs/contract';
+import { blocked, capabilityByName, newId, platformEvent, type EventAnswerType, opTimeouts, ops, requestText, statusOfCode, withoutSecrets, type NextRequest, type OpInput, type OpReply } from '@vcs/contract';
 import { busCallerOf, callCapability, countSettlement, writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { json } from './common.ts';
 
@@ -147,12 +147,14 @@ async function record(services: Services, row: ExecutionRow, answer: Record<stri
     const chargedCents = (await finishers.get(row.source)?.(q, services, done, answer, status)) ?? 0;
     const stored = json(done.ctx) as StoredContext;
     const input = json(done.input) as { vin?: unknown } | null;
-    await writeEvents(q, [{
-      type: 'Execution.finished@1', occurredAt: now, account: stored.account, capability: done.capability,
+    await writeEvents(q, [platformEvent('Execution.finished@1', {
+      occurredAt: now, account: stored.account, capability: done.capability,
       vin: typeof input?.vin === 'string' ? input.vin : null,
-      data: { executionId: done.id, source: done.source, sourceId: done.source_id, capability: done.capability, origin: json(done.origin) ?? null, status: outcome, answerType: type, answers: answer.answers ?? null },
       simulated: stored.environment === 'sandbox',
-    }]);
+    }, {
+      executionId: done.id, source: done.source, sourceId: done.source_id, capability: done.capability, origin: json(done.origin) ?? null,
+      status: outcome, answerType: type as EventAnswerType, answers: typeof answer.answers === 'string' ? answer.answers : null,
+    })]);
     return { done, chargedCents };
   });
   if (kept) {

@@ -1,4 +1,4 @@
-import { problemsOf, capabilityByName, newId, opTimeouts, ops, sandboxDesks, withoutSecrets, type HumanVerb, type OpInput, type OpReply } from '@vcs/contract';
+import { problemsOf, capabilityByName, newId, platformEvent, opTimeouts, ops, sandboxDesks, withoutSecrets, type HumanVerb, type OpInput, type OpReply } from '@vcs/contract';
 import { writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { iso, json, record, refusal } from './common.ts';
 import { createExecution, findExecution, onExecutionFinished, pendingReply, settleExecution } from './executions.ts';
@@ -78,12 +78,11 @@ export async function getHandoff(services: Services, req: OpInput<'handoffsGet'>
   return record(services, req.ctx, 'Handoff@1', handoffView(r));
 }
 
-const handoffEvent = (services: Services, r: HandoffRow, type: 'Handoff.completed@1' | 'Handoff.refused@1', environment: CallContext['environment']) => ({
-  type, occurredAt: services.clock.now().toISOString(), account: r.account_id, capability: r.capability,
+const handoffEvent = (services: Services, r: HandoffRow, type: 'Handoff.completed@1' | 'Handoff.refused@1', environment: CallContext['environment']) => platformEvent(type, {
+  occurredAt: services.clock.now().toISOString(), account: r.account_id, capability: r.capability,
   vin: typeof (json(r.input) as { vin?: unknown } | null)?.vin === 'string' ? (json(r.input) as { vin: string }).vin : null,
-  data: { handoffId: r.id, verb: r.verb, capability: r.capability, origin: json(r.origin) ?? null },
   simulated: environment === 'sandbox',
-});
+}, { handoffId: r.id, verb: r.verb as HumanVerb, capability: r.capability, origin: json(r.origin) ?? null });
 
 /**
  * `sys.commerce.handoffs.complete`: the credentialed principal completes or refuses. Completing a capability

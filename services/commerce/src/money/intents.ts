@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { capabilityByName, problemsOf, canonicalJson, checkMandate, fromCents, mandate as mandateSchema, newId, offerTerms, opTimeouts, ops, toCents, withoutSecrets, type Mandate, type OpInput, type OpReply } from '@vcs/contract';
+import { capabilityByName, platformEvent, problemsOf, canonicalJson, checkMandate, fromCents, mandate as mandateSchema, newId, offerTerms, opTimeouts, ops, toCents, withoutSecrets, type EventAnswerType, type Mandate, type OpInput, type OpReply } from '@vcs/contract';
 import { centsOfAtomic, provenanceOf, writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { iso, json, offerCapability, record, refusal } from './common.ts';
 import { createExecution, findExecution, onExecutionFinished, pendingReply, runExecution, settleExecution } from './executions.ts';
@@ -350,11 +350,10 @@ onExecutionFinished('intent', async (q, services, ex, answer, answerStatus) => {
   }
   const value = (answer.value ?? {}) as { vin?: unknown };
   const input = json(r.input) as { vin?: unknown };
-  await writeEvents(q, [{
-    type: 'Intent.settled@1', occurredAt: now, account: r.account_id, capability: r.capability,
+  await writeEvents(q, [platformEvent('Intent.settled@1', {
+    occurredAt: now, account: r.account_id, capability: r.capability,
     vin: typeof value.vin === 'string' ? value.vin : typeof input.vin === 'string' ? input.vin : null,
-    data: { intentId: r.id, capability: r.capability, origin: json(r.origin) ?? null, answerType: type, executionId: ex.id, charged: fromCents(Number(r.charged_cents ?? 0)) },
     simulated: (json(ex.ctx) as { environment?: string }).environment === 'sandbox',
-  }]);
+  }, { intentId: r.id, capability: r.capability, origin: json(r.origin) ?? null, answerType: type as EventAnswerType, executionId: ex.id, charged: fromCents(Number(r.charged_cents ?? 0)) })]);
   return Number(r.charged_cents ?? 0);
 });

@@ -1,6 +1,8 @@
 // exec: agent-written TypeScript in a QuickJS (WebAssembly) isolate. The isolate has its own heap and no host
 // objects: no process, require, import, fetch, fs, env or timers. Its one way out is `__hostFetch`, a bridge the
 // host serves against the gateway itself with the caller's key, which the SDK inside the isolate uses as its fetch.
+// It never pays: `settle` here refuses a payer, and the bridge (mcp/server.ts) passes no payment header
+// (PAYMENT-SIGNATURE, X-PAYMENT) nor any header but content-type, accept, sandbox-trigger and idempotency-key.
 import { fileURLToPath } from 'node:url';
 import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten';
 
@@ -26,8 +28,12 @@ const PRELUDE = `
 (() => {
 const __sdk = __vcs, __bridge = __hostFetch;
 __sdk.setDefaultClient(__sdk.createClient({ baseUrl: '', fetch: (url, init) => __bridge(init.method, url, init.body === undefined ? '' : init.body, JSON.stringify(init.headers || {})).then((r) => { const o = JSON.parse(r); return { status: o.status, text: () => Promise.resolve(o.body) }; }) }));
-globalThis.sdk = __sdk;
-for (const k of Object.keys(__sdk)) if (k !== 'createClient' && k !== 'setDefaultClient') globalThis[k] = __sdk[k];
+const __settle = __sdk.settle;
+const sdk = Object.freeze({ ...__sdk, settle: (offer, opts) => opts && opts.payer !== undefined
+  ? Promise.reject(new Error('exec never pays: settle takes no payer here; return the OFFER and pay it outside exec (the SDK or the CLI with a wallet)'))
+  : __settle(offer, opts) });
+globalThis.sdk = sdk;
+for (const k of Object.keys(sdk)) if (k !== 'createClient' && k !== 'setDefaultClient') globalThis[k] = sdk[k];
 __vcs = undefined;
 delete globalThis.__hostFetch;
 })();

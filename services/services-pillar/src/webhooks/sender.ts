@@ -1,3 +1,4 @@
+import { platformEvent } from '@vcs/contract';
 import { mergeWrites, type Services, writeEvents, type BulkWrite, type Queryable, type Statement } from '@vcs/platform';
 
 // A success's writes, merged across the deliveries of a group commit (store/groupCommit.ts).
@@ -161,7 +162,7 @@ export class DeliverySender {
     await q.query(`update webhook_deliveries set status = 'failed', attempt_count = $2, next_attempt_at = null, locked_until = null where id = $1`, [row.id, attempts]);
     const occurredAt = this.services.clock.now().toISOString();
     const base = { occurredAt, account: row.account_id, capability: null, vin: (row.payload as { vin?: string } | null)?.vin ?? null, simulated: false };
-    await writeEvents(q, [{ ...base, type: 'Webhook.failed@1', data: { reason, deliveryId: row.id, endpointId: row.endpoint_id, eventId: row.event_id, eventType: row.event_type, attempts, ...(endpointDisabled ? { endpointDisabled: true, disabledReason: endpointDisabled } : {}) } }]);
+    await writeEvents(q, [platformEvent('Webhook.failed@1', base, { reason, deliveryId: row.id, endpointId: row.endpoint_id, eventId: row.event_id, eventType: row.event_type, attempts, ...(endpointDisabled ? { endpointDisabled: true as const, disabledReason: endpointDisabled } : {}) })]);
   }
 
   async stop() {

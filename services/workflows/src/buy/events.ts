@@ -1,4 +1,4 @@
-import { capabilityByName, eventEnvelope, eventSubject, type EventEnvelope } from '@vcs/contract';
+import { capabilityByName, eventEnvelope, eventSubject, parsePlatformEvent, type EventEnvelope } from '@vcs/contract';
 import { dec, type EventDelivery, type Services } from '@vcs/platform';
 import { buyChecklist } from './checklist.ts';
 import type { DealMachine } from './machine.ts';
@@ -9,20 +9,16 @@ type Verdict = { type: 'OK' | 'BLOCKED'; answers?: string; code?: string; messag
 type Handled = 'ack' | 'retry';
 
 const stepCapabilities = new Set(buyChecklist.map((s) => s.capability).filter(Boolean) as string[]);
+/** The platform events that name a deal's step in their `origin` (contract platformEvents), the only ones it reads. */
+const originEvents = ['Intent.settled@1', 'Handoff.completed@1', 'Handoff.refused@1', 'Execution.finished@1'] as const;
 /**
- * The subjects a deal can move on: Intent and Handoff events, and the success and failure events of the steps'
- * capabilities. Every other event (most of the stream) is acked from its subject alone, never parsed.
+ * The subjects a deal can move on: those events, and the success and failure events of the steps' capabilities.
+ * Every other event (most of the stream) is acked from its subject alone, never parsed.
  */
-const dealSubjects = new Set([...stepCapabilities].flatMap((name) => capabilityByName(name)!.events
-  .filter((d) => d.when === 'success' || d.when === 'failure').map((d) => eventSubject(d.type))));
-const movesDeals = (subject: string) => subject.startsWith('evt.Intent.') || subject.startsWith('evt.Handoff.') || subject === 'evt.Execution.finished' || dealSubjects.has(subject);
-const originFailures = new Set(['Intent.failed', 'Intent.declined', 'Intent.expired', 'Handoff.refused', 'Handoff.expired']);
-
-interface Origin { dealId: string; step: number }
-function originOf(e: EventEnvelope): Origin | null {
-  const o = e.data.origin as Partial<Origin> | undefined;
-  return o && typeof o.dealId === 'string' && typeof o.step === 'number' ? (o as Origin) : null;
-}
+const dealSubjects = new Set([...originEvents.map(eventSubject), ...[...stepCapabilities].flatMap((name) => capabilityByName(name)!.events
+  .filter((d) => d.when === 'success' || d.when === 'failure').map((d) => eventSubject(d.type)))]);
+const movesDeals = (subject: string) => dealSubjects.has(subject);
+const okAnswer = (t: string) => t === 'OK' || t === 'EMPTY';
 
 /**
  * Completion events move deals on: Intent.settled / Handoff.completed (and their failures) name the
@@ -30,26 +26,25 @@ function originOf(e: EventEnvelope): Origin | null {
  */
 export async function onEvent(s: Services, machine: DealMachine, e: EventEnvelope): Promise<Handled> {
   if (e.type.startsWith('Deal.')) return 'ack';
-  const name = e.type.replace(/@\d+$/, '');
-  const origin = originOf(e);
-  if (name === 'Execution.finished') {
-    // A deal step's own execution finished (perhaps taken up by commerce's reconciler): its running step is closed.
-    if (!origin || e.data.source !== 'deal') return 'ack';
-    const attempt = Number(String(e.data.sourceId ?? '').split(':').pop());
-    const t = String(e.data.answerType ?? 'OK');
-    const verdict: Verdict = t === 'OK' || t === 'EMPTY' ? { type: 'OK' } : { type: 'BLOCKED', code: 'execution-failed', message: `${String(e.data.capability)} answered ${t}` };
-    return settle(s, machine, origin.dealId, (step) => step.position === origin.step && step.attempts === attempt, verdict, e, false, true);
-  }
-  if (origin && (name.startsWith('Intent.') || name.startsWith('Handoff.'))) {
-    const pendingId = (e.data.intentId ?? e.data.handoffId) as string | undefined;
-    let verdict: Verdict | null = null;
-    if (name === 'Intent.settled') {
-      const t = String(e.data.answerType ?? 'OK');
-      verdict = t === 'OK' || t === 'EMPTY' ? { type: 'OK' } : { type: 'BLOCKED', code: 'execution-failed', message: `the settled ${String(e.data.capability)} answered ${t}` };
-    } else if (name === 'Handoff.completed') verdict = { type: 'OK' };
-    else if (originFailures.has(name)) verdict = { type: 'BLOCKED', code: name.startsWith('Handoff') ? 'human-refused' : 'offer-declined', message: `${name} for ${pendingId ?? 'the pending step'}` };
-    if (!verdict) return 'ack';
-    return settle(s, machine, origin.dealId, (step) => step.position === origin.step && (!pendingId || step.pending?.id === pendingId || step.status === 'running'), verdict, e);
+  const p = parsePlatformEvent(e, ...originEvents);
+  if (p) {
+    const { origin } = p.data;
+    if (!origin) return 'ack';
+    if (p.type === 'Execution.finished@1') {
+      // A deal step's own execution finished (perhaps taken up by commerce's reconciler): its running step is closed.
+      if (p.data.source !== 'deal') return 'ack';
+      const attempt = Number(p.data.sourceId.split(':').pop());
+      const t = p.data.answerType;
+      const answers = p.data.answers ?? undefined; // what the machine itself records from the answer
+      const verdict: Verdict = okAnswer(t) ? { type: 'OK', answers } : { type: 'BLOCKED', answers, code: 'execution-failed', message: `${p.data.capability} answered ${t}` };
+      return settle(s, machine, origin.dealId, (step) => step.position === origin.step && step.attempts === attempt, verdict, e, false, true);
+    }
+    const pendingId = p.type === 'Intent.settled@1' ? p.data.intentId : p.data.handoffId;
+    const verdict: Verdict = p.type === 'Intent.settled@1'
+      ? (okAnswer(p.data.answerType) ? { type: 'OK', answers: p.data.answerType }
+        : { type: 'BLOCKED', answers: p.data.answerType, code: 'execution-failed', message: `the settled ${p.data.capability} answered ${p.data.answerType}` })
+      : p.type === 'Handoff.completed@1' ? { type: 'OK' } : { type: 'BLOCKED', code: 'human-refused', message: `Handoff.refused for ${pendingId}` };
+    return settle(s, machine, origin.dealId, (step) => step.position === origin.step && (step.pending?.id === pendingId || step.status === 'running'), verdict, e);
   }
   if (!e.capability || !stepCapabilities.has(e.capability) || !e.account || !e.vin) return 'ack';
   const decl = capabilityByName(e.capability)?.events.find((d) => d.type === e.type);
@@ -86,7 +81,7 @@ async function settle(
     // The offer or handoff answered before its step was recorded as awaiting: look again shortly.
     if (step.status === 'running' && !closesRunning) return retryWhileRunning ? ('retry' as const) : ('no' as const);
     if (step.status !== 'awaiting' && !(closesRunning && step.status === 'running')) return 'no' as const;
-    await machine.finish(q, d, step, { ...verdict, answers: verdict.answers ?? (e.data.answerType as string | undefined) }, s.clock.now());
+    await machine.finish(q, d, step, verdict, s.clock.now());
     return verdict.type === 'OK' ? ('yes' as const) : ('no' as const);
   });
   if (moved === 'retry') return 'retry';

@@ -198,7 +198,7 @@ export class DealMachine {
       step.status = 'failed';
       d.state = 'STEP_FAILED';
       const saved = await saveDeal(q, d, now);
-      await appendEvent(q, saved, 'Deal.stepFailed@1', step.position, { step: step.step, capability: step.capability, code: o.code, message: o.message, attempt: step.attempts }, now);
+      await appendEvent(q, saved, 'Deal.stepFailed@1', step.position, { step: step.step, capability: step.capability, code: o.code ?? 'execution-failed', message: o.message ?? 'the step failed', attempt: step.attempts }, now);
       return saved;
     }
     step.status = 'done';
@@ -207,7 +207,7 @@ export class DealMachine {
     d.state = last ? 'SETTLED' : 'IN_PROGRESS';
     const saved = await saveDeal(q, d, now);
     await appendEvent(q, saved, 'Deal.stepCompleted@1', step.position, { step: step.step, capability: step.capability, answerType: o.type, attempt: step.attempts }, now);
-    if (last) await appendEvent(q, saved, 'Deal.settled@1', null, { state: 'SETTLED', steps: d.checklist.length }, now);
+    if (last) await appendEvent(q, saved, 'Deal.settled@1', null, { step: null, state: 'SETTLED', steps: d.checklist.length }, now);
     return saved;
   }
 }

@@ -2,14 +2,14 @@ import type { OpReply } from '@vcs/contract';
 import type { CallContext, OpsImpl, Queryable, Services } from '@vcs/platform';
 import { newChecklist } from './checklist.ts';
 import { refusal, type DealMachine } from './machine.ts';
-import { appendEvent, insertDeal, type DealRow } from './store.ts';
+import { insertDeal, recordOpened, type DealRow } from './store.ts';
 
 
 /** Create a deal and its Deal.opened record (published unless the capability runner publishes it). */
 export async function openDeal(q: Queryable, s: Services, ctx: CallContext & { account: string }, vin: string, buyer: DealRow['buyer'], publish: boolean) {
   const now = s.clock.now();
   const d = await insertDeal(q, { account: ctx.account, keyId: ctx.keyId, environment: ctx.environment, vin, buyer, checklist: newChecklist(), now });
-  await appendEvent(q, d, 'Deal.opened@1', null, { workflow: d.workflow, vin, state: 'OPENED', steps: d.checklist.length }, now, publish);
+  await recordOpened(q, d, now, publish);
   return d;
 }
 

@@ -1,4 +1,4 @@
-import { newId, type DealStep, type DealValue } from '@vcs/contract';
+import { declaredEvent, newId, platformEvent, type DealStep, type DealValue, type PlatformEventData, type PlatformEventInput, type PlatformEventType } from '@vcs/contract';
 import { writeEvents, type Queryable } from '@vcs/platform';
 import { buyChecklist, kindOf } from './checklist.ts';
 
@@ -58,19 +58,32 @@ export async function saveDeal(q: Queryable, d: DealRow, now: Date): Promise<Dea
  * Append a past-tense event to the deal's record and, in the same transaction, to the outbox that
  * publishes it (`publish: false` when the capability runner already writes it, as for deal.open).
  */
-export async function appendEvent(
-  q: Queryable, d: DealRow, type: string, step: number | null, data: Record<string, unknown>, now: Date, publish = true,
+export async function appendEvent<T extends DealEventType>(
+  q: Queryable, d: DealRow, type: T, step: number | null, data: Omit<PlatformEventData<T>, 'dealId' | 'position'>, now: Date,
 ): Promise<void> {
-  const payload = { dealId: d.id, step, ...data };
+  // Built through the event's declaration (contract platformEvents), so the record and the stream hold one shape.
+  const event = platformEvent(type, { occurredAt: now.toISOString(), account: d.account_id, capability: null, vin: d.vin, simulated: d.environment === 'sandbox' },
+    { dealId: d.id, ...(step === null ? {} : { position: step }), ...data } as PlatformEventInput<T>);
+  const [e] = await writeEvents(q, [event]);
+  await q.query('insert into deal_events(id, deal_id, type, step, data, occurred_at) values ($1,$2,$3,$4,$5,$6)',
+    [e!.id, d.id, type, step, JSON.stringify(event.data), now]);
+}
+type DealEventType = Extract<PlatformEventType, `Deal.${string}`>;
+
+/**
+ * The deal's Deal.opened@1 (deal.open's declared event: the deal's value) on its record, and on the stream unless the
+ * capability runner publishes it (`publish: false`, deal.open itself).
+ */
+export async function recordOpened(q: Queryable, d: DealRow, now: Date, publish: boolean): Promise<void> {
+  const data = { workflow: d.workflow, vin: d.vin, state: 'OPENED', steps: d.checklist.length };
   let id = newId('event');
   if (publish) {
-    const [e] = await writeEvents(q, [{
-      type, occurredAt: now.toISOString(), account: d.account_id, capability: null, vin: d.vin, data: payload, simulated: d.environment === 'sandbox',
-    }]);
+    const value = toValue(d, [{ id, type: 'Deal.opened@1', step: null, occurredAt: now.toISOString(), data: { dealId: d.id, step: null, ...data } }]);
+    const [e] = await writeEvents(q, [declaredEvent('Deal.opened@1', { occurredAt: now.toISOString(), account: d.account_id, capability: null, vin: d.vin, simulated: d.environment === 'sandbox' }, value)]);
     id = e!.id;
   }
   await q.query('insert into deal_events(id, deal_id, type, step, data, occurred_at) values ($1,$2,$3,$4,$5,$6)',
-    [id, d.id, type, step, JSON.stringify(payload), now]);
+    [id, d.id, 'Deal.opened@1', null, JSON.stringify({ dealId: d.id, step: null, ...data }), now]);
 }
 
 export async function loadEvents(q: Queryable, dealId: string): Promise<DealValue['events']> {
