@@ -104,7 +104,7 @@ describe.each(modes())('keys and accounts (%s)', (mode) => {
     expect([after.status, after.json.value.code]).toEqual([401, 'key-revoked']);
     const history = await h.sql('select type from api_key_events where key_id = $1 order by seq', [r.json.value.id]);
     expect(history.map((e) => e.type)).toEqual(['ApiKey.minted@1', 'ApiKey.scoped@1', 'ApiKey.revoked@1']);
-    const outbox = await h.sql(`select type from outbox_events where type like 'ApiKey.%' and payload->'data'->>'id' = $1`, [r.json.value.id]);
+    const outbox = await h.sql(`select type from outbox_events where type like 'ApiKey.%' and payload::jsonb->'data'->>'id' = $1`, [r.json.value.id]);
     expect(outbox.map((e) => e.type)).toEqual(['ApiKey.revoked@1']);
   });
 

@@ -59,6 +59,28 @@ describe.each(modes())('webhook delivery (%s)', (mode) => {
     } finally { await rx.close(); }
   });
 
+  it('delivers the event\'s bytes as emitted, byte for byte, stored once however many endpoints take it', async () => {
+    const a = await startReceiver();
+    const b = await startReceiver();
+    try {
+      const { key } = await wire(h, a.url, ['Signing.quoted']);
+      const reg = await call(h.baseUrl, 'POST', '/webhooks/register', { key, body: { url: b.url } });
+      await call(h.baseUrl, 'POST', '/webhooks/subscribe', { key, body: { endpointId: reg.json.value.registration.id, eventTypes: ['Signing.quoted'] } });
+      await call(h.baseUrl, 'POST', '/signings/quote', { key, body: { vin: VIN } });
+      await waitFor(async () => a.received.length >= 1 && b.received.length >= 1);
+      const id = a.received[0]!.id;
+      expect(b.received[0]!.id).toBe(id);
+      // The text the producer wrote into the outbox is the body each endpoint got (and signed).
+      const [emitted] = await h.sql('select payload from outbox_events where id = $1', [id]);
+      expect(typeof emitted.payload).toBe('string');
+      expect(Buffer.from(a.received[0]!.body)).toEqual(Buffer.from(emitted.payload));
+      expect(Buffer.from(b.received[0]!.body)).toEqual(Buffer.from(emitted.payload));
+      // One copy of the event; its two deliveries carry its id only.
+      expect(await h.sql('select count(*)::int as n from webhook_events where id = $1', [id])).toEqual([{ n: 1 }]);
+      expect(await h.sql('select count(*)::int as n, count(payload)::int as copies from webhook_deliveries where event_id = $1', [id])).toEqual([{ n: 2, copies: 0 }]);
+    } finally { await a.close(); await b.close(); }
+  });
+
   it('signs with both secrets during a rotation grace period', async () => {
     const rx = await startReceiver();
     try {

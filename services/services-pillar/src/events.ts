@@ -1,7 +1,7 @@
-import { eventEnvelope, type EventEnvelope } from '@vcs/contract';
+import { eventEnvelope } from '@vcs/contract';
 import { consumeEventBatches, dec, type Services } from '@vcs/platform';
 import { recordDemand } from './activation/queue.ts';
-import { fanOut } from './webhooks/fanout.ts';
+import { fanOut, type StreamEvent } from './webhooks/fanout.ts';
 
 /**
  * The pillar's one consumer of the event stream: each batch is delivered and parsed once, then turned into webhook
@@ -11,13 +11,15 @@ import { fanOut } from './webhooks/fanout.ts';
  */
 export async function startEventConsumer(services: Services, onNewDeliveries: () => void) {
   return consumeEventBatches(services.bus, { durable: 'services-events', filter: 'evt.>', continues: ['webhook-fanout', 'activation-ranking'] }, async (batch) => {
-    const events: EventEnvelope[] = [];
+    const events: StreamEvent[] = [];
     for (const d of batch) {
-      const parsed = eventEnvelope.safeParse(JSON.parse(dec.decode(d.data)));
-      if (parsed.success) events.push(parsed.data);
+      // The text is kept beside the parse: a webhook delivers the event's bytes as the stream gave them.
+      const body = dec.decode(d.data);
+      const parsed = eventEnvelope.safeParse(JSON.parse(body));
+      if (parsed.success) events.push({ evt: parsed.data, body });
       else services.log.warn({ subject: d.subject }, 'an event that is not an envelope was skipped');
     }
-    const [delivered] = await Promise.all([fanOut(services, events), recordDemand(services, events)]);
+    const [delivered] = await Promise.all([fanOut(services, events), recordDemand(services, events.map((e) => e.evt))]);
     if (delivered) onNewDeliveries();
   });
 }

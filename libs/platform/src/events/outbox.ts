@@ -8,7 +8,7 @@ import { mergeWrites, type BulkWrite, type Db, type Queryable, type Statement } 
 /** Outbox rows, many in one statement (group commit merges every caller's rows: store/groupCommit.ts). */
 export const outboxInsert: BulkWrite = {
   sql: `insert into outbox_events(id, type, subject, account_id, vin, payload)
-        select id, type, subject, account_id, vin, payload::jsonb
+        select id, type, subject, account_id, vin, payload
           from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) with ordinality as t(id, type, subject, account_id, vin, payload, ord)
          order by ord`,
 };

@@ -10,13 +10,15 @@ const deliveredUpdate: BulkWrite = {
   sql: `update webhook_deliveries d set status = 'delivered', attempt_count = t.n, delivered_at = t.at, next_attempt_at = null, locked_until = null
           from unnest($1::text[], $2::int[], $3::timestamptz[]) as t(id, n, at) where d.id = t.id`,
 };
+/** The VIN of an event's body, for the Webhook.failed that reports its delivery (a failure's path only). */
+const vinOf = (body: string): string | null => { try { const v = (JSON.parse(body) as { vin?: unknown }).vin; return typeof v === 'string' ? v : null; } catch { return null; } };
 const endpointRecovered: BulkWrite = { sql: 'update webhook_endpoints set failing_since = null where id = any($1::text[]) and failing_since is not null' };
 import { deliveryConfig, nextDelayMs, type DeliveryConfig } from './config.ts';
 import { postDelivery, type PostResult } from './post.ts';
 import { signatureHeader } from './signature.ts';
 
 interface Claimed {
-  id: string; account_id: string; endpoint_id: string; event_id: string; event_type: string; payload: unknown; attempt_count: number;
+  id: string; account_id: string; endpoint_id: string; event_id: string; event_type: string; body: string; attempt_count: number;
   url: string; secret: string; previous_secret: string | null; previous_until: string | Date | null; endpoint_status: string; failing_since: string | Date | null;
 }
 
@@ -79,7 +81,8 @@ export class DeliverySender {
           order by d.next_attempt_at limit $2 for update skip locked)
        update webhook_deliveries d set locked_until = $4 from due, webhook_endpoints e
         where d.id = due.id and e.id = d.endpoint_id
-       returning d.id, d.account_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.attempt_count,
+       returning d.id, d.account_id, d.endpoint_id, d.event_id, d.event_type, d.attempt_count,
+                 coalesce((select ev.body from webhook_events ev where ev.id = d.event_id), d.payload::text) as body,
                  e.url, e.secret, e.previous_secret, e.previous_until, e.status as endpoint_status, e.failing_since`,
       [now.toISOString(), room, busy, lease],
     )).rows;
@@ -109,7 +112,9 @@ export class DeliverySender {
       await this.services.db.query(`update webhook_deliveries set status = 'failed', locked_until = null, next_attempt_at = null where id = $1`, [row.id]);
       return;
     }
-    const body = typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload);
+    // The event's bytes as the stream carried them (webhook_events), never serialized again: what is signed is
+    // what was emitted.
+    const { body } = row;
     const secrets = [row.secret];
     if (row.previous_secret && row.previous_until && new Date(row.previous_until) > now) secrets.push(row.previous_secret);
     const at = new Date(Math.floor(now.getTime() / 1000) * 1000);
@@ -161,7 +166,7 @@ export class DeliverySender {
   private async fail(q: Queryable, row: Claimed, attempts: number, reason: string, endpointDisabled?: string) {
     await q.query(`update webhook_deliveries set status = 'failed', attempt_count = $2, next_attempt_at = null, locked_until = null where id = $1`, [row.id, attempts]);
     const occurredAt = this.services.clock.now().toISOString();
-    const base = { occurredAt, account: row.account_id, capability: null, vin: (row.payload as { vin?: string } | null)?.vin ?? null, simulated: false };
+    const base = { occurredAt, account: row.account_id, capability: null, vin: vinOf(row.body), simulated: false };
     await writeEvents(q, [platformEvent('Webhook.failed@1', base, { reason, deliveryId: row.id, endpointId: row.endpoint_id, eventId: row.event_id, eventType: row.event_type, attempts, ...(endpointDisabled ? { endpointDisabled: true as const, disabledReason: endpointDisabled } : {}) })]);
   }
 
