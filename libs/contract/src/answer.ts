@@ -152,16 +152,6 @@ export function blocked(
   return { type: 'BLOCKED', answers: 'Blocked@1', value, evidence: value, provenance: provenanceIn, events: [], meter: FREE_METER };
 }
 
-/**
- * A secret is shown in one answer only: `secretOnce` (an API key's or a webhook endpoint's signing secret) and a
- * minted key (`"key": "vcs_…"`). Every copy of an answer that can be read again — an intent's stored answer (its
- * later settles and GET /intents/{id}) and an Idempotency-Key replay — keeps the shape with this in its place.
- */
-export const SECRET_NOT_REPLAYED = '<shown once; not replayed>';
-const SECRET_MEMBER = /"(secretOnce)":"(?:[^"\\]|\\.)*"|"(key)":"vcs_[^"]*"/g;
-export function withoutSecrets(json: string): string {
-  return json.replace(SECRET_MEMBER, (_m, once, key) => `"${once ?? key}":"${SECRET_NOT_REPLAYED}"`);
-}
 
 
 /**

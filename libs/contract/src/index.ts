@@ -5,6 +5,7 @@ export * from './catalog.ts';
 export * from './common.ts';
 export * from './events.ts';
 export * from './secret.ts';
+export { withoutSecrets, publicValue, secretMemberNames } from './redaction.ts';
 export * from './ids.ts';
 export * from './vin.ts';
 export { apiKey, apiKeyRecord, apiKeyStatus, scopeName } from './nouns/apiKey.ts';

@@ -4,6 +4,7 @@ import type { BlockedCode } from './codes.ts';
 import type { Pillar } from './capability.ts';
 import { connectionSubmission } from './connections.ts';
 import { mandate } from './mandate.ts';
+import { secret } from './secret.ts';
 import { buyDealRequest, dealValue } from './nouns/deal.ts';
 
 /**
@@ -124,7 +125,7 @@ export const ops = {
   keysMint: op({
     name: 'keys.mint', subject: 'sys.commerce.keys.mint', pillar: 'commerce', input: z.object({}), idempotent: false, codes: [],
     // The gateway adds links to it (POST /keys); its secret is in this one answer only.
-    reply: z.object({ type: z.literal('OK'), key: z.string(), account: z.string(), keyId: z.string(), prefix: z.string() }),
+    reply: z.object({ type: z.literal('OK'), key: secret(z.string(), 'The new key: shown in this answer only'), account: z.string(), keyId: z.string(), prefix: z.string() }),
     route: { method: 'POST', path: '/keys', summary: 'Mint an anonymous sandbox key and its account (no body).', key: 'none', answers: 'ApiKeyMinted@1' },
   }),
   keysLookup: op({

@@ -1,4 +1,4 @@
-import { problemsOf, capabilitiesOfPillar, httpStatusOf, withoutSecrets, type nouns, type Capability, type EventEnvelope, type Pillar } from '@vcs/contract';
+import { problemsOf, capabilitiesOfPillar, httpStatusOf, publicValue, withoutSecrets, type nouns, type Capability, type EventEnvelope, type Pillar } from '@vcs/contract';
 import { serveFramed } from './bus/serve.ts';
 import type { OutboxRelay } from './events/outbox.ts';
 import { eventWrites } from './events/outbox.ts';
@@ -92,11 +92,12 @@ async function effectsOf(
   const types = eventsFor(c, result, failed);
   const value = result.kind === 'OK' ? (result.value as Record<string, unknown>) : {};
   const eventVin = (typeof value.vin === 'string' ? value.vin : vin) ?? null;
-  const data = result.kind === 'OK' ? { ...value, ...(result.eventData ?? {}) } : { ...(result.kind === 'BLOCKED' ? { code: result.code, message: result.message } : {}) };
+  // Secret-marked members (contract secret.ts) never enter an event: its data is the value without them.
+  const data = result.kind === 'OK' ? { ...publicValue(c, value), ...(result.eventData ?? {}) } : { ...(result.kind === 'BLOCKED' ? { code: result.code, message: result.message } : {}) };
   const { envelopes, writes } = eventWrites(types.map((type) => ({
     type, occurredAt: services.clock.now().toISOString(), account: ctx.account, capability: c.name, vin: eventVin, data, simulated: ctx.environment === 'sandbox',
   })));
-  if (result.kind === 'OK' && eventVin) writes.push(factWrite(c, ctx, factJson(value), eventVin));
+  if (result.kind === 'OK' && eventVin) writes.push(factWrite(c, ctx, factJson(c, value), eventVin));
   return { result, writes, envelopes };
 }
 
@@ -140,9 +141,11 @@ async function runOnce(
   }
 }
 
-// a secret shown once (secretOnce) is never kept in the facts; the replacer (slow) runs only when one is there
-const factJson = (value: Record<string, unknown>, json = JSON.stringify(value)) =>
-  json.includes('"secretOnce"') ? JSON.stringify(value, (k, v) => (k === 'secretOnce' ? undefined : v)) : json;
+// A VIN's fact never keeps a secret-marked member; a capability without one serializes its value once, as before.
+const factJson = (c: Capability, value: Record<string, unknown>, json?: string) => {
+  const kept = publicValue(c, value);
+  return kept === value && json !== undefined ? json : JSON.stringify(kept);
+};
 
 /**
  * The answer as JSON; `value` and `evidence` are usually one object, serialized once (or passed in, already
@@ -176,7 +179,7 @@ const postedFactsByStore = new WeakMap<object, Map<string, string>>();
 async function postFactOnce(services: Services, c: Capability, ctx: CallContext, value: Record<string, unknown>, inputVin: string | null, valueJson: string) {
   const vin = typeof value.vin === 'string' ? value.vin : inputVin;
   if (!vin) return;
-  const json = factJson(value, valueJson);
+  const json = factJson(c, value, valueJson);
   const memo = `${vin}|${c.name}`;
   let postedFacts = postedFactsByStore.get(services.db);
   if (!postedFacts) postedFactsByStore.set(services.db, (postedFacts = new Map()));

@@ -72,8 +72,9 @@ export function registerIdempotency(app: FastifyInstance, deps: GatewayDeps) {
       await deps.kv.del(claim.kvKey).catch(() => undefined);
       return payload;
     }
-    // A secret is shown once: the remembered answer keeps its shape but never the key itself.
-    const body = withoutSecrets(Buffer.isBuffer(payload) ? payload.toString('utf8') : payload);
+    // A secret is shown once: the remembered answer keeps its shape but never a secret-marked member (the route
+    // names a flat reply's schema, POST /keys; an answer names its own by `answers`).
+    const body = withoutSecrets(Buffer.isBuffer(payload) ? payload.toString('utf8') : payload, `${req.method} ${req.routeOptions.url}`);
     const stored: Stored = { state: 'done', fp: claim.fp, status, contentType: String(reply.getHeader('content-type') ?? 'application/json'), body };
     await deps.kv.set(claim.kvKey, JSON.stringify(stored), IDEMPOTENCY_TTL_MS).catch((err) => req.log.warn({ reason: (err as Error).message }, 'idempotency record not stored'));
     return payload;

@@ -12,7 +12,6 @@ export function keyRecord(r: KeyRow) {
 }
 
 /** The runner copies the answer into the event; a secret must never ride along into the outbox or the stream. */
-const NO_SECRET = { secretOnce: undefined };
 
 /** Append one transition to the key's own history (never the secret). */
 async function recordKeyEvent(tx: Queryable, row: KeyRow, type: string, at: Date, data: Record<string, unknown> = {}) {
@@ -46,7 +45,7 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey> = {
     await recordKeyEvent(tx, row, 'ApiKey.created@1', now, { by: me.id });
     return ok(
       { apiKey: row.id, prefix: row.prefix, subject: row.account_id, scopes: row.scopes, status: row.status, createdAt: iso(row.created_at)!, secretOnce: key },
-      { eventData: { ...NO_SECRET, by: me.id } },
+      { eventData: { by: me.id } },
     );
   },
 
@@ -56,7 +55,7 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey> = {
     const now = clock.now();
     const { key, row } = await insertKey(tx, { environment: ctx.environment, accountId: me.account_id, trustTier: me.trust_tier, now });
     await recordKeyEvent(tx, row, 'ApiKey.minted@1', now, { by: me.id });
-    return ok({ ...keyRecord(row), secretOnce: key }, { eventData: { ...NO_SECRET, by: me.id } });
+    return ok({ ...keyRecord(row), secretOnce: key }, { eventData: { by: me.id } });
   },
 
   async rotate(_input, { tx, ctx, clock, settings }) {
@@ -73,7 +72,7 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey> = {
     const old = await update(tx, me.id, `status = 'superseded', superseded_by = $2, grace_until = $3, last_rotated_at = $4`, [successor.id, graceUntil, now]);
     await recordKeyEvent(tx, successor, 'ApiKey.minted@1', now, { supersedes: old.id });
     await recordKeyEvent(tx, old, 'ApiKey.rotated@1', now, { successor: successor.id, graceUntil: graceUntil.toISOString() });
-    return ok({ ...keyRecord(successor), secretOnce: key }, { eventData: { ...NO_SECRET, supersedes: old.id, graceUntil: graceUntil.toISOString() } });
+    return ok({ ...keyRecord(successor), secretOnce: key }, { eventData: { supersedes: old.id, graceUntil: graceUntil.toISOString() } });
   },
 
   async revoke(_input, { tx, ctx, clock }) {

@@ -75,14 +75,12 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
         [input.endpointId, t.ctx.account, graceUntil, secret, input.url ?? null, input.description ?? null]);
       const e = rows[0];
       if (!e) return { kind: 'BLOCKED', code: 'not-found', message: `no endpoint ${input.endpointId} on this account; register one with a url first` };
-      return ok({ ...connOf(vin, e, t), registration: { status: 'rotated', id: e.id, secretOnce: secret, url: e.url } },
-        { eventData: { registration: { status: 'rotated', id: e.id, url: e.url } } });
+      return ok({ ...connOf(vin, e, t), registration: { status: 'rotated', id: e.id, secretOnce: secret, url: e.url } });
     }
     const id = newId('webhookEndpoint');
     await t.tx.query('insert into webhook_endpoints(id, account_id, url, description, secret) values ($1,$2,$3,$4,$5)',
       [id, t.ctx.account, input.url, input.description ?? null, secret]);
-    return ok({ ...conn(vin, id), asOf: t.clock.now().toISOString().slice(0, 10), registration: { status: 'registered', id, secretOnce: secret, url: input.url! } },
-      { eventData: { registration: { status: 'registered', id, url: input.url } } });
+    return ok({ ...conn(vin, id), asOf: t.clock.now().toISOString().slice(0, 10), registration: { status: 'registered', id, secretOnce: secret, url: input.url! } });
   },
   async subscribe(input, t) {
     const vin = vinOf(input);
