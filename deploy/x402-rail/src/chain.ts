@@ -5,8 +5,9 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { createPublicClient, createTestClient, createWalletClient, defineChain, http, nonceManager, publicActions, type Address, type Hex } from 'viem';
+import { createNonceManager, createPublicClient, createTestClient, createWalletClient, defineChain, http, publicActions, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { jsonRpc } from 'viem/nonce';
 import { compileToken } from './compile.ts';
 
 export const CHAIN_ID = 84532;
@@ -118,7 +119,9 @@ export async function setUpChain({ rpcUrl, payers, mintEach }: { rpcUrl: string;
   const chain = localChain(rpcUrl);
   const reader = createPublicClient({ chain, transport: http(rpcUrl), pollingInterval: 50 });
   const deployer = createWalletClient({
-    account: privateKeyToAccount(KEYS.deployer, { nonceManager }), chain, transport: http(rpcUrl), pollingInterval: 50,
+    // A nonce manager of this chain's own: viem's shared one remembers nonces per address and chain id, so a second
+    // rail in the same process (same keys, same chain id, a fresh chain) would send nonces the new chain waits for.
+    account: privateKeyToAccount(KEYS.deployer, { nonceManager: createNonceManager({ source: jsonRpc() }) }), chain, transport: http(rpcUrl), pollingInterval: 50,
   }).extend(publicActions);
   // Multicall3's runtime code: what its creation code (shipped in viem) returns when run as a call.
   const multicall3 = (await reader.request({ method: 'eth_call', params: [{ data: multicall3Creation() }, 'latest'] })) as Hex;

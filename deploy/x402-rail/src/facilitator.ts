@@ -11,8 +11,9 @@ import type { Network, PaymentPayload, PaymentRequirements, SettleResponse } fro
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/facilitator';
-import { createWalletClient, http, nonceManager, publicActions, type Address, type Hex } from 'viem';
+import { createNonceManager, createWalletClient, http, publicActions, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { jsonRpc } from 'viem/nonce';
 import { localChain, NETWORK, V1_NETWORK } from './chain.ts';
 
 /** held: requests wait until resume(), then are served; refused: connections refused; unavailable: 503 answers. */
@@ -38,7 +39,8 @@ export interface Facilitator {
 
 export function buildFacilitator({ rpcUrl, privateKey }: { rpcUrl: string; privateKey: Hex }) {
   // The nonce manager hands out the facilitator's transaction nonces locally: concurrent settles never share one.
-  const account = privateKeyToAccount(privateKey, { nonceManager });
+  // Its own nonce manager (not viem's shared one): a second rail in one process starts from its chain's nonce.
+  const account = privateKeyToAccount(privateKey, { nonceManager: createNonceManager({ source: jsonRpc() }) });
   // Receipts polled every 50 ms (viem's default is 4 s: each settle would wait that long).
   const client = createWalletClient({ account, chain: localChain(rpcUrl), transport: http(rpcUrl), pollingInterval: 50 }).extend(publicActions);
   const signer = toFacilitatorEvmSigner({
