@@ -19,7 +19,8 @@ import { recordRoutes } from './routes/record.ts';
 import { pricingRoutes } from './routes/pricing.ts';
 import { keysMeRoute } from './routes/keysMe.ts';
 import { registerIdempotency } from './idempotency.ts';
-import { registerKeyChangeNotices } from './keyCache.ts';
+import { KeyCache, registerKeyChangeNotices } from './keyCache.ts';
+import { registerCaller } from './auth.ts';
 import { Meter, registerMeter } from './meter.ts';
 import { registerRateLimits } from './rateLimit.ts';
 import { registerScopeCheck } from './scopes.ts';
@@ -154,13 +155,16 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     return sendAnswer(reply, blocked('internal', `the gateway failed on this request; it is logged under request id ${req.id}`));
   });
 
-  // Order matters: limit first (cheap refusal), then idempotency (needs the parsed body), meter last.
+  // Order matters: who is calling first (once, req.caller), then the limit (cheap refusal), then idempotency (needs
+  // the parsed body), meter last. The key cache is this app's own, as is every other piece of request state.
+  const keys = new KeyCache(deps.bus);
+  registerCaller(app, deps, keys);
   registerRateLimits(app, deps);
   registerScopeCheck(app, deps);
   registerIdempotency(app, deps);
   const meter = new Meter(deps.kv, deps.log);
   registerMeter(app, deps, meter);
-  registerKeyChangeNotices(app, deps);
+  registerKeyChangeNotices(app, keys);
 
   await app.register(async (scope) => healthRoutes(scope, deps));
   await app.register(async (scope) => capabilityRoutes(scope, deps));

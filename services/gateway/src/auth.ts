@@ -1,8 +1,8 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { keyMatches, parseKey, type Environment } from '@vcs/platform';
 import { MINT_KEY, type BlockedCode, type NextRequest } from '@vcs/contract';
 import type { GatewayDeps } from './deps.ts';
-import { cachedKey, KeyCheckUnavailable } from './keyCache.ts';
+import { KeyCheckUnavailable, type KeyCache } from './keyCache.ts';
 import { sameRequest } from './reply.ts';
 
 /** Who is calling: anonymous, a valid key, or a key that was presented but refused (and why). */
@@ -20,26 +20,40 @@ export function presentedKey(req: FastifyRequest): string | null {
   return null;
 }
 
-// One identification per request: hooks (rate limit, idempotency, meter) and the route share it.
-const memo = new WeakMap<FastifyRequest, Promise<Caller>>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling, identified once per request before any other hook runs (registerCaller). */
+    caller: Caller;
+  }
+}
 
-export function identify(deps: Pick<GatewayDeps, 'bus' | 'clock' | 'config'>, req: FastifyRequest): Promise<Caller> {
-  let p = memo.get(req);
-  if (!p) { p = identifyOnce(deps, req, deps.clock.now()); memo.set(req, p); p.catch(() => memo.delete(req)); }
-  return p;
+const ANONYMOUS: Caller = { kind: 'anonymous', environment: 'sandbox' };
+/** Routes for load balancers and scrapers: they never look at a key, so none is looked up for them. */
+const KEYLESS = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * The one identification of a request: `req.caller`, set by the first onRequest hook after the request id (buildApp
+ * registers it before the rate limiter), read by the hooks (rate limit, scopes, idempotency, meter, key-change
+ * notices) and the routes. A request without a key costs no lookup.
+ */
+export function registerCaller(app: FastifyInstance, deps: Pick<GatewayDeps, 'clock' | 'config'>, keys: KeyCache) {
+  app.decorateRequest('caller', null as never);
+  app.addHook('onRequest', async (req) => {
+    req.caller = KEYLESS.has(req.routeOptions.url ?? '') || !presentedKey(req) ? ANONYMOUS : await identifyOnce(deps, keys, req, deps.clock.now());
+  });
 }
 
 /** A presented key refused: every refusal names the request to make next (docs/decisions.md). */
 const refused = (code: BlockedCode, message: string, next: NextRequest = MINT_KEY): Caller => ({ kind: 'refused', code, message, environment: 'sandbox', next });
 
-async function identifyOnce(deps: Pick<GatewayDeps, 'bus' | 'config'>, req: FastifyRequest, now: Date): Promise<Caller> {
+async function identifyOnce(deps: Pick<GatewayDeps, 'config'>, keys: KeyCache, req: FastifyRequest, now: Date): Promise<Caller> {
   const key = presentedKey(req);
-  if (!key) return { kind: 'anonymous', environment: 'sandbox' };
+  if (!key) return ANONYMOUS;
   const parsed = parseKey(key);
   // Messages never echo the presented key: an error text is not a place for a secret.
   if (!parsed) return refused('key-unknown', 'the key is not a key this service issued; mint one with POST /keys');
   let row;
-  try { row = await cachedKey(deps.bus, parsed.prefix, now.getTime(), req.id, deps.config.busTimeoutMs); } catch (e) {
+  try { row = await keys.get(parsed.prefix, now.getTime(), req.id, deps.config.busTimeoutMs); } catch (e) {
     if (!(e instanceof KeyCheckUnavailable)) throw e;
     const again = sameRequest(req);
     // The cause, not the messenger: commerce answering that its database is down is a store outage (issue 27).

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { withoutSecrets } from '@vcs/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { addRouteHook } from './routeCapability.ts';
-import { identify } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { sameRequest, sendBlocked } from './reply.ts';
 
@@ -15,7 +14,12 @@ type Stored =
   | { state: 'running'; fp: string }
   | { state: 'done'; fp: string; status: number; contentType: string; body: string };
 
-const claims = new WeakMap<FastifyRequest, { kvKey: string; fp: string }>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The Idempotency-Key this request claimed (preHandler), so its answer is remembered when sent (onSend). */
+    idempotencyClaim: { kvKey: string; fp: string } | null;
+  }
+}
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -32,6 +36,7 @@ function canonical(v: unknown): string {
  */
 export function registerIdempotency(app: FastifyInstance, deps: GatewayDeps) {
   const isPost = (route: RouteOptions) => route.method === 'POST' || (Array.isArray(route.method) && route.method.includes('POST'));
+  app.decorateRequest('idempotencyClaim', null);
   addRouteHook(app, 'preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
     if (req.method !== 'POST') return;
     const header = req.headers['idempotency-key'];
@@ -39,13 +44,13 @@ export function registerIdempotency(app: FastifyInstance, deps: GatewayDeps) {
     if (typeof header !== 'string' || header.length < 1 || header.length > 255) {
       return sendBlocked(reply, 'invalid-input', 'Idempotency-Key must be one value of 1 to 255 characters (a UUID is a good choice)', { next: sameRequest(req) });
     }
-    const caller = await identify(deps, req);
+    const { caller } = req;
     const scope = caller.kind === 'key' ? `acct:${caller.account}` : `ip:${req.ip}`;
     const kvKey = `idem:${scope}:${sha(header)}`;
     const fp = sha(`${req.method} ${req.url}\n${canonical(req.body ?? {})}`);
     for (let attempt = 0; attempt < 2; attempt++) {
       if (await deps.kv.setNx(kvKey, JSON.stringify({ state: 'running', fp } satisfies Stored), IN_FLIGHT_TTL_MS)) {
-        claims.set(req, { kvKey, fp });
+        req.idempotencyClaim = { kvKey, fp };
         return;
       }
       const raw = await deps.kv.get(kvKey);
@@ -63,9 +68,9 @@ export function registerIdempotency(app: FastifyInstance, deps: GatewayDeps) {
   }, isPost);
 
   addRouteHook(app, 'onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const claim = claims.get(req);
+    const claim = req.idempotencyClaim;
     if (!claim) return payload;
-    claims.delete(req);
+    req.idempotencyClaim = null;
     const status = reply.statusCode;
     // Retriable outcomes are not remembered: the next attempt with the same key runs again.
     if (status >= 500 || status === 429 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {

@@ -2,8 +2,6 @@ import type { z } from 'zod';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { broadcasts, ops } from '@vcs/contract';
 import { anonymousContext, callOp, dec, enc, type Bus, type KeyRow } from '@vcs/platform';
-import { identify } from './auth.ts';
-import type { GatewayDeps } from './deps.ts';
 import { addRouteHook } from './routeCapability.ts';
 
 /** Every gateway hears that a key changed (revoked, rotated, scoped) and drops its cached row (contract `broadcasts`). */
@@ -13,8 +11,6 @@ const { keysChanged } = broadcasts;
 export const KEY_CACHE_MS = 5_000;
 
 interface Entry { row: KeyRow; until: number }
-const caches = new WeakMap<Bus, Map<string, Entry>>();
-const cacheOf = (bus: Bus) => { let c = caches.get(bus); if (!c) { c = new Map(); caches.set(bus, c); } return c; };
 
 /**
  * Commerce could not be asked about a key, or could not answer it: the caller gets a typed 503, never a guess.
@@ -39,49 +35,50 @@ export async function lookupKey(bus: Bus, prefix: string, requestId: string, tim
 }
 
 /**
- * Key row by prefix through a short per-gateway cache: the gateway's clock bounds staleness (not key validity), and
- * a broadcast change drops a row sooner.
+ * Key rows by prefix, a short cache of one gateway (made by buildApp, so two apps in one process never share it):
+ * the gateway's clock bounds staleness (not key validity), and a broadcast change drops a row sooner.
  */
-export async function cachedKey(bus: Bus, prefix: string, now: number, requestId: string, timeoutMs: number): Promise<KeyRow | null> {
-  const cache = cacheOf(bus);
-  const hit = cache.get(prefix);
-  if (hit && hit.until > now) return hit.row;
-  const row = await lookupKey(bus, prefix, requestId, timeoutMs);
-  // Unknown prefixes are not cached: a key minted a moment later must work at once.
-  if (row) cache.set(prefix, { row, until: now + KEY_CACHE_MS });
-  else cache.delete(prefix);
-  if (cache.size > 50_000) cache.clear(); // a crude bound; the cache is an optimisation only
-  return row;
-}
+export class KeyCache {
+  private rows = new Map<string, Entry>();
+  constructor(private bus: Bus) {}
 
-export function forgetKey(bus: Bus, prefix: string) { cacheOf(bus).delete(prefix); }
+  async get(prefix: string, now: number, requestId: string, timeoutMs: number): Promise<KeyRow | null> {
+    const hit = this.rows.get(prefix);
+    if (hit && hit.until > now) return hit.row;
+    const row = await lookupKey(this.bus, prefix, requestId, timeoutMs);
+    // Unknown prefixes are not cached: a key minted a moment later must work at once.
+    if (row) this.rows.set(prefix, { row, until: now + KEY_CACHE_MS });
+    else this.rows.delete(prefix);
+    if (this.rows.size > 50_000) this.rows.clear(); // a crude bound; the cache is an optimisation only
+    return row;
+  }
 
-/** Tell every gateway replica (this one included) to drop a key's cached row. */
-export function announceKeyChange(bus: Bus, prefix: string) {
-  forgetKey(bus, prefix);
-  try { bus.broadcast(keysChanged.subject, enc.encode(JSON.stringify({ prefix } satisfies z.input<typeof keysChanged.payload>))); } catch { /* the 5 s expiry still bounds it */ }
-}
+  forget(prefix: string) { this.rows.delete(prefix); }
 
-export function watchKeyChanges(bus: Bus): { stop(): void } {
-  return bus.onBroadcast(keysChanged.subject, (data) => {
-    let notice: unknown;
-    try { notice = JSON.parse(dec.decode(data)); } catch { return; } // a malformed notice changes nothing
-    const parsed = keysChanged.payload.safeParse(notice);
-    if (parsed.success) forgetKey(bus, parsed.data.prefix);
-  });
+  /** Tell every gateway replica (this one included) to drop a key's cached row. */
+  announce(prefix: string) {
+    this.forget(prefix);
+    try { this.bus.broadcast(keysChanged.subject, enc.encode(JSON.stringify({ prefix } satisfies z.input<typeof keysChanged.payload>))); } catch { /* the 5 s expiry still bounds it */ }
+  }
+
+  watch(): { stop(): void } {
+    return this.bus.onBroadcast(keysChanged.subject, (data) => {
+      let notice: unknown;
+      try { notice = JSON.parse(dec.decode(data)); } catch { return; } // a malformed notice changes nothing
+      const parsed = keysChanged.payload.safeParse(notice);
+      if (parsed.success) this.forget(parsed.data.prefix);
+    });
+  }
 }
 
 /**
  * After the pillar has committed a rotation, revocation or scoping (its reply comes after the commit),
  * announce it before the caller gets the answer, so no replica keeps serving the old row.
  */
-export function registerKeyChangeNotices(app: FastifyInstance, deps: GatewayDeps) {
-  const watch = watchKeyChanges(deps.bus);
+export function registerKeyChangeNotices(app: FastifyInstance, keys: KeyCache) {
+  const watch = keys.watch();
   addRouteHook(app, 'onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    if (reply.statusCode === 200) {
-      const caller = await identify(deps, req).catch(() => null);
-      if (caller?.kind === 'key') announceKeyChange(deps.bus, caller.prefix);
-    }
+    if (reply.statusCode === 200 && req.caller.kind === 'key') keys.announce(req.caller.prefix);
     return payload;
   }, (route) => route.config?.capability?.changesKey === true);
   app.addHook('onClose', async () => watch.stop());

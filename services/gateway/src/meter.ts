@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fromCents } from '@vcs/contract';
 import { meterKey, type Kv, type Logger } from '@vcs/platform';
-import { identify, presentedKey } from './auth.ts';
+import { presentedKey } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { addRouteHook, capabilityOf, servesCapability } from './routeCapability.ts';
 
@@ -61,9 +61,7 @@ export function registerMeter(app: FastifyInstance, deps: GatewayDeps, meter: Me
     const capability = capabilityOf(req)?.name;
     // Anonymous calls are not metered; rate-limited calls and idempotent replays did not run.
     if (!capability || !presentedKey(req) || reply.statusCode === 429 || reply.getHeader('idempotent-replayed')) return;
-    identify(deps, req).then((caller) => {
-      if (caller.kind === 'key') meter.count(caller.account, capability);
-    }, () => undefined);
+    if (req.caller.kind === 'key') meter.count(req.caller.account, capability);
   }, servesCapability);
   app.addHook('onClose', async () => { await meter.stop(); });
 }

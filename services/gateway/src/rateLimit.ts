@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { parseSettings, setting, systemClock, type Clock } from '@vcs/platform';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { identify } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { rateLimitRefusals } from './metrics.ts';
 import { sameRequest, sendBlocked } from './reply.ts';
@@ -126,7 +125,7 @@ const UNLIMITED = new Set(['/healthz', '/readyz', '/metrics']);
 
 async function classify(req: FastifyRequest, deps: GatewayDeps): Promise<{ cls: LimitClass; id: string }> {
   if (req.method === 'POST' && req.routeOptions.url === '/keys') return { cls: 'mint', id: req.ip };
-  const caller = await identify(deps, req);
+  const { caller } = req;
   if (caller.kind === 'key') return { cls: caller.environment === 'live' ? 'live' : 'sandbox', id: caller.keyId };
   return { cls: 'anonymous', id: req.ip };
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Capability } from '@vcs/contract';
-import { identify, presentedKey } from './auth.ts';
+import { presentedKey } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { sendBlocked } from './reply.ts';
 import { addRouteHook, capabilityOf, servesCapability } from './routeCapability.ts';
@@ -20,7 +20,7 @@ export function registerScopeCheck(app: FastifyInstance, deps: GatewayDeps) {
     const c = capabilityOf(req);
     const needed = c && scopeNeeded(c);
     if (!needed || !presentedKey(req)) return;
-    const caller = await identify(deps, req);
+    const { caller } = req;
     if (caller.kind !== 'key' || caller.scopes.includes(needed)) return;
     return sendBlocked(reply, 'forbidden', `${c.name} needs the "${needed}" scope and this key holds [${caller.scopes.join(', ')}]; use a key with that scope: mint one with POST /api-keys/mint`, { capability: c.name, scopes: caller.scopes, needed, next: { method: 'POST', path: '/api-keys/mint' } });
   }, servesCapability);

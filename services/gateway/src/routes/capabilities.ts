@@ -1,12 +1,15 @@
 import type { FastifyInstance } from 'fastify';
-import { capabilities, MINT_KEY, problemsOf, type Capability } from '@vcs/contract';
+import { capabilities, problemsOf, type Capability } from '@vcs/contract';
 import type { CallContext } from '@vcs/platform';
-import { identify } from '../auth.ts';
+import { requestContext, type KeyNeed } from '../context.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { dispatch } from '../dispatch.ts';
 import { gates } from '../gates.ts';
 import { sameRequest, sendBlocked } from '../reply.ts';
 
+
+/** A capability's gate says what it needs of the key: a free read never locks out, an offer can be paid anonymously. */
+const keyNeedOf: Record<Capability['gate'], KeyNeed> = { none: 'free', offer: 'optional', key: 'required', human: 'required' };
 
 /** Query parameters that look like a key: refused with a pointer to the header, not as an unknown parameter. */
 const KEY_PARAMS = ['key', 'api_key', 'apiKey', 'api-key', 'access_token', 'token'];
@@ -30,24 +33,9 @@ export async function capabilityRoutes(app: FastifyInstance, deps: GatewayDeps) 
         if (!parsed.success) {
           return sendBlocked(reply, 'invalid-input', `the input to ${c.name} (${c.method} ${c.path}) is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues, where), capability: c.name, next: sameRequest(req) });
         }
-        const caller = await identify(deps, req);
-        if (caller.kind === 'refused') {
-          // A key is never a lockout for free faces: a bad key on a gate-none capability only earns a warning.
-          if (c.gate === 'none') reply.header('warning', `199 - "${caller.code}: ${caller.message}"`);
-          else return sendBlocked(reply, caller.code, caller.message, { mint: MINT_KEY, next: caller.next });
-        }
-        if (c.gate !== 'none' && caller.kind === 'anonymous' && c.gate !== 'offer') {
-          return sendBlocked(reply, 'key-required', `${c.name} needs a key: send Authorization: Bearer <key> (or X-Api-Key). Mint one, free and anonymous, with POST /keys`, { mint: MINT_KEY, next: MINT_KEY });
-        }
-        const trigger = req.headers['sandbox-trigger'];
-        let ctx: CallContext = {
-          requestId: req.id,
-          account: caller.kind === 'key' ? caller.account : null,
-          keyId: caller.kind === 'key' ? caller.keyId : null,
-          environment: 'sandbox', // a sandbox key selects the simulated mode even on live operations
-          trigger: typeof trigger === 'string' ? trigger : null,
-          settled: false,
-        };
+        const { caller } = req;
+        let ctx = requestContext(req, reply, keyNeedOf[c.gate], c.name);
+        if (!ctx) return reply;
         const mandated = await gates.mandate(c, parsed.data as Record<string, unknown>, caller, ctx, req, reply, deps);
         if (mandated.sent) return reply;
         ctx = mandated.ctx;

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { MINT_KEY } from '@vcs/contract';
-import { identify } from '../auth.ts';
 import { lookupKey } from '../keyCache.ts';
 import type { GatewayDeps } from '../deps.ts';
 import type { Meter } from '../meter.ts';
@@ -11,7 +10,7 @@ const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 /** GET /keys/me: the calling key's record and its account's usage so far. Never the secret. */
 export async function keysMeRoute(app: FastifyInstance, deps: GatewayDeps, meter: Meter) {
   app.get('/keys/me', async (req, reply) => {
-    const caller = await identify(deps, req);
+    const { caller } = req;
     if (caller.kind === 'refused') return sendBlocked(reply, caller.code, caller.message, { mint: MINT_KEY, next: caller.next });
     if (caller.kind === 'anonymous') {
       return sendBlocked(reply, 'key-required', 'GET /keys/me introspects the calling key: send Authorization: Bearer <key> (or X-Api-Key). Mint one with POST /keys', { mint: MINT_KEY, next: MINT_KEY });

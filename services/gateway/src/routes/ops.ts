@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MINT_KEY, ops, problemsOf, setByGatewayMembers, type Op, type OpReply } from '@vcs/contract';
-import { anonymousContext, callOp, mirroredX402 } from '@vcs/platform';
-import { identify } from '../auth.ts';
+import { callOp, mirroredX402 } from '@vcs/platform';
+import { requestContext } from '../context.ts';
 import { callerOf } from '../dispatch.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { mandateOf } from '../money/headers.ts';
@@ -16,7 +16,6 @@ interface RouteOptions {
   send?(reply: FastifyReply, r: OpReply, req: FastifyRequest): unknown;
 }
 
-const MINT = { mint: MINT_KEY, next: MINT_KEY };
 const idKinds = { intentId: 'intent', handoffId: 'handoff', dealId: 'deal' } as const;
 
 /**
@@ -35,17 +34,8 @@ function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOpt
     handler: async (req, reply) => {
       const path = req.params as Record<string, string>;
       for (const p of params) if (refuseMalformedId(reply, idKinds[p], path[p]!)) return reply;
-      let ctx = anonymousContext(req.id);
-      if (route.key !== 'none') {
-        const caller = await identify(deps, req);
-        if (caller.kind === 'refused') return sendBlocked(reply, caller.code, caller.message, { ...MINT, next: caller.next });
-        if (caller.kind === 'anonymous' && route.key === 'required') {
-          return sendBlocked(reply, 'key-required', `${op.name} needs a key: send Authorization: Bearer <key> (or X-Api-Key). Mint one, free and anonymous, with POST /keys`, MINT);
-        }
-        const trigger = req.headers['sandbox-trigger'];
-        if (caller.kind === 'key') ctx = { ...ctx, account: caller.account, keyId: caller.keyId };
-        ctx.trigger = typeof trigger === 'string' ? trigger : null;
-      }
+      const ctx = requestContext(req, reply, route.key, op.name);
+      if (!ctx) return reply;
       const extra = opts.extra ? opts.extra(req, reply) : {};
       if (!extra) return reply; // the refusal is sent
       const body: Record<string, unknown> = route.method === 'POST' && req.body && typeof req.body === 'object' ? { ...req.body } : {};

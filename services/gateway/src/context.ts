@@ -1,0 +1,34 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { MINT_KEY } from '@vcs/contract';
+import { anonymousContext, type CallContext } from '@vcs/platform';
+import { sendBlocked } from './reply.ts';
+
+/**
+ * What a route needs of the caller's key: `none` (the key is not looked at), `free` (any caller; a refused key earns
+ * only a warning: a free face is never a lockout), `optional` (anonymous or a valid key), `required`.
+ */
+export type KeyNeed = 'none' | 'free' | 'optional' | 'required';
+
+/**
+ * The request's call context, built in one place from `req.caller` for every route that calls a pillar (capability
+ * routes and platform operations): the account and key, the sandbox trigger, and the refusals a key can earn, with
+ * their one wording. Null when a refusal was sent.
+ */
+export function requestContext(req: FastifyRequest, reply: FastifyReply, need: KeyNeed, what: string): CallContext | null {
+  const ctx = anonymousContext(req.id);
+  if (need === 'none') return ctx;
+  const { caller } = req;
+  if (caller.kind === 'refused') {
+    if (need !== 'free') { void sendBlocked(reply, caller.code, caller.message, { mint: MINT_KEY, next: caller.next }); return null; }
+    reply.header('warning', `199 - "${caller.code}: ${caller.message}"`);
+  }
+  if (caller.kind === 'anonymous' && need === 'required') {
+    void sendBlocked(reply, 'key-required', `${what} needs a key: send Authorization: Bearer <key> (or X-Api-Key). Mint one, free and anonymous, with POST /keys`, { mint: MINT_KEY, next: MINT_KEY });
+    return null;
+  }
+  const trigger = req.headers['sandbox-trigger'];
+  // A sandbox key selects the simulated mode even on live operations: the environment stays 'sandbox'.
+  if (caller.kind === 'key') { ctx.account = caller.account; ctx.keyId = caller.keyId; }
+  ctx.trigger = typeof trigger === 'string' ? trigger : null;
+  return ctx;
+}
