@@ -25,7 +25,7 @@ describe.runIf(distributedEnv())('pillar reply protocol (real NATS and Postgres)
     bus = await NatsBus.connect(stores.NATS_URL!, 'protocol-test', stores.NATS_NAMESPACE);
     db = createPgDb(stores.DATABASE_URL!);
     await migrate(db, allMigrations);
-    pillar = await startPillar(servicesPillar, { bus, db, kv: createMemoryKv(), clock: systemClock }, createLogger('test', 'silent'));
+    pillar = await startPillar(servicesPillar, { bus, db, kv: createMemoryKv(), clock: systemClock, mode: 'distributed' }, createLogger('test', 'silent'));
   });
   afterAll(async () => {
     await pillar?.stop();

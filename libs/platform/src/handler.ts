@@ -37,6 +37,8 @@ export interface Services {
   bus: Bus;
   clock: Clock;
   log: Logger;
+  /** Embedded or distributed (process.ts RunMode): said by whoever made the infrastructure. */
+  mode: 'embedded' | 'distributed';
   /** `name@version` of the answering service, for provenance. */
   source: string;
   /** This process's settings, parsed once at start (the base settings and the pillar's own `settings` schema). */

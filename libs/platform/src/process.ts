@@ -15,7 +15,12 @@ import { serveOps, type OpsImpl } from './bus/serve.ts';
 import { createPgDb, migrate, platformMigrations, StoreUnavailableError, type Db, type Migrations } from './store/db.ts';
 import { createRedisKv, type Kv } from './store/kv.ts';
 
-export interface Infra { bus: Bus; db: Db; kv: Kv; clock: Clock }
+/**
+ * How this process runs, said once where its infrastructure is made, never guessed from it: `embedded` (one process,
+ * in-process bus, PGlite) or `distributed` (NATS, Postgres, Redis).
+ */
+export type RunMode = 'embedded' | 'distributed';
+export interface Infra { bus: Bus; db: Db; kv: Kv; clock: Clock; mode: RunMode }
 export interface Stoppable { stop(): Promise<void> | void }
 
 /** A pillar service: its handlers and platform operations (both typed from the contract) and any background work it owns. */
@@ -84,7 +89,7 @@ export async function connectInfra(name: string, cfg: BaseConfig, own: Migration
   }
   const bus = await NatsBus.connect(urls.natsUrl, name, cfg.NATS_NAMESPACE, cfg.STARTUP_TIMEOUT_MS, { replicas: cfg.EVENT_STREAM_REPLICAS, log });
   const kv = createRedisKv(urls.redisUrl, cfg.REDIS_PREFIX, log);
-  return { bus, db, kv, clock: systemClock };
+  return { bus, db, kv, clock: systemClock, mode: 'distributed' };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { commercePillar } from '@vcs/commerce';
 import { dataPillar } from '@vcs/data';
-import { buildApp, gatewayConfig, LIMITS, type RateLimits } from '@vcs/gateway';
+import { buildApp, gatewayConfig, gatewayDefaults, type GatewayConfig, type RateLimits } from '@vcs/gateway';
 import {
   MemoryBus, OutboxRelay, createMemoryKv, createPgliteDb, migrate, platformMigrations, startPillar, systemClock, x402Terms, type X402Settings,
   type Clock, type Infra, type Migrations, type Logger, type AnyPillarDefinition, type PillarDefinition, type Stoppable,
@@ -20,6 +20,16 @@ export const allMigrations: Migrations[] = [platformMigrations, ...allPillars.fl
 /** Everything the embedded process reads: the gateway's settings and every pillar's, one schema parsed once. */
 export const embeddedConfig = gatewayConfig.extend(Object.assign({}, ...allPillars.map((p) => p.settings?.shape ?? {}))) as unknown as typeof gatewayConfig;
 
+/** A test's gateway config: the settings' defaults (gatewayDefaults: none restated here) with what it overrides. */
+function gatewayConfigFor(opts: EmbeddedOptions): GatewayConfig {
+  const d = gatewayDefaults();
+  return {
+    ...d, busTimeoutMs: opts.busTimeoutMs ?? d.busTimeoutMs, bodyLimitBytes: opts.bodyLimitBytes ?? d.bodyLimitBytes, publicBaseUrl: opts.publicBaseUrl,
+    trustProxy: opts.trustProxy ?? d.trustProxy, rateLimits: opts.rateLimits ?? d.rateLimits, metricsOnPublicPort: opts.metricsOnPublicPort ?? d.metricsOnPublicPort,
+    x402: x402Terms((opts.settings ?? {}) as Partial<X402Settings>),
+  };
+}
+
 export interface EmbeddedOptions {
   /** PGlite data directory, or `memory://`. */
   pgliteDir: string;
@@ -29,12 +39,14 @@ export interface EmbeddedOptions {
   bodyLimitBytes?: number;
   publicBaseUrl?: string;
   trustProxy?: boolean | number | string[];
-  /** Calls a minute per class; defaults from RATE_LIMIT_* in the environment. */
+  /** Calls a minute per class; the settings' defaults unless given (the environment is read by main.ts only). */
   rateLimits?: RateLimits;
   /** False when /metrics is served on its own port (METRICS_PORT). */
   metricsOnPublicPort?: boolean;
   /** The parsed `embeddedConfig`; without it (tests) each pillar parses its own settings from the environment. */
   settings?: Record<string, unknown>;
+  /** The gateway's whole config, parsed from the settings (main.ts); the members above then change nothing. */
+  gateway?: GatewayConfig;
 }
 
 /** The gateway and every pillar in one process: in-process bus, PGlite, in-memory stand-in for Redis. */
@@ -42,14 +54,14 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: Fasti
   const db = await createPgliteDb(opts.pgliteDir);
   await migrate(db, allMigrations);
   const clock = opts.clock ?? systemClock;
-  const infra: Infra = { bus: new MemoryBus(), db, kv: createMemoryKv(clock), clock };
+  const infra: Infra = { bus: new MemoryBus(), db, kv: createMemoryKv(clock), clock, mode: 'embedded' };
   // The only relay on this store: it holds no row locks (outbox.ts).
   const relay = new OutboxRelay(db, infra.bus, opts.log.child({ component: 'outbox' }), 250, true).start();
   const pillars: Stoppable[] = [];
   for (const p of allPillars) pillars.push(await startPillar(p, infra, opts.log.child({ component: p.name }), { relay, settings: opts.settings }));
   const app = await buildApp({
     ...infra, log: opts.log.child({ component: 'gateway' }),
-    config: { busTimeoutMs: opts.busTimeoutMs ?? 3000, bodyLimitBytes: opts.bodyLimitBytes ?? LIMITS.bodyBytes, publicBaseUrl: opts.publicBaseUrl, trustProxy: opts.trustProxy, rateLimits: opts.rateLimits, metricsOnPublicPort: opts.metricsOnPublicPort, x402: x402Terms((opts.settings ?? {}) as Partial<X402Settings>) },
+    config: opts.gateway ?? gatewayConfigFor(opts),
   });
   return {
     app, infra,

@@ -1,5 +1,5 @@
-import { closeGracefully, rateLimitsFrom } from '@vcs/gateway';
-import { createLogger, healthServer, loadConfig, onShutdown, runMain } from '@vcs/platform';
+import { closeGracefully, gatewayConfigOf } from '@vcs/gateway';
+import { createLogger, healthServer, loadConfig, onShutdown, runMain, x402Terms } from '@vcs/platform';
 import { embeddedConfig, startEmbedded } from './index.ts';
 
 // `pnpm start`: the whole service in one process, nothing to install. The gateway's settings and every pillar's.
@@ -7,8 +7,9 @@ const cfg = loadConfig(embeddedConfig);
 const log = createLogger('vcs-embedded', cfg.LOG_LEVEL);
 await runMain('vcs-embedded', async () => {
   const svc = await startEmbedded({
-    pgliteDir: cfg.PGLITE_DIR, log, busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL, trustProxy: cfg.TRUST_PROXY,
-    rateLimits: rateLimitsFrom(cfg), settings: cfg, metricsOnPublicPort: cfg.METRICS_PORT === 0,
+    pgliteDir: cfg.PGLITE_DIR, log, settings: cfg,
+    // The same mapping from settings to the gateway's config as the gateway process (gatewayConfigOf).
+    gateway: gatewayConfigOf(cfg, x402Terms(cfg)),
   });
   await svc.app.listen({ port: cfg.PORT, host: cfg.HOST });
   const metrics = cfg.METRICS_PORT ? healthServer(svc.infra, cfg.METRICS_PORT, cfg.METRICS_HOST) : undefined;

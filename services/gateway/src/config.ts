@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { baseConfig, listenHost, setting, x402Settings } from '@vcs/platform';
+import { baseConfig, listenHost, parseSettings, setting, x402Settings, type X402Terms } from '@vcs/platform';
 import { LIMITS } from './app.ts';
 import { isIP } from 'node:net';
-import { rateLimitEnv } from './rateLimit.ts';
+import { rateLimitEnv, rateLimitsFrom } from './rateLimit.ts';
+import type { GatewayConfig } from './deps.ts';
 
 /**
  * Which proxies' X-Forwarded-For to believe, so that each client behind a load balancer has its own address (and
@@ -33,3 +34,17 @@ export const gatewayConfig = baseConfig.extend({
   METRICS_HOST: listenHost.default('127.0.0.1'),
 });
 export type GatewayEnv = z.infer<typeof gatewayConfig>;
+
+/**
+ * The gateway's config from its parsed settings, in one place (the gateway process and the embedded one both use it;
+ * a default lives in the schema above, never restated here). `x402` is passed in: making it can refuse the start.
+ */
+export function gatewayConfigOf(cfg: GatewayEnv, x402?: X402Terms): GatewayConfig {
+  return {
+    busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL, trustProxy: cfg.TRUST_PROXY,
+    rateLimits: rateLimitsFrom(cfg), metricsOnPublicPort: cfg.METRICS_PORT === 0, x402,
+  };
+}
+
+/** The defaults of every gateway setting (an embedded service started by a test overrides some of them). */
+export const gatewayDefaults = (): GatewayConfig => gatewayConfigOf(parseSettings(gatewayConfig, {}));

@@ -8,8 +8,8 @@ export interface GatewayConfig {
   publicBaseUrl?: string;
   /** Whose X-Forwarded-For sets the client address (TRUST_PROXY); off unless set. */
   trustProxy?: boolean | number | string[];
-  /** Calls a minute per class; defaults from RATE_LIMIT_* in the environment. */
-  rateLimits?: RateLimits;
+  /** Calls a minute per class (RATE_LIMIT_*, parsed by whoever starts the gateway: buildApp reads no environment). */
+  rateLimits: RateLimits;
   /** False when /metrics is served on its own port (METRICS_PORT), off the public one. */
   metricsOnPublicPort?: boolean;
   /** The x402 rail (X402_* settings): offers name its network, asset and payee; payments are taken when it is live. Unset: mirrored only. */

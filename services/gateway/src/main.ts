@@ -1,7 +1,6 @@
 import { connectInfra, createLogger, healthServer, loadConfig, onShutdown, runMain, x402Terms } from '@vcs/platform';
 import { buildApp } from './app.ts';
-import { gatewayConfig } from './config.ts';
-import { rateLimitsFrom } from './rateLimit.ts';
+import { gatewayConfig, gatewayConfigOf } from './config.ts';
 import { closeGracefully } from './shutdown.ts';
 
 // The gateway as its own process (distributed mode).
@@ -12,7 +11,7 @@ await runMain('gateway', async () => {
   const infra = await connectInfra('gateway', cfg, [], log); // the gateway owns no tables
   const app = await buildApp({
     ...infra, log,
-    config: { busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL, trustProxy: cfg.TRUST_PROXY, rateLimits: rateLimitsFrom(cfg), metricsOnPublicPort: cfg.METRICS_PORT === 0, x402 },
+    config: gatewayConfigOf(cfg, x402),
   });
   await app.listen({ port: cfg.PORT, host: cfg.HOST });
   const metrics = cfg.METRICS_PORT ? healthServer(infra, cfg.METRICS_PORT, cfg.METRICS_HOST) : undefined;

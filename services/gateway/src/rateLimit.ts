@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { parseSettings, setting, systemClock, type Clock } from '@vcs/platform';
+import { setting, systemClock, type Clock } from '@vcs/platform';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { GatewayDeps } from './deps.ts';
 import { rateLimitRefusals } from './metrics.ts';
@@ -16,7 +16,7 @@ export const rateLimitEnv = z.object({
 export type RateLimits = { sandbox: number; live: number; anonymous: number; mint: number };
 
 /** The limits from the parsed settings (or, for an app built without them, from the environment). */
-export function rateLimitsFrom(c: z.infer<typeof rateLimitEnv> = parseSettings(rateLimitEnv, process.env)): RateLimits {
+export function rateLimitsFrom(c: z.infer<typeof rateLimitEnv>): RateLimits {
   return { sandbox: c.RATE_LIMIT_SANDBOX_PER_MIN, live: c.RATE_LIMIT_LIVE_PER_MIN, anonymous: c.RATE_LIMIT_ANON_PER_MIN, mint: c.RATE_LIMIT_MINT_PER_MIN };
 }
 
@@ -91,7 +91,7 @@ export { RateLimiterRes };
  * embedded mode. Every answer carries the IETF RateLimit headers; over the limit is a 429 BLOCKED answer.
  */
 export function registerRateLimits(app: FastifyInstance, deps: GatewayDeps) {
-  const limits = deps.config.rateLimits ?? rateLimitsFrom();
+  const limits = deps.config.rateLimits;
   const limiters = Object.fromEntries((Object.keys(limits) as LimitClass[]).map((cls) => {
     const keyPrefix = `rl:${cls}`;
     const l: Limiter = deps.kv.redis ? new LeasedLimiter(redisWindow(deps.kv.redis, keyPrefix, limits[cls]), deps.clock) : new RateLimiterMemory({ keyPrefix, points: limits[cls], duration: WINDOW_S });

@@ -27,7 +27,7 @@ export async function rankedQueue(q: Queryable, now: Date) {
 
 /** `connections.submit` and `connections.queue` (contract ops.ts): going live, and the ranked queue. */
 export function connectionOps(services: Services): OpsImpl<'services'> {
-  const key = connectionKey(services.settings, { embedded: services.bus.kind === 'memory' });
+  const key = connectionKey(services.settings, { embedded: services.mode === 'embedded' });
   return {
     async connectionsSubmit(s, ctx) {
       if (!ctx.account) return { status: 401, answer: { ...blocked('key-required', 'submitting a connection needs a key: mint one with POST /keys') } };

@@ -58,7 +58,7 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
     }
     if (!t.ctx.account) return { kind: 'BLOCKED', code: 'key-required', message: 'registering a real endpoint needs a key: mint one with POST /keys and send it as Authorization: Bearer <key>' };
     // Refused at registration (and again at every connection: guardedLookup), in every notation of an address.
-    const cfg = deliveryConfig(t.settings, { embedded: t.bus.kind === 'memory' });
+    const cfg = deliveryConfig(t.settings, { embedded: t.mode === 'embedded' });
     const refusal = input.url ? await targetRefusal(input.url, { allowPrivate: cfg.allowPrivateTargets, allowLoopback: cfg.allowLoopbackTargets }) : null;
     if (refusal) {
       return { kind: 'BLOCKED', code: 'invalid-input', message: `webhook endpoints must be reachable public addresses: ${refusal}`,

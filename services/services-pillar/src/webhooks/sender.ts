@@ -25,7 +25,7 @@ interface Claimed {
 /** The sender loop over Postgres's delivery rows; the event consumer kicks it when it adds some. */
 export function startWebhookSender(services: Services): DeliverySender {
   // The embedded mode is a local development server: it may deliver to a receiver on this machine.
-  return new DeliverySender(services, deliveryConfig(services.settings, { embedded: services.bus.kind === 'memory' })).start();
+  return new DeliverySender(services, deliveryConfig(services.settings, { embedded: services.mode === 'embedded' })).start();
 }
 
 /**
