@@ -121,8 +121,8 @@ async function runOnce(
   vin: string | null, ctx: CallContext, services: Services,
 ): Promise<{ answer: Record<string, unknown>; status: number; events: EventEnvelope[]; replayed?: boolean }> {
   const id = ctx.executionId!;
-  const before = await storedCommit(services.db, id);
-  if (before) return { ...before, events: [], replayed: true };
+  // No look before: a first attempt (nearly every one) would pay a query for nothing; a repeat runs the handler,
+  // finds the commit row at the end, and rolls back to the stored answer.
   try {
     return await services.db.tx(async (q) => {
       const done = await effectsOf(c, handler, input, decided, failed, vin, ctx, services, q);

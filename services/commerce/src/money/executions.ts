@@ -31,12 +31,15 @@ const NOT_RUN_BACKOFF_MS = 1_000;
  * What finishing an execution does to the record it ran for, in the same transaction (an intent settled, a handoff
  * completed); it returns the cents the settlement collected.
  */
-export type Finisher = (q: Queryable, services: Services, ex: ExecutionRow, answer: Record<string, unknown>, status: number) => Promise<number>;
+export type Finisher = (q: Queryable, services: Services, ex: ExecutionRow, answer: Record<string, unknown>, status: number) => Promise<Finished>;
+/** What a finisher made: the cents collected, its events (written with Execution.finished in one statement), and the answer as its caller sees it. */
+export interface Finished { chargedCents: number; events: Parameters<typeof writeEvents>[1]; answer?: Record<string, unknown> }
 const finishers = new Map<ExecutionSource, Finisher>();
 export const onExecutionFinished = (source: ExecutionSource, fn: Finisher) => { finishers.set(source, fn); };
 
 export type ExecutionOutcome =
-  | { kind: 'done'; row: ExecutionRow; status: number; answer: Record<string, unknown>; replayed: boolean }
+  /** `recorded`: this attempt recorded the answer, and `answer` is the finisher's (an intent's carries its meter). */
+  | { kind: 'done'; row: ExecutionRow; status: number; answer: Record<string, unknown>; replayed: boolean; recorded?: boolean }
   /** Claimed by another attempt whose lease still runs. */
   | { kind: 'busy'; row: ExecutionRow; retryAfterSeconds: number }
   /** The pillar was certainly not reached: nothing ran; the execution is ready again. */
@@ -79,7 +82,7 @@ export async function runExecutionOp(services: Services, req: OpInput<'execution
     source: req.source, sourceId: req.sourceId, capability: c.name, input: req.input ?? {}, origin: req.origin, ctx: req.ctx,
   }, timeoutMs));
   const retry = { method: 'GET' as const, path: req.origin ? `/buy/deals/${req.origin.dealId}` : '/catalog' };
-  const out = await settleExecution(services, ex.id, timeoutMs, retry, { claimed: ex.created, requestId: req.ctx.requestId });
+  const out = await settleExecution(services, ex.id, timeoutMs, retry, { claimed: ex.created ? ex : undefined, requestId: req.ctx.requestId });
   if (out.kind !== 'done') return pendingReply(out, retry);
   return { status: out.status, answer: out.answer, replayed: out.replayed };
 }
@@ -94,13 +97,14 @@ const secondsUntil = (services: Services, t: string | Date | null) =>
   Math.max(1, Math.ceil(((t ? new Date(t).getTime() : 0) - services.clock.now().getTime()) / 1000));
 
 /** Take the execution for one attempt: its final answer, busy under another's lease, or claimed (a new lease). */
-async function claim(services: Services, id: string, timeoutMs: number, claimed: boolean): Promise<ExecutionOutcome | { kind: 'claimed'; row: ExecutionRow }> {
+async function claim(services: Services, id: string, timeoutMs: number, held?: ExecutionRow): Promise<ExecutionOutcome | { kind: 'claimed'; row: ExecutionRow }> {
+  // The creator claimed it when it made it (createExecution), in its own transaction: nothing to read again.
+  if (held?.status === 'running') return { kind: 'claimed', row: held };
   return services.db.tx(async (q) => {
     const { rows } = await q.query<ExecutionRow>('select * from executions where id = $1 for update', [id]);
     const r = rows[0]!;
     if (finished(r)) return { kind: 'done', row: r, status: r.answer_status ?? 200, answer: json(r.answer), replayed: true };
-    // The creator claimed it when it made it (createExecution); anyone else waits for the lease to run out.
-    if (claimed && r.status === 'running') return { kind: 'claimed', row: r };
+    // Anyone but its creator waits for the lease to run out.
     const now = services.clock.now();
     if (r.status === 'running' && r.lease_until && new Date(r.lease_until) > now) return { kind: 'busy', row: r, retryAfterSeconds: secondsUntil(services, r.lease_until) };
     const lease = leaseFor(services, timeoutMs);
@@ -110,11 +114,11 @@ async function claim(services: Services, id: string, timeoutMs: number, claimed:
 }
 
 /**
- * Run one attempt of an execution. `claimed` says the caller holds the claim already (it just created it).
+ * Run one attempt of an execution. `claimed` is the row the caller holds the claim on (it just created it).
  * Returns the final answer (run now or stored), or why there is none yet.
  */
-export async function runExecution(services: Services, id: string, timeoutMs: number, opts: { claimed?: boolean; requestId?: string } = {}): Promise<ExecutionOutcome> {
-  const got = await claim(services, id, timeoutMs, opts.claimed ?? false);
+export async function runExecution(services: Services, id: string, timeoutMs: number, opts: { claimed?: ExecutionRow; requestId?: string } = {}): Promise<ExecutionOutcome> {
+  const got = await claim(services, id, timeoutMs, opts.claimed);
   if (got.kind !== 'claimed') return got;
   const row = got.row;
   const c = capabilityByName(row.capability)!;
@@ -144,10 +148,10 @@ async function record(services: Services, row: ExecutionRow, answer: Record<stri
       [row.id, outcome, withoutSecrets(JSON.stringify(answer)), status, now]);
     const done = rows[0];
     if (!done) return null; // another attempt recorded it first
-    const chargedCents = (await finishers.get(row.source)?.(q, services, done, answer, status)) ?? 0;
+    const finished = await finishers.get(row.source)?.(q, services, done, answer, status);
     const stored = json(done.ctx) as StoredContext;
     const input = json(done.input) as { vin?: unknown } | null;
-    await writeEvents(q, [platformEvent('Execution.finished@1', {
+    await writeEvents(q, [...(finished?.events ?? []), platformEvent('Execution.finished@1', {
       occurredAt: now, account: stored.account, capability: done.capability,
       vin: typeof input?.vin === 'string' ? input.vin : null,
       simulated: stored.environment === 'sandbox',
@@ -155,13 +159,13 @@ async function record(services: Services, row: ExecutionRow, answer: Record<stri
       executionId: done.id, source: done.source, sourceId: done.source_id, capability: done.capability, origin: json(done.origin) ?? null,
       status: outcome, answerType: type as EventAnswerType, answers: typeof answer.answers === 'string' ? answer.answers : null,
     })]);
-    return { done, chargedCents };
+    return { done, chargedCents: finished?.chargedCents ?? 0, answer: finished?.answer ?? answer };
   });
   if (kept) {
     // Counted once: only the attempt that recorded the answer counts it (a crash right here loses one count, never doubles it).
     const account = (json(kept.done.ctx) as StoredContext).account;
     if (account) await countSettlement(services.kv, account, kept.done.capability, kept.chargedCents).catch((err) => services.log.warn({ err, account }, 'usage: a settlement could not be counted'));
-    return { kind: 'done', row: kept.done, status, answer, replayed };
+    return { kind: 'done', row: kept.done, status, answer: kept.answer, replayed, recorded: true };
   }
   const { rows } = await services.db.query<ExecutionRow>('select * from executions where id = $1', [row.id]);
   return { kind: 'done', row: rows[0]!, status: rows[0]!.answer_status ?? status, answer: json(rows[0]!.answer), replayed: true };
@@ -171,13 +175,13 @@ async function record(services: Services, row: ExecutionRow, answer: Record<stri
  * Run an execution until it has its answer or the caller's time is up: wait out another attempt's lease while
  * there is time; past it, the typed 503/409 that says the outcome is not known yet and when to ask again.
  */
-export async function settleExecution(services: Services, id: string, timeoutMs: number, retry: NextRequest, opts: { claimed?: boolean; requestId?: string } = {}): Promise<ExecutionOutcome> {
+export async function settleExecution(services: Services, id: string, timeoutMs: number, retry: NextRequest, opts: { claimed?: ExecutionRow; requestId?: string } = {}): Promise<ExecutionOutcome> {
   const until = services.clock.now().getTime() + timeoutMs;
-  let claimed = opts.claimed ?? false;
+  let claimed = opts.claimed;
   for (;;) {
     const left = until - services.clock.now().getTime();
     const out = await runExecution(services, id, Math.max(1000, left), { claimed, requestId: opts.requestId });
-    claimed = false;
+    claimed = undefined;
     if (out.kind !== 'busy' || services.clock.now().getTime() + 50 >= until) return out;
     await services.clock.sleep(50);
   }

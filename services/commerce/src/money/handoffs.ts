@@ -1,7 +1,7 @@
 import { problemsOf, capabilityByName, newId, platformEvent, opTimeouts, ops, sandboxDesks, withoutSecrets, type HumanVerb, type OpInput, type OpReply } from '@vcs/contract';
 import { writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { iso, json, record, refusal } from './common.ts';
-import { createExecution, findExecution, onExecutionFinished, pendingReply, settleExecution } from './executions.ts';
+import { createExecution, findExecution, onExecutionFinished, pendingReply, settleExecution, type ExecutionRow } from './executions.ts';
 
 /** The operations' inputs (contract ops.ts) and the caller's context. */
 type CreateHandoffRequest = OpInput<'handoffsCreate'> & { ctx: CallContext };
@@ -94,7 +94,7 @@ export async function completeHandoff(services: Services, req: CompleteHandoffRe
   const { ctx } = req;
   if (req.outcome !== 'completed' && req.outcome !== 'refused') return refusal(services, ctx, 'invalid-input', 'outcome must be "completed" or "refused"');
   const timeoutMs = opTimeouts(ops.handoffsComplete, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
-  const step = await services.db.tx(async (q): Promise<{ reply: OpReply } | { execution: string; claimed: boolean }> => {
+  const step = await services.db.tx(async (q): Promise<{ reply: OpReply } | { execution: string; claimed?: ExecutionRow }> => {
     const r = await findHandoff(q, String(req.handoffId), true);
     if (!r) return { reply: refusal(services, ctx, 'handoff-not-found', `no handoff ${req.handoffId}; handoff ids start ho_ and come from a NEEDS_HUMAN answer`) };
     if (r.account_id && r.account_id !== ctx.account) return { reply: refusal(services, ctx, 'forbidden', `handoff ${r.id} belongs to another account; complete it with the key of the account that made it`) };
@@ -102,7 +102,7 @@ export async function completeHandoff(services: Services, req: CompleteHandoffRe
     if (req.credential !== r.credential) return { reply: refusal(services, ctx, 'forbidden', `handoff ${r.id} needs the ${r.credential} credential; send {"outcome": "...", "credential": "${r.credential}"} to POST ${pollPath(r.id)}/complete`, { next: { method: 'POST', path: `${pollPath(r.id)}/complete` } }) };
     if (r.status === 'completing') {
       const ex = await findExecution(q, 'handoff', r.id);
-      if (ex) return { execution: ex.id, claimed: false };
+      if (ex) return { execution: ex.id };
     }
     const now = services.clock.now().toISOString();
     if (req.outcome === 'refused' || !r.capability) {
@@ -117,7 +117,7 @@ export async function completeHandoff(services: Services, req: CompleteHandoffRe
       // A sandbox desk's own trigger (human-*) decided the human's act; any other trigger goes on to the capability.
       ctx: { ...ctx, account: r.account_id, trigger: r.trigger?.startsWith('human-') ? null : r.trigger },
     }, timeoutMs);
-    return { execution: ex.id, claimed: true };
+    return { execution: ex.id, claimed: ex };
   });
   if ('reply' in step) return step.reply;
   const out = await settleExecution(services, step.execution, timeoutMs, { method: 'GET', path: pollPath(String(req.handoffId)) }, { claimed: step.claimed, requestId: ctx.requestId });
@@ -131,6 +131,6 @@ onExecutionFinished('handoff', async (q, services, ex, answer, status) => {
   const r = (await findHandoff(q, ex.source_id, true))!;
   await q.query('update handoffs set status = $2, result = $3, result_status = $4, completed_at = $5 where id = $1',
     [r.id, 'completed', withoutSecrets(JSON.stringify(answer)), status, services.clock.now().toISOString()]);
-  await writeEvents(q, [handoffEvent(services, r, 'Handoff.completed@1', (json(ex.ctx) as { environment: CallContext['environment'] }).environment)]);
-  return 0; // a human's act collects nothing here
+  // A human's act collects nothing here.
+  return { chargedCents: 0, events: [handoffEvent(services, r, 'Handoff.completed@1', (json(ex.ctx) as { environment: CallContext['environment'] }).environment)] };
 });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { capabilityByName, platformEvent, problemsOf, canonicalJson, checkMandate, fromCents, mandate as mandateSchema, newId, offerTerms, opTimeouts, ops, toCents, withoutSecrets, type EventAnswerType, type Mandate, type OpInput, type OpReply } from '@vcs/contract';
 import { centsOfAtomic, provenanceOf, writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { iso, json, offerCapability, record, refusal } from './common.ts';
-import { createExecution, findExecution, onExecutionFinished, pendingReply, runExecution, settleExecution } from './executions.ts';
+import { createExecution, findExecution, onExecutionFinished, pendingReply, runExecution, settleExecution, type ExecutionRow } from './executions.ts';
 import { bindPayment, checkPayment, intentTermsOf, paymentHeader, paymentPending, paymentRefusal, railOf, receiptOf, reconcilePayment, settlePayment, verifyPayment, type Drive, type IntentTerms, type PaymentRow } from './payments.ts';
 
 /** How long an offer stays settleable (also the x402 maxTimeoutSeconds). */
@@ -106,7 +106,7 @@ type Claim =
   | { kind: 'reply'; reply: OpReply }
   | { kind: 'replay'; row: IntentRow }
   /** The intent's execution: just created and claimed by this request, or made by an earlier one. */
-  | { kind: 'execution'; id: string; claimed: boolean };
+  | { kind: 'execution'; id: string; claimed?: ExecutionRow };
 
 /** What a settlement took from a mandate's ledger, given back if it fails. */
 interface Reservation { account: string; principal: string; id: string; cents: number }
@@ -132,7 +132,7 @@ async function claim(services: Services, q: Queryable, req: SettleIntentRequest,
   if (r.status === 'settled' || r.status === 'failed') return { kind: 'replay', row: r };
   if (r.status === 'settling') {
     const ex = await findExecution(q, 'intent', r.id);
-    if (ex) return { kind: 'execution', id: ex.id, claimed: false };
+    if (ex) return { kind: 'execution', id: ex.id };
   }
   // A payment on its way for this intent is not settled a second way (money would move for an answer given already).
   const paying = await q.query<{ id: string }>(`select id from payments where intent_id = $1 and status in ('verifying', 'settling', 'unknown')`, [r.id]);
@@ -188,7 +188,7 @@ async function claim(services: Services, q: Queryable, req: SettleIntentRequest,
     source: 'intent', sourceId: r.id, capability: r.capability, input: json(r.input), origin: json(r.origin),
     ctx: { ...ctx, account: r.account_id ?? ctx.account, trigger, intentId: r.id, mandate: req.mandate },
   }, timeoutMs);
-  return { kind: 'execution', id: ex.id, claimed: true };
+  return { kind: 'execution', id: ex.id, claimed: ex };
 }
 
 const refund = (q: Queryable, res: Reservation) =>
@@ -213,12 +213,16 @@ export async function settleIntent(services: Services, req: SettleIntentRequest)
 }
 
 /** Run (or wait on) an intent's execution and answer with it: the capability's answer, or why there is none yet. */
-export async function answerOfExecution(services: Services, executionId: string, claimed: boolean, requestId: string, timeoutMs: number, intentId: string): Promise<OpReply> {
+export async function answerOfExecution(services: Services, executionId: string, claimed: ExecutionRow | undefined, requestId: string, timeoutMs: number, intentId: string): Promise<OpReply> {
   const retry = { method: 'POST' as const, path: settlePath(intentId) };
   const out = await settleExecution(services, executionId, timeoutMs, retry, { claimed, requestId });
   if (out.kind !== 'done') return pendingReply(out, retry);
+  // Recorded by this request: the finisher's answer, with its meter. Otherwise the intent's stored answer.
+  if (out.recorded) return { status: out.status, answer: out.answer, replayed: out.replayed };
   const { rows } = await services.db.query<IntentRow>('select * from intents where id = $1', [intentId]);
-  return { status: out.status, answer: withMeter(out.answer, rows[0], await paymentOfIntent(services.db, rows[0])), replayed: out.replayed };
+  const r = rows[0];
+  if (r?.answer) return { status: r.answer_status ?? out.status, answer: json(r.answer), replayed: true };
+  return { status: out.status, answer: withMeter(out.answer, r, await paymentOfIntent(services.db, r)), replayed: out.replayed };
 }
 
 /**
@@ -278,7 +282,7 @@ async function settleByPayment(services: Services, req: SettleIntentRequest, tim
     return { payment: b.row, fresh: b.fresh, t };
   });
   if ('reply' in step) return step.reply;
-  if ('execution' in step) return answerOfExecution(services, step.execution, false, ctx.requestId, timeoutMs, String(req.intentId));
+  if ('execution' in step) return answerOfExecution(services, step.execution, undefined, ctx.requestId, timeoutMs, String(req.intentId));
   const { payment: row, t } = step;
   let drive: Drive | null;
   if (row.status === 'settled') drive = { kind: 'settled', transaction: row.transaction };
@@ -296,12 +300,12 @@ async function settleByPayment(services: Services, req: SettleIntentRequest, tim
 const STALE_PAYMENT_MS = 30_000;
 
 /** The payment settled on chain: record it, move the intent to settling with what it collected, and make its execution. */
-async function paid(services: Services, row: PaymentRow, transaction: string | null, ctx: Pick<CallContext, 'account' | 'keyId' | 'environment' | 'trigger'>, timeoutMs: number): Promise<{ id: string; claimed: boolean }> {
+async function paid(services: Services, row: PaymentRow, transaction: string | null, ctx: Pick<CallContext, 'account' | 'keyId' | 'environment' | 'trigger'>, timeoutMs: number): Promise<{ id: string; claimed?: ExecutionRow }> {
   return services.db.tx(async (q) => {
     await q.query(`update payments set status = 'settled', transaction = coalesce($2, transaction), updated_at = $3 where id = $1`, [row.id, transaction, services.clock.now().toISOString()]);
     const r = (await findIntent(q, row.intent_id, true))!;
     const existing = await findExecution(q, 'intent', r.id);
-    if (existing) return { id: existing.id, claimed: false };
+    if (existing) return { id: existing.id };
     await q.query(`update intents set status = 'settling', account_id = coalesce(account_id, $2), claimed_at = $3, charged_cents = $4, payment_id = $5 where id = $1`,
       [r.id, ctx.account, services.clock.now().toISOString(), centsOfAtomic(row.amount_atomic), row.id]);
     const trigger = (ctx.environment === 'sandbox' ? ctx.trigger : null) ?? r.trigger;
@@ -309,7 +313,7 @@ async function paid(services: Services, row: PaymentRow, transaction: string | n
       source: 'intent', sourceId: r.id, capability: r.capability, input: json(r.input), origin: json(r.origin),
       ctx: { account: r.account_id ?? ctx.account, keyId: ctx.keyId, environment: ctx.environment, trigger, intentId: r.id },
     }, timeoutMs);
-    return { id: ex.id, claimed: true };
+    return { id: ex.id, claimed: ex };
   });
 }
 
@@ -331,7 +335,7 @@ export async function reconcileOpenPayments(services: Services): Promise<void> {
     if (drive.kind !== 'settled' || !r) continue;
     const stored = { account: r.account_id, keyId: null, environment: 'sandbox' as const, trigger: r.trigger };
     const ex = await paid(services, row, drive.transaction, stored, services.settings.BUS_TIMEOUT_MS);
-    if (ex.claimed) await runExecution(services, ex.id, services.settings.BUS_TIMEOUT_MS);
+    if (ex.claimed) await runExecution(services, ex.id, services.settings.BUS_TIMEOUT_MS, { claimed: ex.claimed });
   }
 }
 
@@ -350,10 +354,10 @@ onExecutionFinished('intent', async (q, services, ex, answer, answerStatus) => {
   }
   const value = (answer.value ?? {}) as { vin?: unknown };
   const input = json(r.input) as { vin?: unknown };
-  await writeEvents(q, [platformEvent('Intent.settled@1', {
+  const events = [platformEvent('Intent.settled@1', {
     occurredAt: now, account: r.account_id, capability: r.capability,
     vin: typeof value.vin === 'string' ? value.vin : typeof input.vin === 'string' ? input.vin : null,
     simulated: (json(ex.ctx) as { environment?: string }).environment === 'sandbox',
-  }, { intentId: r.id, capability: r.capability, origin: json(r.origin) ?? null, answerType: type as EventAnswerType, executionId: ex.id, charged: fromCents(Number(r.charged_cents ?? 0)) })]);
-  return Number(r.charged_cents ?? 0);
+  }, { intentId: r.id, capability: r.capability, origin: json(r.origin) ?? null, answerType: type as EventAnswerType, executionId: ex.id, charged: fromCents(Number(r.charged_cents ?? 0)) })];
+  return { chargedCents: Number(r.charged_cents ?? 0), events, answer: stored };
 });
