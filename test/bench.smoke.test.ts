@@ -32,6 +32,14 @@ describe('bench scripts (smoke: a few requests each)', () => {
     }
   }, 180_000);
 
+  it('pnpm bench:tracing measures the bus call and the outbox row with tracing off and on', async () => {
+    const r = await runScript('test/bench/tracing.ts', { BENCH_TRACING_N: '500', BENCH_TRACING_ROUNDS: '1' });
+    expect(r.code, r.err).toBe(0);
+    const rows = r.out.split('\n').filter((l) => /^(off|on) /.test(l)).map((l) => l.split(/\s+/));
+    expect(rows.map((x) => x[0])).toEqual(['off', 'on']);
+    for (const x of rows) expect(x.slice(1).every((n) => Number.isFinite(Number(n))), x.join(' ')).toBe(true);
+  }, 120_000);
+
   it('pnpm bench:decode decodes every VIN it is given and prints its figures', async () => {
     const r = await runScript('test/bench/decode.ts', { BENCH_SEEN_ROUNDS: '2' });
     expect(r.code, r.err).toBe(0);

@@ -38,6 +38,9 @@ export const baseConfig = z.object({
   EVENT_STALL_READY_MS: int(1_000, 3_600_000).default(30_000),
   /** How long a process waits at start for NATS and Postgres before it gives up with one line. */
   STARTUP_TIMEOUT_MS: int(100, 600_000).default(30_000),
+  /** OpenTelemetry's own settings (tracing.ts): set, spans go to `<endpoint>/v1/traces` (OTLP/HTTP JSON); unset, tracing is off. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_SERVICE_NAME: z.string().optional(),
 });
 export type BaseConfig = z.infer<typeof baseConfig>;
 

@@ -17,3 +17,4 @@ export * from './keys.ts';
 export * from './metrics.ts';
 export * from './x402.ts';
 export * from './usage.ts';
+export * from './tracing.ts';

@@ -14,6 +14,7 @@ import { servePillar, type PillarHandlers } from './runner.ts';
 import { serveOps, type OpsImpl } from './bus/serve.ts';
 import { createPgDb, migrate, platformMigrations, StoreUnavailableError, type Db, type Migrations } from './store/db.ts';
 import { createRedisKv, type Kv } from './store/kv.ts';
+import { startTracing, stopTracing } from './tracing.ts';
 
 /**
  * How this process runs, said once where its infrastructure is made, never guessed from it: `embedded` (one process,
@@ -150,6 +151,7 @@ export async function runPillarProcess(def: AnyPillarDefinition) {
 
 async function startPillarProcess(def: AnyPillarDefinition, cfg: BaseConfig & { HEALTH_PORT: number; HEALTH_HOST: string }) {
   const log = createLogger(def.name, cfg.LOG_LEVEL);
+  await startTracing(def.name, cfg); // OTEL_EXPORTER_OTLP_ENDPOINT set: spans exported; unset: nothing is loaded
   const infra = await connectInfra(def.name, cfg, def.migrations ? [def.migrations] : [], log);
   const pillar = await startPillar(def, infra, log, { settings: cfg });
   const health = cfg.HEALTH_PORT ? healthServer(infra, cfg.HEALTH_PORT, cfg.HEALTH_HOST, cfg.EVENT_STALL_READY_MS) : undefined;
@@ -161,5 +163,6 @@ async function startPillarProcess(def: AnyPillarDefinition, cfg: BaseConfig & { 
     await pillar.stop();
     await infra.db.close();
     await infra.kv.close();
+    await stopTracing(); // the last spans are sent
   });
 }

@@ -1,11 +1,12 @@
 import { closeGracefully, gatewayConfigOf } from '@vcs/gateway';
-import { createLogger, healthServer, loadConfig, onShutdown, runMain, x402Terms } from '@vcs/platform';
+import { createLogger, healthServer, loadConfig, onShutdown, runMain, startTracing, stopTracing, x402Terms } from '@vcs/platform';
 import { embeddedConfig, startEmbedded } from './index.ts';
 
 // `pnpm start`: the whole service in one process, nothing to install. The gateway's settings and every pillar's.
 const cfg = loadConfig(embeddedConfig);
 const log = createLogger('vcs-embedded', cfg.LOG_LEVEL);
 await runMain('vcs-embedded', async () => {
+  await startTracing('vcs-embedded', cfg); // before the gateway is built: it traces requests only when tracing is on
   const svc = await startEmbedded({
     pgliteDir: cfg.PGLITE_DIR, log, settings: cfg,
     // The same mapping from settings to the gateway's config as the gateway process (gatewayConfigOf).
@@ -19,5 +20,6 @@ await runMain('vcs-embedded', async () => {
     await closeGracefully(svc.app); // keep-alive clients are told to close; accepted requests finish
     metrics?.close();
     await svc.stop();
+    await stopTracing();
   });
 });

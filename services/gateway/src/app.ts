@@ -21,6 +21,7 @@ import { keysMeRoute } from './routes/keysMe.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { KeyCache, registerKeyChangeNotices } from './keyCache.ts';
 import { registerCaller } from './auth.ts';
+import { traceRequests } from './tracing.ts';
 import { Meter, registerMeter } from './meter.ts';
 import { registerRateLimits } from './rateLimit.ts';
 import { registerScopeCheck } from './scopes.ts';
@@ -127,6 +128,8 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     }
   });
 
+  // First, so the key check and everything after run in the request's trace (only when tracing is on).
+  traceRequests(app);
   // Callback-style hooks where nothing is awaited: no promise per request.
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);

@@ -1,4 +1,4 @@
-import { connectInfra, createLogger, healthServer, loadConfig, onShutdown, runMain, x402Terms } from '@vcs/platform';
+import { connectInfra, createLogger, healthServer, loadConfig, onShutdown, runMain, startTracing, stopTracing, x402Terms } from '@vcs/platform';
 import { buildApp } from './app.ts';
 import { gatewayConfig, gatewayConfigOf } from './config.ts';
 import { closeGracefully } from './shutdown.ts';
@@ -8,6 +8,7 @@ const cfg = loadConfig(gatewayConfig);
 const log = createLogger('gateway', cfg.LOG_LEVEL);
 await runMain('gateway', async () => {
   const x402 = x402Terms(cfg); // a facilitator without a payee or chain node: one line, exit 78
+  await startTracing('gateway', cfg); // before buildApp: it traces requests only when tracing is on
   const infra = await connectInfra('gateway', cfg, [], log); // the gateway owns no tables
   const app = await buildApp({
     ...infra, log,
@@ -21,5 +22,6 @@ await runMain('gateway', async () => {
     await infra.bus.drain();
     await infra.db.close();
     await infra.kv.close();
+    await stopTracing();
   });
 });

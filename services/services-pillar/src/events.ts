@@ -1,5 +1,5 @@
 import { eventEnvelope } from '@vcs/contract';
-import { consumeEventBatches, dec, type Services } from '@vcs/platform';
+import { consumeEventBatches, dec, endSpan, SpanKind, spanTraceparent, startSpan, contextFrom, tracing, type Services } from '@vcs/platform';
 import { recordDemand } from './activation/queue.ts';
 import { fanOut, type StreamEvent } from './webhooks/fanout.ts';
 
@@ -16,10 +16,16 @@ export async function startEventConsumer(services: Services, onNewDeliveries: ()
       // The text is kept beside the parse: a webhook delivers the event's bytes as the stream gave them.
       const body = dec.decode(d.data);
       const parsed = eventEnvelope.safeParse(JSON.parse(body));
-      if (parsed.success) events.push({ evt: parsed.data, body });
+      if (parsed.success) events.push({ evt: parsed.data, body, ...(d.headers?.traceparent ? { traceparent: d.headers.traceparent } : {}) });
       else services.log.warn({ subject: d.subject }, 'an event that is not an envelope was skipped');
     }
-    const [delivered] = await Promise.all([fanOut(services, events), recordDemand(services, events.map((e) => e.evt))]);
+    // Tracing on: each event's fan-out is a span continuing the event's trace, and its deliveries continue that span.
+    const spans = tracing.on ? events.map((e) => {
+      const span = startSpan(`fanout ${e.evt.type}`, SpanKind.CONSUMER, { 'messaging.system': 'nats', 'messaging.message.id': e.evt.id }, contextFrom(e.traceparent));
+      if (span) e.traceparent = spanTraceparent(span);
+      return span;
+    }) : [];
+    const [delivered] = await Promise.all([fanOut(services, events), recordDemand(services, events.map((e) => e.evt))]).finally(() => spans.forEach((s) => endSpan(s)));
     if (delivered) onNewDeliveries();
   });
 }

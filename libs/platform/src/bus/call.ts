@@ -3,7 +3,8 @@ import { blocked, opTimeouts, type Capability, type Op, type OpAnswer } from '@v
 import { systemClock, type Clock } from '../clock.ts';
 import type { CallContext, Services } from '../handler.ts';
 import { busRequestSeconds, busRetries, childrenOf } from '../metrics.ts';
-import { BusError, type Bus } from './types.ts';
+import { endSpan, requestSpan, tracing } from '../tracing.ts';
+import { BusError, type Bus, type Headers } from './types.ts';
 
 /**
  * The one client of the bus's request-reply: every capability call and platform operation, from the gateway, from
@@ -49,14 +50,29 @@ const timer = childrenOf(busRequestSeconds);
  * time-out, a closed bus or an unreadable reply come back as a 503 BLOCKED `pillar-unavailable` with `unavailable`
  * set — a `no-responders` certainly did not run, a `timeout` may have.
  */
-export async function call(bus: Bus, subject: string, pillar: string, req: BusRequest, opts: { timeoutMs: number; idempotent: boolean; clock?: Pick<Clock, 'sleep'> }): Promise<CallResult> {
+export function call(bus: Bus, subject: string, pillar: string, req: BusRequest, opts: CallOptions): Promise<CallResult> {
+  return tracing.on ? callTraced(bus, subject, pillar, req, opts) : callOnce(bus, subject, pillar, req, opts);
+}
+
+type CallOptions = { timeoutMs: number; idempotent: boolean; clock?: Pick<Clock, 'sleep'> };
+
+/** A call as a CLIENT span of the active trace, its `traceparent` sent as a header (a retry is in the same span). */
+async function callTraced(bus: Bus, subject: string, pillar: string, req: BusRequest, opts: CallOptions): Promise<CallResult> {
+  const traced = requestSpan(subject)!;
+  const r = await callOnce(bus, subject, pillar, req, opts, traced.headers);
+  endSpan(traced.span, r.unavailable, { 'vcs.status': r.status, 'vcs.answer': r.kind });
+  return r;
+}
+
+async function callOnce(bus: Bus, subject: string, pillar: string, req: BusRequest, opts: CallOptions, headers?: Headers): Promise<CallResult> {
   const data = Buffer.from(JSON.stringify(req));
   let attempts = opts.idempotent ? 2 : 1;
   for (;;) {
     const start = performance.now();
     let why: Unavailable;
     try {
-      const reply = await bus.request(subject, data, { timeoutMs: opts.timeoutMs }); // the request id travels in ctx
+      // The request id travels in ctx; only a traced call sends headers (its `traceparent`).
+      const reply = await bus.request(subject, data, headers ? { timeoutMs: opts.timeoutMs, headers } : { timeoutMs: opts.timeoutMs });
       timer({ pillar, outcome: 'ok' }).observe((performance.now() - start) / 1000);
       const framed = unframeReply(reply.data);
       if (framed) return framed;

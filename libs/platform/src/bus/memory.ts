@@ -1,6 +1,6 @@
 import { BusError, type Bus, type BusMessage, type ConsumeOptions, type EventDelivery, type Headers, type Responder } from './types.ts';
 
-interface Stored { seq: number; subject: string; data: Uint8Array; msgId: string }
+interface Stored { seq: number; subject: string; data: Uint8Array; msgId: string; headers?: Headers }
 
 function subjectMatches(filter: string, subject: string): boolean {
   const f = filter.split('.');
@@ -53,10 +53,10 @@ export class MemoryBus implements Bus {
     return { stop: () => { const l = this.responders.get(subject); if (l) l.splice(l.indexOf(entry), 1); } };
   }
 
-  async publishEvent(subject: string, data: Uint8Array, msgId: string) {
+  async publishEvent(subject: string, data: Uint8Array, msgId: string, headers?: Headers) {
     if (this.seen.has(msgId)) return; // the stream's duplicate window, as JetStream's Nats-Msg-Id
     this.seen.add(msgId);
-    this.log.push({ seq: this.log.length + 1, subject, data, msgId });
+    this.log.push({ seq: this.log.length + 1, subject, data, msgId, headers });
     for (const c of this.consumers) c.wake();
   }
 
@@ -70,7 +70,7 @@ export class MemoryBus implements Bus {
       let settled = false;
       await new Promise<void>((resolve) => {
         handler({
-          data: item.data, subject: item.subject, redeliveryCount: count,
+          data: item.data, subject: item.subject, headers: item.headers, redeliveryCount: count,
           ack: () => { settled = true; resolve(); },
           nak: (delayMs = 0) => {
             settled = true;

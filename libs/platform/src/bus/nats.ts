@@ -259,11 +259,11 @@ export class NatsBus implements Bus {
    * Publish with the event id as Nats-Msg-Id, retried through a leader election (503 no responders, a time-out
    * when our server went away) for up to PUBLISH_RETRY.boundMs: the stream drops the copies a retry makes by id.
    */
-  async publishEvent(subject: string, data: Uint8Array, msgId: string) {
+  async publishEvent(subject: string, data: Uint8Array, msgId: string, headers?: Headers) {
     const until = Date.now() + PUBLISH_RETRY.boundMs;
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.js.publish(this.s(subject), data, { msgID: msgId, timeout: PUBLISH_RETRY.attemptMs });
+        await this.js.publish(this.s(subject), data, { msgID: msgId, timeout: PUBLISH_RETRY.attemptMs, headers: toHeaders(headers) });
         return;
       } catch (err) {
         const wait = PUBLISH_RETRY.backoffMs[Math.min(attempt, PUBLISH_RETRY.backoffMs.length - 1)]!;
@@ -330,6 +330,8 @@ export class NatsBus implements Bus {
         try {
           await handler({
             data: m.data, subject: this.ns ? m.subject.slice(this.ns.length + 1) : m.subject, redeliveryCount: m.info.deliveryCount,
+            // Only a message with a `traceparent` (written in a trace) pays for a headers object.
+            headers: m.headers?.has('traceparent') ? { traceparent: m.headers.get('traceparent') } : undefined,
             ack: () => m.ack(), nak: (delayMs) => m.nak(delayMs),
           });
         } catch {

@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { problemsOf, blocked, blockedAnswer, codesOf, ops, type Op, type OpInput, type OpKey, type OpKeysOf, type OpReply, type Pillar } from '@vcs/contract';
 import { callContext, type CallContext, type Services } from '../handler.ts';
 import { isStoreUnavailable } from '../store/db.ts';
+import { inSpan, SpanKind, tracing } from '../tracing.ts';
 import { framedReply, type BusRequest } from './call.ts';
-import { dec } from './types.ts';
+import { dec, type Headers } from './types.ts';
 
 /** What a served request comes to: status, kind and the answer's JSON (made by the caller, who may have it already). */
 export interface Served { status: number; kind: string; json: string; replayed?: boolean }
@@ -18,12 +19,15 @@ export function serveFramed(services: Services, subject: string, pillar: Pillar,
   // Which replica answered: the gateway passes it on as `x-served-by`, so an operator (or a test) sees load sharing.
   // The host name too: every container's process is pid 1, so a pid alone names no replica.
   const servedBy = `${services.source}/${hostname()}/${process.pid}`;
+  // Tracing on (it starts before anything is served): each request continues its caller's trace (its `traceparent`
+  // header), and whatever the handler calls or writes carries it. Off, the request goes straight to `handle`.
+  const run: (req: BusRequest, headers: Headers) => Promise<Served> = tracing.on ? (req, headers) => handleTraced(subject, servedBy, headers.traceparent, handle, req) : handle;
   return services.bus.serve(subject, `pillar.${pillar}`, async (msg) => {
     let requestId = msg.headers['x-request-id'] ?? 'unknown';
     try {
       const req = JSON.parse(dec.decode(msg.data)) as BusRequest;
       requestId = req.ctx?.requestId ?? requestId;
-      const r = await handle(req);
+      const r = await run(req, msg.headers);
       return { data: framedReply({ status: r.status, kind: r.kind, servedBy, replayed: r.replayed }, r.json) };
     } catch (err) {
       const unavailable = isStoreUnavailable(err);
@@ -36,6 +40,10 @@ export function serveFramed(services: Services, subject: string, pillar: Pillar,
     }
   });
 }
+
+/** A request handled in a span continuing its caller's trace (apart, so the untraced path allocates no closure). */
+const handleTraced = (subject: string, servedBy: string, traceparent: string | undefined, handle: (req: BusRequest) => Promise<Served>, req: BusRequest) =>
+  inSpan(subject, SpanKind.SERVER, traceparent, { 'messaging.system': 'nats', 'vcs.served_by': servedBy }, () => handle(req));
 
 /** A pillar's implementation of its platform operations: one function per declared op, typed from the contract. */
 export type OpsImpl<P extends Pillar> = { [K in OpKeysOf<P>]: (input: OpInput<K>, ctx: CallContext) => Promise<OpReply> };

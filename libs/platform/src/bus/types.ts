@@ -6,6 +6,8 @@ export type Responder = (req: BusMessage) => Promise<{ data: Uint8Array; headers
 export interface EventDelivery {
   data: Uint8Array;
   subject: string;
+  /** The message's headers (`traceparent` when the event was written in a trace); absent when it has none. */
+  headers?: Headers;
   /** Times this message was delivered (1 on the first delivery). */
   redeliveryCount: number;
   ack(): void;
@@ -32,8 +34,8 @@ export interface Bus {
   request(subject: string, data: Uint8Array, opts: { timeoutMs: number; headers?: Headers }): Promise<BusMessage>;
   /** Answer requests on a subject; replicas with the same queue share the load. */
   serve(subject: string, queue: string, responder: Responder): { stop(): void };
-  /** Publish an event on the stream; `msgId` lets the stream drop duplicates. */
-  publishEvent(subject: string, data: Uint8Array, msgId: string): Promise<void>;
+  /** Publish an event on the stream; `msgId` lets the stream drop duplicates; `headers` travel with it (`traceparent`). */
+  publishEvent(subject: string, data: Uint8Array, msgId: string, headers?: Headers): Promise<void>;
   consumeEvents(opts: ConsumeOptions, handler: (d: EventDelivery) => Promise<void>): Promise<{ stop(): Promise<void> }>;
   /** Plain fan-out publish (no persistence), for cache invalidations and the like. */
   broadcast(subject: string, data: Uint8Array): void;

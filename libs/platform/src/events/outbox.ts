@@ -3,20 +3,22 @@ import type { Logger } from 'pino';
 import type { Bus } from '../bus/types.ts';
 import { enc } from '../bus/types.ts';
 import { eventFlow } from '../metrics.ts';
+import { contextFrom, endSpan, SpanKind, spanTraceparent, startSpan, traceparentOf, tracing } from '../tracing.ts';
 import { mergeWrites, type BulkWrite, type Db, type Queryable, type Statement } from '../store/db.ts';
 
 /** Outbox rows, many in one statement (group commit merges every caller's rows: store/groupCommit.ts). */
 export const outboxInsert: BulkWrite = {
-  sql: `insert into outbox_events(id, type, subject, account_id, vin, payload)
-        select id, type, subject, account_id, vin, payload
-          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) with ordinality as t(id, type, subject, account_id, vin, payload, ord)
+  sql: `insert into outbox_events(id, type, subject, account_id, vin, payload, traceparent)
+        select id, type, subject, account_id, vin, payload, traceparent
+          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) with ordinality as t(id, type, subject, account_id, vin, payload, traceparent, ord)
          order by ord`,
 };
 
 /** Events as outbox rows, with their ids: for a caller that writes them together with other rows. */
 export function eventWrites(events: Omit<EventEnvelope, 'id'>[]): { envelopes: EventEnvelope[]; writes: Statement[] } {
   const envelopes = events.map((e): EventEnvelope => ({ id: newId('event'), ...e }));
-  const writes = envelopes.map((env) => ({ bulk: outboxInsert, row: [env.id, env.type, eventSubject(env.type), env.account, env.vin, JSON.stringify(env)] }));
+  // The trace the events are written in (null while tracing is off): the relay publishes it with each event.
+  const writes = envelopes.map((env) => ({ bulk: outboxInsert, row: [env.id, env.type, eventSubject(env.type), env.account, env.vin, JSON.stringify(env), traceparentOf() ?? null] }));
   return { envelopes, writes };
 }
 
@@ -84,13 +86,13 @@ export class OutboxRelay {
       if (look && !(await this.db.query('select 1 from outbox_events where published_at is null limit 1')).rows.length) return total;
       look = true; // after the first round, only a full batch goes round again, and then a look is cheap
       const relay = async (q: Queryable) => {
-        const { rows } = await q.query<{ seq: string; id: string; subject: string; payload: unknown }>(
-          `select seq, id, subject, payload from outbox_events where published_at is null order by seq limit $1${this.sole ? '' : ' for update skip locked'}`,
+        const { rows } = await q.query<{ seq: string; id: string; subject: string; payload: unknown; traceparent: string | null }>(
+          `select seq, id, subject, payload, traceparent from outbox_events where published_at is null order by seq limit $1${this.sole ? '' : ' for update skip locked'}`,
           [batch],
         );
         // All of a batch in flight at once: one connection keeps them in order on the stream, and if any fails
         // the transaction rolls back and the whole batch is published again (the stream drops duplicates by id).
-        await Promise.all(rows.map((r) => this.bus.publishEvent(r.subject, enc.encode(typeof r.payload === 'string' ? r.payload : JSON.stringify(r.payload)), r.id)));
+        await Promise.all(rows.map((r) => this.publish(r.subject, enc.encode(typeof r.payload === 'string' ? r.payload : JSON.stringify(r.payload)), r.id, r.traceparent)));
         if (rows.length) await q.query('update outbox_events set published_at = now() where seq = any($1::bigint[])', [rows.map((r) => r.seq)]);
         return rows.length;
       };
@@ -98,6 +100,13 @@ export class OutboxRelay {
       total += n;
       if (n < batch) return total;
     }
+  }
+
+  /** One event on the stream, with the trace it was written in as its `traceparent` header (a PRODUCER span while tracing is on). */
+  private async publish(subject: string, data: Uint8Array, id: string, traceparent: string | null) {
+    if (!traceparent) return this.bus.publishEvent(subject, data, id);
+    const span = tracing.on ? startSpan(`publish ${subject}`, SpanKind.PRODUCER, { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.message.id': id }, contextFrom(traceparent)) : undefined;
+    try { await this.bus.publishEvent(subject, data, id, { traceparent: (span && spanTraceparent(span)) || traceparent }); endSpan(span); } catch (err) { endSpan(span, err); throw err; }
   }
 
   async pending(): Promise<number> {

@@ -16,7 +16,7 @@ function targetsOf(evt: EventEnvelope, subscriptions: { endpoint_id: string; eve
 }
 
 /** An event as the stream gave it: parsed, and its bytes (as text), which are what a webhook delivers. */
-export interface StreamEvent { evt: EventEnvelope; body: string }
+export interface StreamEvent { evt: EventEnvelope; body: string; /** The trace its deliveries continue (tracing.ts), when there is one. */ traceparent?: string }
 
 /**
  * Each event becomes one delivery row per matching endpoint of its account, and the event itself one row of
@@ -34,10 +34,10 @@ export async function fanOut(services: Services, all: StreamEvent[]): Promise<nu
       where s.account_id = any($1::text[]) and s.status = 'active' and e.status = 'active'`, [accounts],
   );
   const cols = { id: [] as string[], account: [] as string[], endpoint: [] as string[], event: [] as string[], type: [] as string[] };
-  const stored = { id: [] as string[], account: [] as string[], body: [] as string[] };
-  for (const { evt, body } of events) {
+  const stored = { id: [] as string[], account: [] as string[], body: [] as string[], traceparent: [] as (string | null)[] };
+  for (const { evt, body, traceparent } of events) {
     const targets = targetsOf(evt, rows.filter((r) => r.account_id === evt.account));
-    if (targets.size && bodies.delete(evt.id)) { stored.id.push(evt.id); stored.account.push(evt.account!); stored.body.push(body); }
+    if (targets.size && bodies.delete(evt.id)) { stored.id.push(evt.id); stored.account.push(evt.account!); stored.body.push(body); stored.traceparent.push(traceparent ?? null); }
     for (const endpoint of targets) {
       cols.id.push(newId('delivery')); cols.account.push(evt.account!); cols.endpoint.push(endpoint);
       cols.event.push(evt.id); cols.type.push(evt.type);
@@ -47,15 +47,15 @@ export async function fanOut(services: Services, all: StreamEvent[]): Promise<nu
   // One statement for every target of every event: a wide fan-out costs one round trip, not one per endpoint.
   const r = await services.db.query(
     `with stored as (
-       insert into webhook_events(id, account_id, body)
-       select * from unnest($7::text[], $8::text[], $9::text[])
+       insert into webhook_events(id, account_id, body, traceparent)
+       select * from unnest($7::text[], $8::text[], $9::text[], $10::text[])
        on conflict (id) do nothing)
      insert into webhook_deliveries(id, account_id, endpoint_id, event_id, event_type, next_attempt_at)
      select t.id, t.account_id, t.endpoint_id, t.event_id, t.event_type, $6
        from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) as t(id, account_id, endpoint_id, event_id, event_type)
       where exists (select 1 from webhook_endpoints e where e.id = t.endpoint_id and e.account_id = t.account_id)
      on conflict (endpoint_id, event_id) do nothing`,
-    [cols.id, cols.account, cols.endpoint, cols.event, cols.type, services.clock.now().toISOString(), stored.id, stored.account, stored.body],
+    [cols.id, cols.account, cols.endpoint, cols.event, cols.type, services.clock.now().toISOString(), stored.id, stored.account, stored.body, stored.traceparent],
   );
   return r.rowCount;
 }

@@ -1,5 +1,5 @@
 import { platformEvent } from '@vcs/contract';
-import { mergeWrites, type Services, writeEvents, type BulkWrite, type Queryable, type Statement } from '@vcs/platform';
+import { contextFrom, endSpan, mergeWrites, SpanKind, spanTraceparent, startSpan, type Services, writeEvents, type BulkWrite, type Queryable, type Statement } from '@vcs/platform';
 
 // A success's writes, merged across the deliveries of a group commit (store/groupCommit.ts).
 const attemptInsert: BulkWrite = {
@@ -20,6 +20,8 @@ import { signatureHeader } from './signature.ts';
 interface Claimed {
   id: string; account_id: string; endpoint_id: string; event_id: string; event_type: string; body: string; attempt_count: number;
   url: string; secret: string; previous_secret: string | null; previous_until: string | Date | null; endpoint_status: string; failing_since: string | Date | null;
+  /** The trace of the event's fan-out (null while tracing is off): each attempt is a span in it. */
+  traceparent: string | null;
 }
 
 /** The sender loop over Postgres's delivery rows; the event consumer kicks it when it adds some. */
@@ -83,6 +85,7 @@ export class DeliverySender {
         where d.id = due.id and e.id = d.endpoint_id
        returning d.id, d.account_id, d.endpoint_id, d.event_id, d.event_type, d.attempt_count,
                  coalesce((select ev.body from webhook_events ev where ev.id = d.event_id), d.payload::text) as body,
+                 (select ev.traceparent from webhook_events ev where ev.id = d.event_id) as traceparent,
                  e.url, e.secret, e.previous_secret, e.previous_until, e.status as endpoint_status, e.failing_since`,
       [now.toISOString(), room, busy, lease],
     )).rows;
@@ -118,8 +121,12 @@ export class DeliverySender {
     const secrets = [row.secret];
     if (row.previous_secret && row.previous_until && new Date(row.previous_until) > now) secrets.push(row.previous_secret);
     const at = new Date(Math.floor(now.getTime() / 1000) * 1000);
-    const headers = { 'webhook-id': row.event_id, 'webhook-timestamp': String(at.getTime() / 1000), 'webhook-signature': signatureHeader(secrets, row.event_id, at, body) };
+    const headers: Record<string, string> = { 'webhook-id': row.event_id, 'webhook-timestamp': String(at.getTime() / 1000), 'webhook-signature': signatureHeader(secrets, row.event_id, at, body) };
+    // Tracing on and the event traced: the attempt is a span of the event's trace, and the receiver gets its traceparent.
+    const span = row.traceparent ? startSpan(`webhook deliver ${row.event_type}`, SpanKind.CLIENT, { 'vcs.delivery': row.id, 'vcs.endpoint': row.endpoint_id, 'vcs.attempt': row.attempt_count + 1 }, contextFrom(row.traceparent)) : undefined;
+    if (span) headers.traceparent = spanTraceparent(span) ?? row.traceparent!;
     const result = await postDelivery(row.url, headers, body, { timeoutMs: this.cfg.timeoutMs, capBytes: this.cfg.responseCapBytes, now: () => this.services.clock.now(), allowPrivate: this.cfg.allowPrivateTargets, allowLoopback: this.cfg.allowLoopbackTargets });
+    endSpan(span, result.statusCode !== null && result.statusCode < 300 ? undefined : result.outcome, { 'http.response.status_code': result.statusCode ?? 0 });
     // A success is known in full up front: it joins other deliveries' records in one commit (group commit). A
     // failure reads what it changed (was the endpoint disabled just now?), so it takes a transaction of its own.
     if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) await this.services.db.batch(this.delivered(row, result));

@@ -1,5 +1,5 @@
 import { capabilityByName, eventEnvelope, eventSubject, parsePlatformEvent, type EventEnvelope } from '@vcs/contract';
-import { dec, type EventDelivery, type Services } from '@vcs/platform';
+import { dec, inSpan, SpanKind, type EventDelivery, type Services } from '@vcs/platform';
 import { buyChecklist } from './checklist.ts';
 import type { DealMachine } from './machine.ts';
 import { loadDeal, openDealsFor } from './store.ts';
@@ -96,7 +96,8 @@ export function dealEventHandler(s: Services, machine: DealMachine) {
     let e: EventEnvelope;
     try { e = eventEnvelope.parse(JSON.parse(dec.decode(d.data))); } catch { d.ack(); return; }
     try {
-      const r = await onEvent(s, machine, e);
+      // The event's trace (its traceparent header) continues into the step it moves and the calls that step makes.
+      const r = await inSpan(`deal event ${e.type}`, SpanKind.CONSUMER, d.headers?.traceparent, { 'messaging.system': 'nats', 'messaging.message.id': e.id }, () => onEvent(s, machine, e));
       if (r === 'retry' && d.redeliveryCount < 50) d.nak(300); else d.ack();
     } catch (err) {
       s.log.warn({ err, event: e.type }, 'deal event handling failed; redelivering');
