@@ -11,9 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { capabilities, expectedCheckDigit } from '@vcs/contract';
+import { capabilities, EVENT_STREAM } from '@vcs/contract';
 import { callThrough, sampleInput } from './support/capabilityCalls.ts';
 import { call, mintKey, waitFor } from './support/harness.ts';
+import { clusterProbe } from './support/nats-cluster.ts';
+import { expectGatewayMoved, expectNodeLossHeld, loseNodesUnderLoad, vinNo } from './support/node-loss.ts';
 import { startReceiver } from './support/receiver.ts';
 
 process.env.TESTCONTAINERS_RYUK_DISABLED = 'true'; // its reaper image cannot be pulled here; afterAll takes the stack down
@@ -49,8 +51,6 @@ const composeWith = (opts: { secretsDir?: string }, ...args: string[]) => {
   return run('docker', ['compose', '-p', project, ...files, ...args], { env: e, maxBuffer: 16 << 20 });
 };
 const compose = (...args: string[]) => composeWith({}, ...args);
-/** The n-th of a series of distinct valid VINs: each write below names its own, and its event carries it. */
-const vinNo = (n: number) => { const v = `1HGCM8260${String(n).padStart(8, '0')}`; return v.slice(0, 8) + expectedCheckDigit(v) + v.slice(9); };
 const eventOf = (r: { body: string }) => JSON.parse(r.body) as { id: string; type: string; vin: string | null };
 const servedBy = (r: { headers: Headers }) => r.headers.get('x-served-by') ?? '';
 /** Offer-gated calls settled in one round trip (the sandbox's Accept-Price). */
@@ -176,6 +176,32 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
       expect(new Set([...ids.values()].flatMap((s) => [...s])).size).toBe([...ids.values()].reduce((t, s) => t + s.size, 0)); // no id under two VINs
     } finally { await rx.close(); }
   }, 120_000);
+
+  it('loses one NATS node at a time under load (stream leader, a consumer leader, the gateway\'s node): 0 lost, 0 doubled, flowing again in seconds, no container restarted', async () => {
+    const { rx, key, endpointId } = await subscribedReceiver(['TotalLoss.*']);
+    // The host reaches each container at its address on the project's network: the nodes' client and monitoring
+    // ports, and the gateway's metrics port, none of them published.
+    const inspect = async (ids: string[], format: string) => (await run('docker', ['inspect', '-f', format, ...ids])).stdout.trim().split('\n');
+    const nodes = ['nats-1', 'nats-2', 'nats-3']; // the compose services, each started with --name <service> (its server_name)
+    const probe = clusterProbe(async () => (await inspect(nodes.map((n) => `${project}-${n}-1`), '{{.State.Running}} {{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}'))
+      .flatMap((line, i) => { const [up, ip] = line.split(' '); return up === 'true' && ip ? [{ name: nodes[i]!, url: `nats://${ip}:4222`, monitorUrl: `http://${ip}:8222` }] : []; }));
+    const services = ['gateway', 'data', 'services-pillar', 'commerce', 'workflows'];
+    const containers = async () => (await inspect((await compose('ps', '-q', ...services)).stdout.trim().split('\n'), '{{.Name}} {{.State.Running}} {{.State.StartedAt}} {{.RestartCount}}')).sort();
+    const before = await containers();
+    try {
+      const ran = await loseNodesUnderLoad({
+        baseUrl: base, key, endpointId, rx, probe, stream: EVENT_STREAM, nodeName: /^nats-\d$/, firstVin: 100_001,
+        kill: async (node) => { await compose('kill', node); },
+        start: async (node) => { await compose('start', node); },
+      });
+      expectNodeLossHeld(ran);
+    } finally { await rx.close(); }
+    // No service container restarted (by Docker's policy or otherwise): each still running since the same moment.
+    expect(await containers()).toEqual(before);
+    const [gatewayIp] = await inspect([(await compose('ps', '-q', 'gateway')).stdout.trim()], '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}');
+    expectGatewayMoved(await (await fetch(`http://${gatewayIp}:9090/metrics`)).text());
+    expect((await call(base, 'GET', '/readyz')).status).toBe(200);
+  }, 300_000);
 
   it('a restarted NATS container: everything reconnects by itself, every pillar serves, events are delivered', async () => {
     const { rx, key, endpointId } = await subscribedReceiver(['TotalLoss.*']);

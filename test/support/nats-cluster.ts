@@ -17,18 +17,56 @@ export interface ClusterNode {
   kill(signal?: NodeJS.Signals): Promise<void>;
   start(): Promise<void>;
 }
-export interface NatsCluster {
-  nodes: ClusterNode[];
-  /** The seed list, as NATS_URL takes it. */
-  urls: string;
-  node(name: string): ClusterNode;
+/** What a test asks of a running cluster, whoever runs it (this file's processes, or compose's containers). */
+export interface ClusterProbe {
+  /** JetStream's account info: answers only once the nodes have found each other and elected a meta leader. */
+  accountInfo(): Promise<unknown>;
   /** Which node each connection of this name is on (the monitoring endpoint's /connz). */
   connectedNodesOf(connectionName: string): Promise<string[]>;
   /** The stream's leader and a consumer's leader (server names), asked of any live node. */
   leaders(stream: string, consumer?: string): Promise<{ stream?: string; consumer?: string }>;
   /** Ask a consumer's leader to step down (another replica takes over): to place leaders where a test needs them. */
   stepDownConsumer(stream: string, consumer: string): Promise<void>;
+}
+export interface NatsCluster extends ClusterProbe {
+  nodes: ClusterNode[];
+  /** The seed list, as NATS_URL takes it. */
+  urls: string;
+  node(name: string): ClusterNode;
   destroy(): Promise<void>;
+}
+
+/** A live node as a probe reaches it: server name, client URL, monitoring base URL. */
+export interface LiveNode { name: string; url: string; monitorUrl: string }
+
+/** A probe of a cluster through its live nodes, asked afresh on every call (a node killed or started meanwhile counts). */
+export function clusterProbe(live: () => Promise<LiveNode[]>): ClusterProbe {
+  const ask = async <T>(fn: (jsm: Awaited<ReturnType<typeof jetstreamManager>>, nc: Awaited<ReturnType<typeof connect>>) => Promise<T>): Promise<T> => {
+    const nc = await connect({ servers: (await live()).map((n) => n.url), name: 'cluster-probe', timeout: 1000 });
+    try { return await fn(await jetstreamManager(nc, { timeout: 1000 }), nc); } finally { await nc.close(); }
+  };
+  return {
+    accountInfo: () => ask((jsm) => jsm.getAccountInfo()),
+    async connectedNodesOf(connectionName) {
+      const on: string[] = [];
+      for (const n of await live()) {
+        const r = await fetch(`${n.monitorUrl}/connz?limit=1000`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
+        if (!r?.ok) continue;
+        const body = (await r.json()) as { connections?: { name?: string }[] };
+        if (body.connections?.some((c) => c.name === connectionName)) on.push(n.name);
+      }
+      return on;
+    },
+    // Each asked on its own: one without a leader yet (its info times out) does not hide the other's.
+    leaders: (stream, consumer) => ask(async (jsm) => {
+      const [s, c] = await Promise.all([
+        jsm.streams.info(stream).then((i) => i.cluster?.leader, () => undefined),
+        consumer ? jsm.consumers.info(stream, consumer).then((i) => i.cluster?.leader, () => undefined) : undefined,
+      ]);
+      return { stream: s, consumer: c };
+    }),
+    stepDownConsumer: (stream, consumer) => ask(async (_jsm, nc) => { await nc.request(`$JS.API.CONSUMER.LEADER.STEPDOWN.${stream}.${consumer}`, undefined, { timeout: 2000 }); }),
+  };
 }
 
 /**
@@ -66,41 +104,19 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   });
   await Promise.all(nodes.map((n) => n.start()));
   const urls = nodes.map((n) => n.url).join(',');
-  const ask = async <T>(fn: (jsm: Awaited<ReturnType<typeof jetstreamManager>>, nc: Awaited<ReturnType<typeof connect>>) => Promise<T>): Promise<T> => {
-    const live = (await Promise.all(nodes.map(async (n) => ((await portOpen(n.port)) ? n.url : null)))).filter((u): u is string => !!u);
-    const nc = await connect({ servers: live, name: 'cluster-probe', timeout: 1000 });
-    try { return await fn(await jetstreamManager(nc, { timeout: 1000 }), nc); } finally { await nc.close(); }
-  };
+  const probe = clusterProbe(async () => (await Promise.all(nodes.map(async (n) => ((await portOpen(n.port)) ? [n] : []))))
+    .flat().map((n) => ({ name: n.name, url: n.url, monitorUrl: `http://127.0.0.1:${n.monitorPort}` })));
   // JetStream answers only once the nodes have found each other and elected a meta leader.
   const until = Date.now() + 30_000;
   for (;;) {
-    try { await ask((jsm) => jsm.getAccountInfo()); break; } catch (e) {
+    try { await probe.accountInfo(); break; } catch (e) {
       if (Date.now() > until) throw new Error(`NATS cluster: JetStream not ready in 30 s (${(e as Error).message})`);
       await new Promise((r) => setTimeout(r, 250));
     }
   }
   return {
-    nodes, urls,
+    ...probe, nodes, urls,
     node: (name) => nodes.find((n) => n.name === name)!,
-    async connectedNodesOf(connectionName) {
-      const on: string[] = [];
-      for (const n of nodes) {
-        const r = await fetch(`http://127.0.0.1:${n.monitorPort}/connz?limit=1000`).catch(() => null);
-        if (!r?.ok) continue;
-        const body = (await r.json()) as { connections?: { name?: string }[] };
-        if (body.connections?.some((c) => c.name === connectionName)) on.push(n.name);
-      }
-      return on;
-    },
-    // Each asked on its own: one without a leader yet (its info times out) does not hide the other's.
-    leaders: (stream, consumer) => ask(async (jsm) => {
-      const [s, c] = await Promise.all([
-        jsm.streams.info(stream).then((i) => i.cluster?.leader, () => undefined),
-        consumer ? jsm.consumers.info(stream, consumer).then((i) => i.cluster?.leader, () => undefined) : undefined,
-      ]);
-      return { stream: s, consumer: c };
-    }),
-    stepDownConsumer: (stream, consumer) => ask(async (_jsm, nc) => { await nc.request(`$JS.API.CONSUMER.LEADER.STEPDOWN.${stream}.${consumer}`, undefined, { timeout: 2000 }); }),
     async destroy() {
       await Promise.all(nodes.map((n) => n.kill('SIGKILL').catch(() => undefined)));
       rmSync(dir, { recursive: true, force: true });
