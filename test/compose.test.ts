@@ -148,7 +148,9 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
       expect(reads.length).toBeGreaterThan(10);
       expect(reads.filter((s) => s !== 200)).toEqual([]); // a read meeting the dead replica is retried on another
       const failed = writes.filter((w) => w.status !== 200);
-      expect(failed.filter((w) => w.status !== 503 || w.code !== 'pillar-unavailable')).toEqual([]);
+      // A settled write whose pillar died mid-call is in doubt (execution-pending: it commits at most once, and is taken
+      // up again by itself); one that met no replica is pillar-unavailable. Both are typed 503s, never a 500 or a 402.
+      expect(failed.filter((w) => w.status !== 503 || (w.code !== 'pillar-unavailable' && w.code !== 'execution-pending'))).toEqual([]);
       expect(failed.length).toBeLessThanOrEqual(4); // at most the calls in flight on the killed replica
       const answered = writes.filter((w) => w.status === 200);
       expect(answered.length).toBeGreaterThan(10);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capabilities, eventDataSchema, eventEnvelope, problemsOf, type Capability, type EventEnvelope } from '@vcs/contract';
 import { createLogger, dec } from '@vcs/platform';
 import { startEmbedded } from '@vcs/embedded';
-import { mintKey, waitFor } from './support/harness.ts';
+import { call, mintKey, waitFor } from './support/harness.ts';
 import { callThrough, sampleInput, type WalkContext } from './support/capabilityCalls.ts';
 
 /** What one successful call must publish: its `run` and `success` events, plus exactly one of its `outcome` events. */
@@ -43,6 +43,10 @@ describe('events published on the bus, per capability', () => {
       if (NOTHING_ON_FILE.test(JSON.stringify(r.answer?.value ?? {}))) nothingOnFile.add(c.name);
       if (c.name === 'poa.generate') ctx.documentId = r.answer.value.id;
     }
+    // A deal step's capability runs as a durable execution, which tells of its end with Execution.finished.
+    const deal = await call(baseUrl, 'POST', '/buy/deals', { key: shared, body: { vin: '1HGCM82633A004352', buyer: { name: 'Ada Buyer', zip: '94103' } } });
+    await call(baseUrl, 'POST', `/buy/deals/${deal.json.value.dealId}/advance`, { key: shared });
+    await waitFor(async () => seen.some((e) => e.type === 'Execution.finished@1'), 20_000);
     // Wait for each capability's own events (the gate's Intent.*/Handoff.* events name a capability too, so a total
     // count could be reached while one capability's event is still on its way).
     const own = (name: string) => seen.filter((e) => e.capability === name && !/^(Intent|Handoff|Execution)\./.test(e.type)).length;

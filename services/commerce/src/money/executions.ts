@@ -151,7 +151,8 @@ async function record(services: Services, row: ExecutionRow, answer: Record<stri
     const finished = await finishers.get(row.source)?.(q, services, done, answer, status);
     const stored = json(done.ctx) as StoredContext;
     const input = json(done.input) as { vin?: unknown } | null;
-    await writeEvents(q, [...(finished?.events ?? []), platformEvent('Execution.finished@1', {
+    // Execution.finished closes a deal step (its own event); an intent's or a handoff's execution is told by theirs.
+    if (done.source === 'deal' || !finished) await writeEvents(q, [...(finished?.events ?? []), platformEvent('Execution.finished@1', {
       occurredAt: now, account: stored.account, capability: done.capability,
       vin: typeof input?.vin === 'string' ? input.vin : null,
       simulated: stored.environment === 'sandbox',
@@ -159,6 +160,7 @@ async function record(services: Services, row: ExecutionRow, answer: Record<stri
       executionId: done.id, source: done.source, sourceId: done.source_id, capability: done.capability, origin: json(done.origin) ?? null,
       status: outcome, answerType: type as EventAnswerType, answers: typeof answer.answers === 'string' ? answer.answers : null,
     })]);
+    else await writeEvents(q, finished.events);
     return { done, chargedCents: finished?.chargedCents ?? 0, answer: finished?.answer ?? answer };
   });
   if (kept) {

@@ -3,7 +3,7 @@ import { capabilityByName, platformEvent, problemsOf, canonicalJson, checkMandat
 import { centsOfAtomic, provenanceOf, writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { iso, json, offerCapability, record, refusal } from './common.ts';
 import { createExecution, findExecution, onExecutionFinished, pendingReply, runExecution, settleExecution, type ExecutionRow } from './executions.ts';
-import { bindPayment, checkPayment, intentTermsOf, paymentHeader, paymentPending, paymentRefusal, railOf, receiptOf, reconcilePayment, settlePayment, verifyPayment, type Drive, type IntentTerms, type PaymentRow } from './payments.ts';
+import { bindPayment, checkPayment, intentTermsOf, paymentHeader, paymentPending, paymentRefusal, railOf, receiptOf, reconcilePayment, settlePayment, type Drive, type IntentTerms, type PaymentRow } from './payments.ts';
 
 /** How long an offer stays settleable (also the x402 maxTimeoutSeconds). */
 export const INTENT_TTL_SECONDS = 900;
@@ -286,7 +286,9 @@ async function settleByPayment(services: Services, req: SettleIntentRequest, tim
   const { payment: row, t } = step;
   let drive: Drive | null;
   if (row.status === 'settled') drive = { kind: 'settled', transaction: row.transaction };
-  else if (step.fresh) drive = (await verifyPayment(services, row)) ?? await settlePayment(services, row);
+  // Straight to settle: the facilitator verifies before it settles, and nothing runs before the chain has the
+  // transfer, so a separate /verify round trip would only repeat its signature check and simulation.
+  else if (step.fresh) drive = await settlePayment(services, row, true);
   else if (row.status === 'unknown' || now.getTime() - new Date(row.updated_at).getTime() > STALE_PAYMENT_MS) drive = await reconcilePayment(services, row);
   else return paymentPending(t, 'payment-pending', `this payment for intent ${t.id} is being settled by another request now; send the same request again in a moment to read the answer`, 1);
   if (drive.kind === 'refused') return paymentRefusal(services, ctx, t, drive.refusal);
@@ -304,8 +306,11 @@ async function paid(services: Services, row: PaymentRow, transaction: string | n
   return services.db.tx(async (q) => {
     await q.query(`update payments set status = 'settled', transaction = coalesce($2, transaction), updated_at = $3 where id = $1`, [row.id, transaction, services.clock.now().toISOString()]);
     const r = (await findIntent(q, row.intent_id, true))!;
-    const existing = await findExecution(q, 'intent', r.id);
-    if (existing) return { id: existing.id };
+    if (r.status !== 'pending') {
+      // Settled already, or settling under its execution (a retry, the reconciler): that execution.
+      const existing = await findExecution(q, 'intent', r.id);
+      if (existing) return { id: existing.id };
+    }
     await q.query(`update intents set status = 'settling', account_id = coalesce(account_id, $2), claimed_at = $3, charged_cents = $4, payment_id = $5 where id = $1`,
       [r.id, ctx.account, services.clock.now().toISOString(), centsOfAtomic(row.amount_atomic), row.id]);
     const trigger = (ctx.environment === 'sandbox' ? ctx.trigger : null) ?? r.trigger;
@@ -324,8 +329,6 @@ async function paid(services: Services, row: PaymentRow, transaction: string | n
 export async function reconcileOpenPayments(services: Services): Promise<void> {
   if (!railOf(services).terms.live) return;
   const stale = new Date(services.clock.now().getTime() - STALE_PAYMENT_MS).toISOString();
-  // Verification moves no money: one left in `verifying` by a dead process is let go.
-  await services.db.query(`delete from payments where status = 'verifying' and updated_at < $1`, [stale]);
   const { rows } = await services.db.query<PaymentRow>(
     `select * from payments where status = 'unknown' or (status in ('settling', 'settled') and updated_at < $1) order by updated_at limit 20`, [stale]);
   for (const row of rows) {
@@ -341,11 +344,14 @@ export async function reconcileOpenPayments(services: Services): Promise<void> {
 
 /** An intent's execution finished: the intent is settled (or failed) with its answer and event, in the same transaction. */
 onExecutionFinished('intent', async (q, services, ex, answer, answerStatus) => {
-  const r = (await findIntent(q, ex.source_id, true))!;
+  // The intent and the payment that paid it, in one look.
+  const { rows } = await q.query<IntentRow & { payment_row: PaymentRow | null }>(
+    'select i.*, to_jsonb(p) as payment_row from intents i left join payments p on p.id = i.payment_id where i.id = $1 for update of i', [ex.source_id]);
+  const r = rows[0]!;
   const type = String(answer.type);
   const status = type === 'OK' || type === 'EMPTY' ? 'settled' : 'failed';
   const now = services.clock.now().toISOString();
-  const stored = withMeter(answer, r, await paymentOfIntent(q, r));
+  const stored = withMeter(answer, r, json(r.payment_row) ?? undefined);
   await q.query(`update intents set status = $2, answer = $3, answer_status = $4, settled_at = $5, executions = 1 where id = $1`,
     // The first settle answers the secret an answer may carry; the stored copy (replays, GET) never holds it.
     [r.id, status, withoutSecrets(JSON.stringify(stored)), answerStatus, now]);

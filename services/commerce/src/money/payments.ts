@@ -131,23 +131,27 @@ export async function bindPayment(q: Queryable, services: Services, t: IntentTer
   const rail = railOf(services);
   const a = p.payload.authorization;
   const key = [rail.terms.network, rail.terms.asset, a.from, a.nonce];
-  const { rows: same } = await q.query<PaymentRow>('select * from payments where network = $1 and lower(asset) = lower($2) and lower(payer) = lower($3) and lower(nonce) = lower($4) for update', key);
-  const had = same[0];
+  // In one look: this authorization's row, if any, and the intent's live payment, if any (both locked).
+  const { rows } = await q.query<PaymentRow>(
+    `select * from payments where (network = $1 and lower(asset) = lower($2) and lower(payer) = lower($3) and lower(nonce) = lower($4))
+        or (intent_id = $5 and status in ('verifying', 'settling', 'unknown', 'settled')) for update`, [...key, t.id]);
+  const had = rows.find((r) => r.network === key[0] && r.asset.toLowerCase() === key[1]!.toLowerCase() && r.payer.toLowerCase() === key[2]!.toLowerCase() && r.nonce.toLowerCase() === key[3]!.toLowerCase());
   if (had && had.intent_id !== t.id) return refused('payment-other-intent', `this payment authorization already pays for intent ${had.intent_id}; one authorization pays for one intent only: sign a new one for ${t.id}`, 'invalid_exact_evm_nonce_already_used');
   if (had && had.status !== 'refused' && had.status !== 'expired') return { row: had, fresh: false };
-  const { rows: live } = await q.query<PaymentRow>(`select * from payments where intent_id = $1 and status in ('verifying', 'settling', 'unknown', 'settled') for update`, [t.id]);
-  if (live[0] && live[0].id !== had?.id) return { pending: live[0] };
+  const live = rows.find((r) => r !== had && r.intent_id === t.id && r.status !== 'refused' && r.status !== 'expired');
+  if (live) return { pending: live };
   const now = services.clock.now().toISOString();
   const requirement = requirementFor(rail, t, p.x402Version);
   if (had) {
-    const { rows } = await q.query<PaymentRow>(`update payments set status = 'verifying', reason = null, payload = $2, updated_at = $3 where id = $1 returning *`, [had.id, JSON.stringify(p), now]);
-    return { row: rows[0]!, fresh: true };
+    // Bound and about to be sent to the facilitator: `settling` from here (a process that dies now leaves it to the reconciler).
+    const again = await q.query<PaymentRow>(`update payments set status = 'settling', reason = null, payload = $2, updated_at = $3 where id = $1 returning *`, [had.id, JSON.stringify(p), now]);
+    return { row: again.rows[0]!, fresh: true };
   }
-  const { rows } = await q.query<PaymentRow>(
+  const made = await q.query<PaymentRow>(
     `insert into payments(id, intent_id, network, asset, pay_to, payer, nonce, amount_atomic, valid_before, x402_version, payload, requirements, status, created_at, updated_at)
-     values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,'verifying',$13,$13) returning *`,
+     values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,'settling',$13,$13) returning *`,
     [newId('payment'), t.id, ...key.slice(0, 2), rail.terms.payTo, key[2], key[3], a.value, a.validBefore, p.x402Version, JSON.stringify(p), JSON.stringify(requirement), now]);
-  return { row: rows[0]!, fresh: true };
+  return { row: made.rows[0]!, fresh: true };
 }
 
 const setStatus = (q: Queryable, services: Services, id: string, status: PaymentRow['status'], extra: { reason?: string | null; transaction?: string | null } = {}) =>
@@ -161,36 +165,19 @@ export type Drive =
   | { kind: 'unavailable'; message: string }
   | { kind: 'unknown'; message: string };
 
-/** Verify with the facilitator: a definite no is a refusal; no answer means nothing happened, the binding is let go. */
-export async function verifyPayment(services: Services, row: PaymentRow): Promise<Drive | null> {
-  const rail = railOf(services);
-  try {
-    const v = await rail.facilitator.verify(json(row.payload), json(row.requirements));
-    if (v.isValid) return null;
-    const reason = v.invalidReason ?? 'invalid_payload';
-    await setStatus(services.db, services, row.id, 'refused', { reason });
-    return { kind: 'refused', refusal: refused(codeOfReason(reason), `the facilitator refused the payment: ${reason}${v.invalidMessage ? ` (${v.invalidMessage})` : ''}`, reason) };
-  } catch (e) {
-    const data = (e as { response?: { isValid?: boolean; invalidReason?: string } }).response;
-    if (data && data.isValid === false) {
-      const reason = data.invalidReason ?? 'invalid_payload';
-      await setStatus(services.db, services, row.id, 'refused', { reason });
-      return { kind: 'refused', refusal: refused(codeOfReason(reason), `the facilitator refused the payment: ${reason}`, reason) };
-    }
-    // Verification moves no money: the payment is let go, and the same one may be sent again.
-    await services.db.query(`delete from payments where id = $1 and status = 'verifying'`, [row.id]);
-    services.log.warn({ err: e, paymentId: row.id }, 'x402 facilitator did not answer verify');
-    return { kind: 'unavailable', message: `the payment facilitator is not answering (${(e as Error).message}); nothing was charged and nothing ran: send the same request again in a moment` };
-  }
-}
+/** A request that never reached its server (connection refused): certainly not acted on. */
+const connectionRefused = (e: unknown): boolean => {
+  const cause = (e as { cause?: { code?: string; errors?: { code?: string }[] } }).cause;
+  return cause?.code === 'ECONNREFUSED' || !!cause?.errors?.some((x) => x.code === 'ECONNREFUSED') || /ECONNREFUSED/.test(String((e as Error).message));
+};
 
 /**
  * Settle on chain through the facilitator. Any answer but a clear success is checked against the chain: the
  * authorization used means the money moved (whatever the facilitator said); unused and no answer means unknown.
  */
-export async function settlePayment(services: Services, row: PaymentRow): Promise<Drive> {
+export async function settlePayment(services: Services, row: PaymentRow, first = false): Promise<Drive> {
   const rail = railOf(services);
-  await setStatus(services.db, services, row.id, 'settling');
+  if (!first) await setStatus(services.db, services, row.id, 'settling'); // a first attempt was bound as settling
   let reason: string | null = null;
   try {
     const s = await rail.facilitator.settle(json(row.payload), json(row.requirements));
@@ -199,7 +186,13 @@ export async function settlePayment(services: Services, row: PaymentRow): Promis
   } catch (e) {
     const data = (e as { response?: { success?: boolean; errorReason?: string } }).response;
     if (data && data.success === false) reason = data.errorReason ?? 'settle_failed';
-    else {
+    else if (first && connectionRefused(e)) {
+      // The facilitator was never reached: nothing was sent, nothing moved. The payment is let go (the same one
+      // may be sent again), and the caller is told to come back: 503, never 402.
+      await services.db.query(`delete from payments where id = $1 and status = 'settling'`, [row.id]);
+      services.log.warn({ err: e, paymentId: row.id }, 'x402 facilitator refused the connection');
+      return { kind: 'unavailable', message: `the payment facilitator is not answering (${(e as Error).message}); nothing was charged and nothing ran: send the same request again in a moment` };
+    } else {
       await setStatus(services.db, services, row.id, 'unknown', { reason: `settle: ${(e as Error).message}` });
       services.log.warn({ err: e, paymentId: row.id }, 'x402 settle outcome unknown; the reconciler decides from the chain');
       return reconcilePayment(services, { ...row, status: 'unknown' }, false);
