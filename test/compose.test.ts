@@ -72,7 +72,7 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
       .withStartupTimeout(300_000)
       .up();
     base = await gatewayUrl();
-  }, 600_000);
+  }, 900_000); // a cold build of the image (its dependency layer after a lockfile change) has taken over 10 minutes here
 
   /** A receiver on the host, registered and subscribed for a new key: what the containers deliver to it. */
   const subscribedReceiver = async (eventTypes: string[], respond?: Parameters<typeof startReceiver>[0]) => {
