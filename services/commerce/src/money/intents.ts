@@ -26,7 +26,9 @@ function offerAnswer(services: Services, ctx: CallContext, row: Pick<IntentRow, 
   const price = json(row.price) as { amount: string; currency: string };
   const value = {
     code: 'payment-required' as const,
-    message: `${row.capability} costs ${price.amount} ${price.currency}; settle the intent with POST ${settlePath(row.id)} using your key (or send Accept-Price or a Mandate to settle in one round trip)`,
+    message: railOf(services).terms.live
+      ? `${row.capability} costs ${price.amount} ${price.currency}; pay it with x402 (sign value.x402 or PAYMENT-REQUIRED and send the same request again with PAYMENT-SIGNATURE; no key needed), or settle the intent with POST ${settlePath(row.id)} using your key (simulated in the sandbox)`
+      : `${row.capability} costs ${price.amount} ${price.currency}; settle the intent with POST ${settlePath(row.id)} using your key (or send Accept-Price or a Mandate to settle in one round trip)`,
     capability: row.capability,
     price,
     ceiling: json(row.ceiling),
