@@ -150,6 +150,9 @@ export class NatsBus implements Bus {
       // nats.js builds an Error with a stack per request unless told not to: a real cost on the hot path.
       noAsyncTraces: true,
       maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true,
+      // A node that vanishes without closing its sockets (a container killed, a host lost) is noticed by unanswered
+      // pings: every 2 s, two missed, rather than nats.js's default of two minutes.
+      pingInterval: 2_000, maxPingOut: 2,
     }), gaveUp]).finally(() => clearTimeout(timer));
     const bus = new NatsBus(nc, namespace, opts);
     busState.connected.set(1);
