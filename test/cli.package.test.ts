@@ -71,6 +71,6 @@ describe('the CLI as an installed package', () => {
     expect(r.code).toBe(5);
     expect(JSON.parse(r.stdout)).toMatchObject({ type: 'BLOCKED', value: { code: 'payments-not-accepted' } });
     // The wallet's address: viem derived it, and the stock client signed (the service refused the payment unread).
-    expect(r.stderr).toMatch(/not paid \(intent pi_\w+, wallet 0x70997970C51812dc3A010C7d01b50e0d17dc79C8\): payments-not-accepted/);
+    expect(r.stderr).toMatch(/not paid \(intent pi_[\w-]+, wallet 0x70997970C51812dc3A010C7d01b50e0d17dc79C8\): payments-not-accepted/);
   }, 60_000);
 });
