@@ -81,6 +81,9 @@ async function settle(
     // The offer or handoff answered before its step was recorded as awaiting: look again shortly.
     if (step.status === 'running' && !closesRunning) return retryWhileRunning ? ('retry' as const) : ('no' as const);
     if (step.status !== 'awaiting' && !(closesRunning && step.status === 'running')) return 'no' as const;
+    // A step whose runner may still answer (its own record carries the capability's code) is left to it for twice
+    // the bus time-out; the event closes a step only once its runner is in doubt. Until then: look again shortly.
+    if (step.status === 'running' && step.startedAt && s.clock.now().getTime() - Date.parse(step.startedAt) < 2 * s.settings.BUS_TIMEOUT_MS) return 'retry' as const;
     await machine.finish(q, d, step, verdict, s.clock.now());
     return verdict.type === 'OK' ? ('yes' as const) : ('no' as const);
   });
