@@ -52,7 +52,8 @@ const sourceRelativeUrls: Plugin = {
 };
 
 /** Bundled CommonJS packages call require() and read __dirname: give the ESM output both. */
-const BANNER = "import { createRequire as __vcsRequire } from 'node:module'; import { fileURLToPath as __vcsPath } from 'node:url'; const require = __vcsRequire(import.meta.url); const __filename = __vcsPath(import.meta.url); const __dirname = __vcsPath(new URL('.', import.meta.url));";
+const BANNER =
+  "import { createRequire as __vcsRequire } from 'node:module'; import { fileURLToPath as __vcsPath } from 'node:url'; const require = __vcsRequire(import.meta.url); const __filename = __vcsPath(import.meta.url); const __dirname = __vcsPath(new URL('.', import.meta.url));";
 
 /** One bundle per service (deploy/services.ts: the gateway and each pillar's), and the embedded process. */
 export const entries: Record<string, string> = Object.fromEntries(
@@ -61,10 +62,18 @@ export const entries: Record<string, string> = Object.fromEntries(
 
 /** How every bundle here is made (the services, and the bench's ceiling so it compares like with like). */
 export const BUNDLE = {
-  bundle: true, platform: 'node', format: 'esm', target: 'node20', banner: { js: BANNER }, logLevel: 'warning',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  banner: { js: BANNER },
+  logLevel: 'warning',
   // Whitespace, comments and non-ASCII text out: V8 keeps each module's source in the heap (as two-byte text if
   // one character needs it), so this is megabytes of every process's memory. Names stay, for logs and errors.
-  minifyWhitespace: true, minifySyntax: true, legalComments: 'none', charset: 'ascii',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'none',
+  charset: 'ascii',
 } as const;
 
 export async function buildAll() {

@@ -34,10 +34,18 @@ export const NODE_FLAGS = ['--enable-source-maps', '--max-semi-space-size=4', '-
  * Start one process of a service, inheriting env plus `extraEnv`: the built JavaScript (`pnpm build`) when it
  * exists, else the TypeScript source through tsx. One OS process per service, so a signal reaches it directly.
  */
-export function spawnService(service: ServiceName, extraEnv: Record<string, string> = {}, stdio: 'inherit' | 'pipe' = 'inherit'): ChildProcess {
+export function spawnService(
+  service: ServiceName,
+  extraEnv: Record<string, string> = {},
+  stdio: 'inherit' | 'pipe' = 'inherit',
+): ChildProcess {
   const built = builtEntryOf(service);
   const args = existsSync(built) ? [...NODE_FLAGS, built] : ['--import', 'tsx', entryOf(service)];
-  return spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...extraEnv }, stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, ...extraEnv },
+    stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /** Replicas per service from REPLICAS_<SERVICE> (1 when unset); a value that is not 1–64 is a config error. */
@@ -53,16 +61,30 @@ function replicasOf(s: ServiceName): number {
   const raw = process.env[name];
   if (raw === undefined) return 1;
   const n = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || n < 1 || n > 64) { console.error(`config error: ${name}: expected a whole number from 1 to 64 (value: ${JSON.stringify(raw)})`); process.exit(78); }
+  if (!/^\d+$/.test(raw.trim()) || n < 1 || n > 64) {
+    console.error(`config error: ${name}: expected a whole number from 1 to 64 (value: ${JSON.stringify(raw)})`);
+    process.exit(78);
+  }
   return n;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   for (const k of ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']) {
-    if (!process.env[k]) { console.error(`config error: ${k}: required for the distributed mode (see README)`); process.exit(78); }
+    if (!process.env[k]) {
+      console.error(`config error: ${k}: required for the distributed mode (see README)`);
+      process.exit(78);
+    }
   }
   const counts = Object.fromEntries(SERVICES.map((s) => [s, replicasOf(s)])) as Record<ServiceName, number>;
-  const slots = SERVICES.flatMap((service) => Array.from({ length: counts[service] }, (_, i) => ({ service, replica: i + 1, child: undefined as ChildProcess | undefined, fails: 0, startedAt: 0 })));
+  const slots = SERVICES.flatMap((service) =>
+    Array.from({ length: counts[service] }, (_, i) => ({
+      service,
+      replica: i + 1,
+      child: undefined as ChildProcess | undefined,
+      fails: 0,
+      startedAt: 0,
+    })),
+  );
   // Pillars first, so the gateway's first requests find responders.
   slots.sort((x, y) => Number(x.service === 'gateway') - Number(y.service === 'gateway'));
   let stopping = false;
@@ -76,10 +98,13 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     if (live().length === 0) process.exit(exitCode);
   };
   const start = (slot: (typeof slots)[number]) => {
-    const child = slot.child = spawnService(slot.service);
+    const child = (slot.child = spawnService(slot.service));
     slot.startedAt = Date.now();
     child.on('exit', (code, signal) => {
-      if (stopping) { if (live().length === 0) process.exit(exitCode); return; }
+      if (stopping) {
+        if (live().length === 0) process.exit(exitCode);
+        return;
+      }
       const how = signal ?? `with code ${code}`;
       const name = `${slot.service} replica ${slot.replica} (pid ${child.pid})`;
       // A wrong setting stays wrong however often it is restarted: say so and stop, as at start.
@@ -93,14 +118,21 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       slot.fails = Date.now() - slot.startedAt > SUPERVISE.healthyAfterMs ? 1 : slot.fails + 1;
       const siblings = live().filter((x) => x.service === slot.service).length;
       if (siblings === 0 && slot.fails >= SUPERVISE.maxFails) {
-        console.error(`${name} exited ${how}, its ${slot.fails}th failure in a row, and no ${slot.service} replica is left; stopping the other services`);
+        console.error(
+          `${name} exited ${how}, its ${slot.fails}th failure in a row, and no ${slot.service} replica is left; stopping the other services`,
+        );
         exitCode = code && code !== 0 ? code : 1;
         stopAll();
         return;
       }
       const wait = Math.min(SUPERVISE.maxBackoffMs, SUPERVISE.firstBackoffMs * 2 ** (slot.fails - 1));
-      console.error(`${name} exited ${how}; restarting it in ${wait} ms (${siblings} other ${slot.service} replica${siblings === 1 ? '' : 's'} serving)`);
-      const t = setTimeout(() => { timers.delete(t); if (!stopping) start(slot); }, wait);
+      console.error(
+        `${name} exited ${how}; restarting it in ${wait} ms (${siblings} other ${slot.service} replica${siblings === 1 ? '' : 's'} serving)`,
+      );
+      const t = setTimeout(() => {
+        timers.delete(t);
+        if (!stopping) start(slot);
+      }, wait);
       timers.add(t);
     });
   };

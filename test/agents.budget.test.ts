@@ -18,24 +18,43 @@ class Agent {
   async fetch(method: string, url: string, init: { key?: string; body?: unknown } = {}) {
     this.requests++;
     const r = await fetch(url.startsWith('http') ? url : this.base + url, {
-      method, body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      headers: { ...(init.key ? { authorization: `Bearer ${init.key}` } : {}), ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
+      method,
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      headers: {
+        ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
+        ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
     });
     const text = await r.text();
     this.read += tokens(text);
-    return { status: r.status, text, json: (() => { try { return JSON.parse(text); } catch { return null; } })() };
+    return {
+      status: r.status,
+      text,
+      json: (() => {
+        try {
+          return JSON.parse(text);
+        } catch {
+          return null;
+        }
+      })(),
+    };
   }
 }
 
 /** The Markdown link an agent would follow from a page, by its label. */
 const linkTo = (page: string, label: string) => new RegExp(`\\[${label}[^\\]]*\\]\\(([^)]+)\\)`).exec(page)?.[1];
 /** A capability's call line on a noun page: `METHOD /path` · gate G. */
-const callLines = (page: string) => [...page.matchAll(/`(GET|POST) (\/[^`]+)` · gate (\w+)/g)].map((m) => ({ method: m[1]!, path: m[2]!, gate: m[3]! }));
+const callLines = (page: string) =>
+  [...page.matchAll(/`(GET|POST) (\/[^`]+)` · gate (\w+)/g)].map((m) => ({ method: m[1]!, path: m[2]!, gate: m[3]! }));
 
 describe('an agent on a token budget (embedded)', () => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness('embedded'); });
-  afterAll(async () => { await h?.stop(); });
+  beforeAll(async () => {
+    h = await startHarness('embedded');
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
 
   it('mints, calls free, meets an offer, settles it and reads the answer in ≤ 6 requests and ≤ 4,000 tokens', async () => {
     const agent = new Agent(h.baseUrl);
@@ -74,7 +93,9 @@ describe('an agent on a token budget (embedded)', () => {
       expect(tokens(llms) + tokens(page), c.name).toBeLessThanOrEqual(4000);
       // The page names it, with what is needed to call it: route, gate, where the inputs go, the answer.
       expect(page).toContain(`## ${c.name}`);
-      expect(page).toContain(`\`${c.method} ${c.path}\` · gate ${c.gate} · ${c.method === 'GET' ? 'query' : 'JSON body'}: `);
+      expect(page).toContain(
+        `\`${c.method} ${c.path}\` · gate ${c.gate} · ${c.method === 'GET' ? 'query' : 'JSON body'}: `,
+      );
       expect(page).toContain(`answers ${c.answer}`);
     }
   });

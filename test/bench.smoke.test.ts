@@ -12,8 +12,13 @@ const TSX = join(root, 'node_modules', '.bin', 'tsx');
 
 function runScript(script: string, env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
-    const child = spawn(TSX, [script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '', err = '';
+    const child = spawn(TSX, [script], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '',
+      err = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
     child.on('close', (code) => resolve({ code: code ?? -1, out, err }));
@@ -22,10 +27,21 @@ function runScript(script: string, env: Record<string, string>): Promise<{ code:
 
 describe('bench scripts (smoke: a few requests each)', () => {
   it('pnpm bench:webhooks settles its offers and every delivery arrives signed', async () => {
-    const r = await runScript('test/bench/webhooks.ts', { BENCH_EVENTS_1: '3', BENCH_EVENTS_100: '1', BENCH_PACED_SECONDS: '0.1' });
+    const r = await runScript('test/bench/webhooks.ts', {
+      BENCH_EVENTS_1: '3',
+      BENCH_EVENTS_100: '1',
+      BENCH_PACED_SECONDS: '0.1',
+    });
     expect(r.code, r.err).toBe(0);
-    const runs = r.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
-    expect(runs.map((x) => [x.endpoints, x.mode])).toEqual([[1, 'burst'], [100, 'burst'], [100, 'paced at 2000 deliveries/s']]);
+    const runs = r.out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
+    expect(runs.map((x) => [x.endpoints, x.mode])).toEqual([
+      [1, 'burst'],
+      [100, 'burst'],
+      [100, 'paced at 2000 deliveries/s'],
+    ]);
     for (const x of runs) {
       expect(x.deliveries).toBe(x.expected);
       expect(x.signatureFailures).toBe(0);
@@ -35,25 +51,50 @@ describe('bench scripts (smoke: a few requests each)', () => {
   it('pnpm bench:tracing measures the bus call and the outbox row with tracing off and on', async () => {
     const r = await runScript('test/bench/tracing.ts', { BENCH_TRACING_N: '500', BENCH_TRACING_ROUNDS: '1' });
     expect(r.code, r.err).toBe(0);
-    const rows = r.out.split('\n').filter((l) => /^(off|on) /.test(l)).map((l) => l.split(/\s+/));
+    const rows = r.out
+      .split('\n')
+      .filter((l) => /^(off|on) /.test(l))
+      .map((l) => l.split(/\s+/));
     expect(rows.map((x) => x[0])).toEqual(['off', 'on']);
-    for (const x of rows) expect(x.slice(1).every((n) => Number.isFinite(Number(n))), x.join(' ')).toBe(true);
+    for (const x of rows)
+      expect(
+        x.slice(1).every((n) => Number.isFinite(Number(n))),
+        x.join(' '),
+      ).toBe(true);
   }, 120_000);
 
   it('pnpm bench:decode decodes every VIN it is given and prints its figures', async () => {
     const r = await runScript('test/bench/decode.ts', { BENCH_SEEN_ROUNDS: '2' });
     expect(r.code, r.err).toBe(0);
     const figures = JSON.parse(r.out.split('\n').find((l) => l.startsWith('{'))!);
-    expect(figures).toMatchObject({ unseenP50Ms: expect.any(Number), unseenP99Ms: expect.any(Number), seenP99Ms: expect.any(Number), rssAfterMb: expect.any(Number) });
+    expect(figures).toMatchObject({
+      unseenP50Ms: expect.any(Number),
+      unseenP99Ms: expect.any(Number),
+      seenP99Ms: expect.any(Number),
+      rssAfterMb: expect.any(Number),
+    });
     expect(figures.vins).toBeGreaterThan(20);
   }, 120_000);
 
   it('pnpm bench:x402 pays every call it sends, ours and the reference seller, and prints the ratios', async () => {
     // One second a leg at c=10 after the warm-up, embedded only (the distributed row is the same code as pnpm bench's).
-    const r = await runScript('test/bench/x402.ts', { BENCH_X402_SECONDS: '1', BENCH_X402_PAYERS: '3', BENCH_X402_CONCURRENCY: '10', BENCH_X402_ONLY: 'reference,embedded' });
+    const r = await runScript('test/bench/x402.ts', {
+      BENCH_X402_SECONDS: '1',
+      BENCH_X402_PAYERS: '3',
+      BENCH_X402_CONCURRENCY: '10',
+      BENCH_X402_ONLY: 'reference,embedded',
+    });
     expect(r.code, r.err).toBe(0);
-    const rows = r.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
-    expect(rows.map((x) => [x.seller, x.leg]).sort()).toEqual([['ours: embedded', '402'], ['ours: embedded', 'paid'], ['reference: @x402/core resource server', '402'], ['reference: @x402/core resource server', 'paid']]);
+    const rows = r.out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
+    expect(rows.map((x) => [x.seller, x.leg]).sort()).toEqual([
+      ['ours: embedded', '402'],
+      ['ours: embedded', 'paid'],
+      ['reference: @x402/core resource server', '402'],
+      ['reference: @x402/core resource server', 'paid'],
+    ]);
     for (const x of rows) {
       expect(x.errors, JSON.stringify(x.failures)).toBe(0);
       expect(x.calls).toBeGreaterThan(0);
@@ -69,7 +110,9 @@ describe('bench scripts (smoke: a few requests each)', () => {
     expect(table).toMatch(/^embedded\tfree GET \/signings\/status\t50\t\d+/m);
     expect(table).toMatch(/^embedded\tkeyed POST \/total-loss\/acv\t50\t\d+/m);
     expect(table).toMatch(/^embedded\tfree GET \/decode\/\{vin\}\t50\t\d+/m);
-    for (const anchor of ['W0', 'E0']) if (anchor === 'E0' || process.env.NATS_URL) expect(table).toMatch(new RegExp(`^${anchor} [^\t]+\tkeyed POST`, 'm'));
+    for (const anchor of ['W0', 'E0'])
+      if (anchor === 'E0' || process.env.NATS_URL)
+        expect(table).toMatch(new RegExp(`^${anchor} [^\t]+\tkeyed POST`, 'm'));
     expect(table).toMatch(/^ceiling/m);
     if (process.env.NATS_URL) expect(table).toMatch(/^distributed\tkeyed POST \/total-loss\/acv\t50\t\d+/m);
   }, 300_000);

@@ -11,11 +11,20 @@ const BIN = join(ROOT, 'libs', 'cli', 'bin', 'vcs.js');
 const BUNDLE = join(ROOT, 'libs', 'cli', 'dist', 'vcs.js');
 
 /** The CLI as `node libs/cli/bin/vcs.js …`, or any other command line given (the README's pnpm form). */
-function vcs(args: string[], env: Record<string, string>, command = [process.execPath, BIN]): Promise<{ code: number; out: string; err: string }> {
+function vcs(
+  args: string[],
+  env: Record<string, string>,
+  command = [process.execPath, BIN],
+): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
     const { VCS_API_KEY: _k, VCS_BASE_URL: _b, ...rest } = process.env;
-    const child = spawn(command[0]!, [...command.slice(1), ...args], { cwd: ROOT, env: { ...rest, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '', err = '';
+    const child = spawn(command[0]!, [...command.slice(1), ...args], {
+      cwd: ROOT,
+      env: { ...rest, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '',
+      err = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
     child.on('close', (code) => resolve({ code: code ?? -1, out, err }));
@@ -30,12 +39,16 @@ describe.each(modes().slice(0, 1))('vcs CLI (%s)', (mode) => {
     h = await startHarness(mode);
     env = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'vcs-cli-')), VCS_BASE_URL: h.baseUrl };
   });
-  afterAll(async () => { await h?.stop(); });
+  afterAll(async () => {
+    await h?.stop();
+  });
 
   it("runs the README's invocation (pnpm -s vcs …) pipeably: stdout is the answer's JSON alone, no pnpm banner", async () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     // The fast form (plain node, no pnpm start-up) is the one the README shows first.
-    expect(readme.match(/`((?:node libs\/cli\/bin\/vcs\.js|npx [^`]*-s vcs) [^`]*)`/)?.[1]).toMatch(/^node libs\/cli\/bin\/vcs\.js /);
+    expect(readme.match(/`((?:node libs\/cli\/bin\/vcs\.js|npx [^`]*-s vcs) [^`]*)`/)?.[1]).toMatch(
+      /^node libs\/cli\/bin\/vcs\.js /,
+    );
     const documented = readme.match(/`(npx --yes pnpm@[\d.]+ -s vcs signing\.status --vin \w+) \| jq \.value`/)?.[1];
     expect(documented, 'the README documents the piped CLI call').toBeDefined();
     const [npx, ...args] = documented!.split(' ');
@@ -49,8 +62,13 @@ describe.each(modes().slice(0, 1))('vcs CLI (%s)', (mode) => {
   it('runs as the built bundle (libs/cli/dist), made from the current sources, not TypeScript through tsx', async () => {
     expect(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.vcs).toBe('node libs/cli/bin/vcs.js');
     expect((await vcs(['signing.status', '--vin', VIN], env)).code).toBe(0);
-    const newest = (dir: string): number => Math.max(0, ...readdirSync(dir, { withFileTypes: true })
-      .map((e) => (e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs)));
+    const newest = (dir: string): number =>
+      Math.max(
+        0,
+        ...readdirSync(dir, { withFileTypes: true }).map((e) =>
+          e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs,
+        ),
+      );
     const sources = ['cli/src', 'sdk/src', 'contract/src'].map((d) => newest(join(ROOT, 'libs', d)));
     expect(statSync(BUNDLE).mtimeMs).toBeGreaterThanOrEqual(Math.max(...sources));
     // One self-contained JavaScript file: no TypeScript loader, no workspace package or .ts source left to load.
@@ -60,7 +78,11 @@ describe.each(modes().slice(0, 1))('vcs CLI (%s)', (mode) => {
     expect(bundle).not.toMatch(/from ["']@vcs\/|import\(["'][^"']*\.ts["']\)/);
     // The x402 client and viem (only paying an OFFER needs them) are not in it: loaded by dynamic import, on a payment.
     expect(bundle).not.toMatch(/from ["'](@x402\/|viem)/);
-    expect(bundle.match(/import\(["'](@x402\/[\w/]+|viem[\w/]*)["']\)/g)?.sort()).toEqual(['import("@x402/core/client")', 'import("@x402/evm/exact/client")', 'import("viem/accounts")']);
+    expect(bundle.match(/import\(["'](@x402\/[\w/]+|viem[\w/]*)["']\)/g)?.sort()).toEqual([
+      'import("@x402/core/client")',
+      'import("@x402/evm/exact/client")',
+      'import("viem/accounts")',
+    ]);
     expect(bundle).not.toMatch(/secp256k1|TransferWithAuthorization/); // viem's curve, @x402/evm's typed data
     expect(readFileSync(BIN, 'utf8')).not.toMatch(loadsTsx);
   });

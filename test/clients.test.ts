@@ -24,7 +24,10 @@ describe.each(modes())('SDK and MCP at POST /mcp (%s)', (mode) => {
     key = (await mintKey(h.baseUrl)).key;
     client = await connect(h.baseUrl, key);
   });
-  afterAll(async () => { await client?.close(); await h?.stop(); });
+  afterAll(async () => {
+    await client?.close();
+    await h?.stop();
+  });
 
   const exec = (code: string) => client.callTool({ name: 'exec', arguments: { code } });
 
@@ -36,8 +39,14 @@ describe.each(modes())('SDK and MCP at POST /mcp (%s)', (mode) => {
 
   it('search ranks capabilities in the connector shape', async () => {
     const out = jsonOf(await client.callTool({ name: 'search', arguments: { query: 'signing status' } }));
-    expect(out.results[0]).toMatchObject({ id: 'signing.status', title: expect.any(String), url: `${h.baseUrl}/catalog/signing#status` });
-    expect(out.results[0].text).toMatch(/`GET \/signings\/status` · gate none · query: vin\?: string · answers SigningStatus@1 · free/);
+    expect(out.results[0]).toMatchObject({
+      id: 'signing.status',
+      title: expect.any(String),
+      url: `${h.baseUrl}/catalog/signing#status`,
+    });
+    expect(out.results[0].text).toMatch(
+      /`GET \/signings\/status` · gate none · query: vin\?: string · answers SigningStatus@1 · free/,
+    );
     // The link resolves: the page exists and holds the anchor.
     const [page, anchor] = out.results[0].url.split('#');
     const html = await (await fetch(page, { headers: { accept: 'text/html' } })).text();
@@ -67,7 +76,11 @@ describe.each(modes())('SDK and MCP at POST /mcp (%s)', (mode) => {
   });
 
   it('exec runs the acceptance suite in the isolate, keyless cases without the key, key-spending cases skipped', async () => {
-    const out = jsonOf(await exec(`return await runAcceptanceSuite({ capabilities: ['signing.status', 'vehicle.decode', 'signing.quote', 'apiKey.revoke'] });`));
+    const out = jsonOf(
+      await exec(
+        `return await runAcceptanceSuite({ capabilities: ['signing.status', 'vehicle.decode', 'signing.quote', 'apiKey.revoke'] });`,
+      ),
+    );
     const run = out.result;
     expect(run.digest).toMatch(/^sha256:/);
     expect(run.failed).toBe(0);
@@ -108,7 +121,9 @@ describe.each(modes())('SDK and MCP at POST /mcp (%s)', (mode) => {
     const r = jsonOf(await exec('Object.prototype.polluted = 1; Array.prototype.push = null; return ({}).polluted'));
     expect(r.result).toBe(1);
     expect(({} as any).polluted).toBeUndefined();
-    expect(jsonOf(await client.callTool({ name: 'search', arguments: { query: 'mco' } })).results.length).toBeGreaterThan(0);
+    expect(
+      jsonOf(await client.callTool({ name: 'search', arguments: { query: 'mco' } })).results.length,
+    ).toBeGreaterThan(0);
   });
 
   it('refuses a foreign Host or Origin (DNS rebinding) and GET', async () => {
@@ -134,6 +149,8 @@ describe.each(modes())('SDK and MCP at POST /mcp (%s)', (mode) => {
     const { key } = await mintKey(h.baseUrl);
     const d = await deal.open({ workflow: 'buy', vin: VIN }, { client: createClient({ baseUrl: h.baseUrl, key }) });
     expect(d.type).toBe('OK');
-    await expect(signing.status({}, { client: createClient({ baseUrl: 'http://127.0.0.1:1' }) })).rejects.toBeInstanceOf(TransportError);
+    await expect(
+      signing.status({}, { client: createClient({ baseUrl: 'http://127.0.0.1:1' }) }),
+    ).rejects.toBeInstanceOf(TransportError);
   });
 });

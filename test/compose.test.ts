@@ -24,37 +24,61 @@ const { DockerComposeEnvironment, Wait } = await import('testcontainers');
 
 const run = promisify(execFile);
 const deployDir = join(import.meta.dirname, '..', 'deploy');
-const engine = spawnSync('docker', ['info'], { stdio: 'ignore' }).status === 0
-  && spawnSync('docker', ['image', 'inspect', 'local/node:ci'], { stdio: 'ignore' }).status === 0;
-if (!engine && process.env.CI) throw new Error('CI must run the compose suite: no container engine or no local base images (bash deploy/test-images/make.sh)');
-if (!engine) console.warn('compose suite skipped: no container engine, or no local base images (run bash deploy/test-images/make.sh as root)');
+const engine =
+  spawnSync('docker', ['info'], { stdio: 'ignore' }).status === 0 &&
+  spawnSync('docker', ['image', 'inspect', 'local/node:ci'], { stdio: 'ignore' }).status === 0;
+if (!engine && process.env.CI)
+  throw new Error(
+    'CI must run the compose suite: no container engine or no local base images (bash deploy/test-images/make.sh)',
+  );
+if (!engine)
+  console.warn(
+    'compose suite skipped: no container engine, or no local base images (run bash deploy/test-images/make.sh as root)',
+  );
 
 const project = `vcsci${randomBytes(3).toString('hex')}`;
 const env = {
-  NATS_IMAGE: 'local/nats:ci', POSTGRES_IMAGE: 'local/postgres:ci', REDIS_IMAGE: 'local/redis:ci', NODE_IMAGE: 'local/node:ci',
-  POSTGRES_PASSWORD: randomBytes(12).toString('hex'), CONNECTION_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-  GATEWAY_PORT: '0', DOCKER_BUILDKIT: '0', COMPOSE_DOCKER_CLI_BUILD: '0',
+  NATS_IMAGE: 'local/nats:ci',
+  POSTGRES_IMAGE: 'local/postgres:ci',
+  REDIS_IMAGE: 'local/redis:ci',
+  NODE_IMAGE: 'local/node:ci',
+  POSTGRES_PASSWORD: randomBytes(12).toString('hex'),
+  CONNECTION_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  GATEWAY_PORT: '0',
+  DOCKER_BUILDKIT: '0',
+  COMPOSE_DOCKER_CLI_BUILD: '0',
   // The load below is thousands of calls a minute from one address and one key: above the default limits.
-  RATE_LIMIT_ANON_PER_MIN: '1000000', RATE_LIMIT_SANDBOX_PER_MIN: '1000000', RATE_LIMIT_MINT_PER_MIN: '100000',
+  RATE_LIMIT_ANON_PER_MIN: '1000000',
+  RATE_LIMIT_SANDBOX_PER_MIN: '1000000',
+  RATE_LIMIT_MINT_PER_MIN: '100000',
   // This suite's receivers run on the host, which the containers reach at their network's (private) gateway address;
   // retries every 3 s for a minute, so an undelivered event is still being retried across a restart of the stack.
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE_MS: ['0', ...Array(20).fill('3000')].join(','),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  WEBHOOK_RETRY_SCHEDULE_MS: ['0', ...Array(20).fill('3000')].join(','),
 };
 /**
  * `docker compose` on this project, as an operator would type it: the secrets from the environment, or with
  * `secretsDir` from files (docker-compose.secrets.yml; the environment's values are then not passed at all).
  */
 const composeWith = (opts: { secretsDir?: string }, ...args: string[]) => {
-  const files = ['docker-compose.yml', ...(opts.secretsDir ? ['docker-compose.secrets.yml'] : [])].flatMap((f) => ['-f', join(deployDir, f)]);
+  const files = ['docker-compose.yml', ...(opts.secretsDir ? ['docker-compose.secrets.yml'] : [])].flatMap((f) => [
+    '-f',
+    join(deployDir, f),
+  ]);
   const e: NodeJS.ProcessEnv = { ...process.env, ...env };
-  if (opts.secretsDir) { delete e.POSTGRES_PASSWORD; delete e.CONNECTION_ENCRYPTION_KEY; e.VCS_SECRETS_DIR = opts.secretsDir; }
+  if (opts.secretsDir) {
+    delete e.POSTGRES_PASSWORD;
+    delete e.CONNECTION_ENCRYPTION_KEY;
+    e.VCS_SECRETS_DIR = opts.secretsDir;
+  }
   return run('docker', ['compose', '-p', project, ...files, ...args], { env: e, maxBuffer: 16 << 20 });
 };
 const compose = (...args: string[]) => composeWith({}, ...args);
 const eventOf = (r: { body: string }) => JSON.parse(r.body) as { id: string; type: string; vin: string | null };
 const servedBy = (r: { headers: Headers }) => r.headers.get('x-served-by') ?? '';
 /** Offer-gated calls settled in one round trip (the sandbox's Accept-Price). */
-const paid = (base: string, path: string, key: string, body: unknown) => call(base, 'POST', path, { key, body, headers: { 'accept-price': '1000.00 USD' } });
+const paid = (base: string, path: string, key: string, body: unknown) =>
+  call(base, 'POST', path, { key, body, headers: { 'accept-price': '1000.00 USD' } });
 
 describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml through testcontainers)', () => {
   let stack: Awaited<ReturnType<InstanceType<typeof DockerComposeEnvironment>['up']>>;
@@ -67,7 +91,9 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
 
   beforeAll(async () => {
     stack = await new DockerComposeEnvironment(deployDir, 'docker-compose.yml')
-      .withProjectName(project).withBuild().withEnvironment(env)
+      .withProjectName(project)
+      .withBuild()
+      .withEnvironment(env)
       .withWaitStrategy('gateway-1', Wait.forHealthCheck())
       .withStartupTimeout(300_000)
       .up();
@@ -76,7 +102,13 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
 
   /** A receiver on the host, registered and subscribed for a new key: what the containers deliver to it. */
   const subscribedReceiver = async (eventTypes: string[], respond?: Parameters<typeof startReceiver>[0]) => {
-    const { stdout } = await run('docker', ['network', 'inspect', `${project}_default`, '-f', '{{(index .IPAM.Config 0).Gateway}}']);
+    const { stdout } = await run('docker', [
+      'network',
+      'inspect',
+      `${project}_default`,
+      '-f',
+      '{{(index .IPAM.Config 0).Gateway}}',
+    ]);
     const rx = await startReceiver(respond, { listen: '0.0.0.0', urlHost: stdout.trim() });
     const { key } = await mintKey(base);
     const reg = await paid(base, '/webhooks/register', key, { url: rx.url });
@@ -93,7 +125,9 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
   it('walks every capability and the money, webhook and deal flows through the published port', async () => {
     expect((await call(base, 'GET', '/catalog')).status).toBe(200);
     const { key } = await mintKey(base);
-    for (const c of capabilities.filter((x) => x.gate === 'none' || x.gate === 'key').filter((x) => x.noun !== 'apiKey' && x.name !== 'poa.notarize')) {
+    for (const c of capabilities
+      .filter((x) => x.gate === 'none' || x.gate === 'key')
+      .filter((x) => x.noun !== 'apiKey' && x.name !== 'poa.notarize')) {
       const r = await callThrough(base, c, sampleInput(c), key);
       expect([c.name, r.status, r.answer?.type]).toEqual([c.name, 200, 'OK']);
     }
@@ -101,9 +135,16 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
     expect([quote.status, quote.json.type]).toEqual([402, 'OFFER']);
     const settled = await call(base, 'POST', quote.json.value.settle.path, { key });
     expect([settled.status, settled.json.type, settled.json.answers]).toEqual([200, 'OK', 'SigningQuote@1']);
-    const hook = await call(base, 'POST', '/webhooks/register', { key, body: { url: 'http://93.184.216.34/hook' }, headers: { 'accept-price': '1000.00 USD' } });
+    const hook = await call(base, 'POST', '/webhooks/register', {
+      key,
+      body: { url: 'http://93.184.216.34/hook' },
+      headers: { 'accept-price': '1000.00 USD' },
+    });
     expect([hook.status, hook.json.value.registration.secretOnce]).toEqual([200, expect.stringMatching(/^whsec_/)]);
-    const deal = await call(base, 'POST', '/buy/deals', { key, body: { vin: '1HGCM82633A004352', buyer: { name: 'Ada', zip: '94103' } } });
+    const deal = await call(base, 'POST', '/buy/deals', {
+      key,
+      body: { vin: '1HGCM82633A004352', buyer: { name: 'Ada', zip: '94103' } },
+    });
     expect([deal.status, deal.json.value.state]).toEqual([200, 'OPENED']);
     const advanced = await call(base, 'POST', `/buy/deals/${deal.json.value.dealId}/advance`, { key });
     expect([402, 403, 200]).toContain(advanced.status);
@@ -112,10 +153,15 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
   it('scales the services pillar to three replicas, and all three serve', async () => {
     await compose('up', '-d', '--no-recreate', '--scale', 'services-pillar=3', '--wait');
     const seen = new Set<string>();
-    await waitFor(async () => {
-      for (let i = 0; i < 30; i++) seen.add(servedBy((await call(base, 'GET', '/signings/status?vin=1HGCM82633A004352'))));
-      return seen.size >= 3;
-    }, 30_000, 200);
+    await waitFor(
+      async () => {
+        for (let i = 0; i < 30; i++)
+          seen.add(servedBy(await call(base, 'GET', '/signings/status?vin=1HGCM82633A004352')));
+        return seen.size >= 3;
+      },
+      30_000,
+      200,
+    );
     expect(seen.size).toBe(3);
   }, 180_000);
 
@@ -129,16 +175,18 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
     const writes: { vin: string; status: number; code?: string }[] = [];
     let going = true;
     let n = 0;
-    const load = Promise.all(Array.from({ length: 4 }, async (_, lane) => {
-      while (going) {
-        if (lane % 2) reads.push((await call(base, 'GET', '/signings/status?vin=1HGCM82633A004352', { key })).status);
-        else {
-          const vin = vinNo(++n);
-          const w = await paid(base, '/webhooks/emit', key, { vin, endpointId });
-          writes.push({ vin, status: w.status, code: w.json?.value?.code });
+    const load = Promise.all(
+      Array.from({ length: 4 }, async (_, lane) => {
+        while (going) {
+          if (lane % 2) reads.push((await call(base, 'GET', '/signings/status?vin=1HGCM82633A004352', { key })).status);
+          else {
+            const vin = vinNo(++n);
+            const w = await paid(base, '/webhooks/emit', key, { vin, endpointId });
+            writes.push({ vin, status: w.status, code: w.json?.value?.code });
+          }
         }
-      }
-    }));
+      }),
+    );
     await new Promise((r) => setTimeout(r, 1000));
     await run('docker', ['kill', victim]);
     await new Promise((r) => setTimeout(r, 2000));
@@ -150,7 +198,9 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
       const failed = writes.filter((w) => w.status !== 200);
       // A settled write whose pillar died mid-call is in doubt (execution-pending: it commits at most once, and is taken
       // up again by itself); one that met no replica is pillar-unavailable. Both are typed 503s, never a 500 or a 402.
-      expect(failed.filter((w) => w.status !== 503 || (w.code !== 'pillar-unavailable' && w.code !== 'execution-pending'))).toEqual([]);
+      expect(
+        failed.filter((w) => w.status !== 503 || (w.code !== 'pillar-unavailable' && w.code !== 'execution-pending')),
+      ).toEqual([]);
       expect(failed.length).toBeLessThanOrEqual(4); // at most the calls in flight on the killed replica
       const answered = writes.filter((w) => w.status === 200);
       expect(answered.length).toBeGreaterThan(10);
@@ -169,41 +219,81 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
       await new Promise((r) => setTimeout(r, 2000)); // a doubled event would arrive by now
       const ids = idsOf();
       // Not lost: every answered write's event arrived; not doubled: under exactly one id.
-      expect(answered.filter((w) => ids.get(w.vin)?.size !== 1).map((w) => [w.vin, [...(ids.get(w.vin) ?? [])]])).toEqual([]);
+      expect(
+        answered.filter((w) => ids.get(w.vin)?.size !== 1).map((w) => [w.vin, [...(ids.get(w.vin) ?? [])]]),
+      ).toEqual([]);
       // A write cut off in flight may or may not have committed its event: at most one id, and no event for a VIN
       // nobody wrote.
       expect(failed.filter((w) => (ids.get(w.vin)?.size ?? 0) > 1)).toEqual([]);
       const written = new Set(writes.map((w) => w.vin));
       expect([...ids.keys()].filter((v) => !written.has(v))).toEqual([]);
-      expect(new Set([...ids.values()].flatMap((s) => [...s])).size).toBe([...ids.values()].reduce((t, s) => t + s.size, 0)); // no id under two VINs
-    } finally { await rx.close(); }
+      expect(new Set([...ids.values()].flatMap((s) => [...s])).size).toBe(
+        [...ids.values()].reduce((t, s) => t + s.size, 0),
+      ); // no id under two VINs
+    } finally {
+      await rx.close();
+    }
   }, 120_000);
 
-  it('loses one NATS node at a time under load (stream leader, a consumer leader, the gateway\'s node): 0 lost, 0 doubled, flowing again in seconds, no container restarted', async () => {
+  it("loses one NATS node at a time under load (stream leader, a consumer leader, the gateway's node): 0 lost, 0 doubled, flowing again in seconds, no container restarted", async () => {
     const { rx, key, endpointId } = await subscribedReceiver(['TotalLoss.*']);
     // The host reaches each container at its address on the project's network: the nodes' client and monitoring
     // ports, and the gateway's metrics port, none of them published.
-    const inspect = async (ids: string[], format: string) => (await run('docker', ['inspect', '-f', format, ...ids])).stdout.trim().split('\n');
+    const inspect = async (ids: string[], format: string) =>
+      (await run('docker', ['inspect', '-f', format, ...ids])).stdout.trim().split('\n');
     const nodes = ['nats-1', 'nats-2', 'nats-3']; // the compose services, each started with --name <service> (its server_name)
-    const probe = clusterProbe(async () => (await inspect(nodes.map((n) => `${project}-${n}-1`), '{{.State.Running}} {{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}'))
-      .flatMap((line, i) => { const [up, ip] = line.split(' '); return up === 'true' && ip ? [{ name: nodes[i]!, url: `nats://${ip}:4222`, monitorUrl: `http://${ip}:8222` }] : []; }));
+    const probe = clusterProbe(async () =>
+      (
+        await inspect(
+          nodes.map((n) => `${project}-${n}-1`),
+          '{{.State.Running}} {{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}',
+        )
+      ).flatMap((line, i) => {
+        const [up, ip] = line.split(' ');
+        return up === 'true' && ip
+          ? [{ name: nodes[i]!, url: `nats://${ip}:4222`, monitorUrl: `http://${ip}:8222` }]
+          : [];
+      }),
+    );
     const services = ['gateway', 'data', 'services-pillar', 'commerce', 'workflows'];
-    const containers = async () => (await inspect((await compose('ps', '-q', ...services)).stdout.trim().split('\n'), '{{.Name}} {{.State.Running}} {{.State.StartedAt}} {{.RestartCount}}')).sort();
+    const containers = async () =>
+      (
+        await inspect(
+          (await compose('ps', '-q', ...services)).stdout.trim().split('\n'),
+          '{{.Name}} {{.State.Running}} {{.State.StartedAt}} {{.RestartCount}}',
+        )
+      ).sort();
     const before = await containers();
     try {
       const ran = await loseNodesUnderLoad({
-        baseUrl: base, key, endpointId, rx, probe, stream: EVENT_STREAM, nodeName: /^nats-\d$/, firstVin: 100_001,
-        kill: async (node) => { await compose('kill', node); },
-        start: async (node) => { await compose('start', node); },
+        baseUrl: base,
+        key,
+        endpointId,
+        rx,
+        probe,
+        stream: EVENT_STREAM,
+        nodeName: /^nats-\d$/,
+        firstVin: 100_001,
+        kill: async (node) => {
+          await compose('kill', node);
+        },
+        start: async (node) => {
+          await compose('start', node);
+        },
       });
       // Looser than the local cluster's limits, and said so (docs/operations.md): in 1 run of 2 here, killing the node
       // that held the stream, the consumer and the gateway's connection at once refused writes for about 17 s and
       // events flowed 12 s after the new leaders. Nothing was lost or doubled; every refusal was a typed 503.
       expectNodeLossHeld(ran, { refusedPerKill: 200, flowingAfterElectionMs: 20_000 });
-    } finally { await rx.close(); }
+    } finally {
+      await rx.close();
+    }
     // No service container restarted (by Docker's policy or otherwise): each still running since the same moment.
     expect(await containers()).toEqual(before);
-    const [gatewayIp] = await inspect([(await compose('ps', '-q', 'gateway')).stdout.trim()], '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}');
+    const [gatewayIp] = await inspect(
+      [(await compose('ps', '-q', 'gateway')).stdout.trim()],
+      '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}',
+    );
     expectGatewayMoved(await (await fetch(`http://${gatewayIp}:9090/metrics`)).text());
     expect((await call(base, 'GET', '/readyz')).status).toBe(200);
   }, 300_000);
@@ -214,20 +304,34 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
       // All three nodes of the cluster at once: the whole bus gone, then back.
       await run('docker', ['restart', `${project}-nats-1-1`, `${project}-nats-2-1`, `${project}-nats-3-1`]);
       const VIN = '1HGCM82633A004352';
-      await waitFor(async () => (await call(base, 'GET', `/signings/status?vin=${VIN}`)).status === 200 // services pillar
-        && (await call(base, 'POST', '/keys')).status === 200 // commerce
-        && (await call(base, 'GET', `/decode/${VIN}`)).status === 200 // data
-        && (await call(base, 'POST', '/buy/deals', { key, body: { vin: VIN, buyer: { name: 'Ada', zip: '94103' } } })).status === 200, // workflows
-      60_000, 500);
-      const deal = await call(base, 'POST', '/buy/deals', { key, body: { vin: VIN, buyer: { name: 'Ada', zip: '94103' } } });
+      await waitFor(
+        async () =>
+          (await call(base, 'GET', `/signings/status?vin=${VIN}`)).status === 200 && // services pillar
+          (await call(base, 'POST', '/keys')).status === 200 && // commerce
+          (await call(base, 'GET', `/decode/${VIN}`)).status === 200 && // data
+          (await call(base, 'POST', '/buy/deals', { key, body: { vin: VIN, buyer: { name: 'Ada', zip: '94103' } } }))
+            .status === 200, // workflows
+        60_000,
+        500,
+      );
+      const deal = await call(base, 'POST', '/buy/deals', {
+        key,
+        body: { vin: VIN, buyer: { name: 'Ada', zip: '94103' } },
+      });
       expect((await call(base, 'GET', `/buy/deals/${deal.json.value.dealId}`, { key })).status).toBe(200);
       // An event made after the restart goes through the stream to the receiver.
       const vin = vinNo(900_001);
       let emitted = 0;
-      await waitFor(async () => (emitted = (await paid(base, '/webhooks/emit', key, { vin, endpointId })).status) === 200, 30_000, 500);
+      await waitFor(
+        async () => (emitted = (await paid(base, '/webhooks/emit', key, { vin, endpointId })).status) === 200,
+        30_000,
+        500,
+      );
       expect(emitted).toBe(200);
       await waitFor(async () => rx.received.some((r) => eventOf(r).vin === vin && r.status === 204), 30_000, 250);
-    } finally { await rx.close(); }
+    } finally {
+      await rx.close();
+    }
   }, 180_000);
 
   it('stopped and started again on the same volumes (now with its secrets from files), keys, intents, deals and undelivered webhooks survive', async () => {
@@ -241,26 +345,46 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
       await waitFor(async () => rx.received.length >= 1, 30_000, 100);
       const eventId = rx.received[0]!.id;
       const offer = (await call(base, 'POST', '/signings/quote', { key, body: { vin: '1HGCM82633A004352' } })).json;
-      const deal = (await call(base, 'POST', '/buy/deals', { key, body: { vin: '1HGCM82633A004352', buyer: { name: 'Ada', zip: '94103' } } })).json;
+      const deal = (
+        await call(base, 'POST', '/buy/deals', {
+          key,
+          body: { vin: '1HGCM82633A004352', buyer: { name: 'Ada', zip: '94103' } },
+        })
+      ).json;
       await compose('stop');
       restarted = true;
       // The same secrets, now as files (docker-compose.secrets.yml): the operator's other path, on the same volumes.
       secretsDir = mkdtempSync(join(tmpdir(), 'vcs-secrets-'));
-      const files = { connection_encryption_key: env.CONNECTION_ENCRYPTION_KEY, postgres_password: env.POSTGRES_PASSWORD,
-        database_url: `postgres://vcs:${env.POSTGRES_PASSWORD}@postgres:5432/vcs` };
-      for (const [name, value] of Object.entries(files)) { writeFileSync(join(secretsDir, name), `${value}\n`); chmodSync(join(secretsDir, name), 0o444); }
+      const files = {
+        connection_encryption_key: env.CONNECTION_ENCRYPTION_KEY,
+        postgres_password: env.POSTGRES_PASSWORD,
+        database_url: `postgres://vcs:${env.POSTGRES_PASSWORD}@postgres:5432/vcs`,
+      };
+      for (const [name, value] of Object.entries(files)) {
+        writeFileSync(join(secretsDir, name), `${value}\n`);
+        chmodSync(join(secretsDir, name), 0o444);
+      }
       await composeWith({ secretsDir }, 'up', '-d', '--wait');
       const { stdout: pillar } = await compose('ps', '-q', 'services-pillar');
-      const { stdout: seen } = await run('docker', ['inspect', '-f', '{{json .Config.Env}}', pillar.trim().split('\n')[0]!]);
+      const { stdout: seen } = await run('docker', [
+        'inspect',
+        '-f',
+        '{{json .Config.Env}}',
+        pillar.trim().split('\n')[0]!,
+      ]);
       const pillarEnv = JSON.parse(seen) as string[];
       expect(pillarEnv).toContain('CONNECTION_ENCRYPTION_KEY_FILE=/run/secrets/connection_encryption_key');
-      expect(pillarEnv.filter((v) => /^(CONNECTION_ENCRYPTION_KEY|DATABASE_URL|POSTGRES_PASSWORD)=/.test(v))).toEqual([]);
+      expect(pillarEnv.filter((v) => /^(CONNECTION_ENCRYPTION_KEY|DATABASE_URL|POSTGRES_PASSWORD)=/.test(v))).toEqual(
+        [],
+      );
       base = await gatewayUrl();
       expect((await call(base, 'GET', '/keys/me', { key })).status).toBe(200);
       const intent = await call(base, 'GET', `/intents/${offer.value.intent.id}`, { key });
       expect([intent.status, intent.json.value.status]).toEqual([200, 'pending']);
       expect((await call(base, 'GET', `/buy/deals/${deal.value.dealId}`, { key })).status).toBe(200);
       await waitFor(async () => rx.received.some((r) => r.id === eventId && r.status === 204), 60_000, 250);
-    } finally { await rx.close(); }
+    } finally {
+      await rx.close();
+    }
   }, 300_000);
 });

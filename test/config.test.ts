@@ -8,9 +8,21 @@ import { connect } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import { NatsBus, parseSettings, baseConfig } from '@vcs/platform';
 import { builtEntryOf } from '../deploy/launch.ts';
-import { distributedEnv, dropStores, freePort, freshStores, TEST_RATE_LIMITS as L, waitFor } from './support/harness.ts';
+import {
+  distributedEnv,
+  dropStores,
+  freePort,
+  freshStores,
+  TEST_RATE_LIMITS as L,
+  waitFor,
+} from './support/harness.ts';
 
-const RELAXED = { RATE_LIMIT_ANON_PER_MIN: String(L.anonymous), RATE_LIMIT_SANDBOX_PER_MIN: String(L.sandbox), RATE_LIMIT_LIVE_PER_MIN: String(L.live), RATE_LIMIT_MINT_PER_MIN: String(L.mint) };
+const RELAXED = {
+  RATE_LIMIT_ANON_PER_MIN: String(L.anonymous),
+  RATE_LIMIT_SANDBOX_PER_MIN: String(L.sandbox),
+  RATE_LIMIT_LIVE_PER_MIN: String(L.live),
+  RATE_LIMIT_MINT_PER_MIN: String(L.mint),
+};
 
 /**
  * "A wrong or missing setting stops the process with one line naming it": each setting an operator once got a stack
@@ -18,17 +30,28 @@ const RELAXED = { RATE_LIMIT_ANON_PER_MIN: String(L.anonymous), RATE_LIMIT_SANDB
  * within a bounded time with exactly one line on stderr that names the setting or the server.
  */
 const root = join(import.meta.dirname, '..');
-interface Run { code: number | null; lines: string[] }
+interface Run {
+  code: number | null;
+  lines: string[];
+}
 function run(args: string[], env: Record<string, string>, timeoutMs = 20_000): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      cwd: root,
+      env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (d) => (err += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, lines: err.split('\n').filter((l) => l.trim() && !/^\(node:\d+\) |--trace-warnings/.test(l)) }); });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, lines: err.split('\n').filter((l) => l.trim() && !/^\(node:\d+\) |--trace-warnings/.test(l)) });
+    });
   });
 }
-const embedded = (env: Record<string, string>) => run([builtEntryOf('embedded')], { PGLITE_DIR: 'memory://', PORT: '0', ...env });
+const embedded = (env: Record<string, string>) =>
+  run([builtEntryOf('embedded')], { PGLITE_DIR: 'memory://', PORT: '0', ...env });
 
 // The built processes (dist/): vitest's global setup builds them once per run (test/support/build.ts).
 describe('a wrong setting is one line and a non-zero exit (embedded)', () => {
@@ -54,10 +77,15 @@ describe('a wrong setting is one line and a non-zero exit (embedded)', () => {
 
 describe('NATS_URL takes a seed list (issue 27)', () => {
   it('one server or several, comma-separated; an entry that is not a nats:// URL is named', async () => {
-    expect(parseSettings(baseConfig, { NATS_URL: 'nats://a:4222, nats://b:4222,nats://c:4222' }).NATS_URL).toBe('nats://a:4222,nats://b:4222,nats://c:4222');
+    expect(parseSettings(baseConfig, { NATS_URL: 'nats://a:4222, nats://b:4222,nats://c:4222' }).NATS_URL).toBe(
+      'nats://a:4222,nats://b:4222,nats://c:4222',
+    );
     expect(parseSettings(baseConfig, { NATS_URL: 'nats://nats:4222' }).NATS_URL).toBe('nats://nats:4222');
     const r = await embedded({ NATS_URL: 'nats://a:4222,b:4222' });
-    expect([r.code, r.lines]).toEqual([78, [expect.stringMatching(/^config error: NATS_URL: expected nats:\/\/host:port, or several separated by commas/)]]);
+    expect([r.code, r.lines]).toEqual([
+      78,
+      [expect.stringMatching(/^config error: NATS_URL: expected nats:\/\/host:port, or several separated by commas/)],
+    ]);
   });
 });
 
@@ -66,14 +94,28 @@ describe('secrets from files (NAME_FILE, as Docker secrets are mounted)', () => 
   it('reads the setting from the file, so a bad value in it is named as the setting', async () => {
     writeFileSync(join(dir, 'short'), 'short\n');
     const r = await embedded({ CONNECTION_ENCRYPTION_KEY_FILE: join(dir, 'short') });
-    expect([r.code, r.lines]).toEqual([78, [expect.stringMatching(/^config error: CONNECTION_ENCRYPTION_KEY: expected 32 bytes/)]]);
+    expect([r.code, r.lines]).toEqual([
+      78,
+      [expect.stringMatching(/^config error: CONNECTION_ENCRYPTION_KEY: expected 32 bytes/)],
+    ]);
   });
   it('names a file it cannot read, and refuses the setting given twice', async () => {
     const missing = await embedded({ CONNECTION_ENCRYPTION_KEY_FILE: join(dir, 'nope') });
-    expect([missing.code, missing.lines]).toEqual([78, [expect.stringMatching(/^config error: CONNECTION_ENCRYPTION_KEY_FILE: cannot read .*nope \(ENOENT\)$/)]]);
+    expect([missing.code, missing.lines]).toEqual([
+      78,
+      [expect.stringMatching(/^config error: CONNECTION_ENCRYPTION_KEY_FILE: cannot read .*nope \(ENOENT\)$/)],
+    ]);
     writeFileSync(join(dir, 'key'), randomBytes(32).toString('base64'));
-    const twice = await embedded({ CONNECTION_ENCRYPTION_KEY_FILE: join(dir, 'key'), CONNECTION_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
-    expect([twice.code, twice.lines]).toEqual([78, ['config error: CONNECTION_ENCRYPTION_KEY: set either CONNECTION_ENCRYPTION_KEY or CONNECTION_ENCRYPTION_KEY_FILE, not both']]);
+    const twice = await embedded({
+      CONNECTION_ENCRYPTION_KEY_FILE: join(dir, 'key'),
+      CONNECTION_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    });
+    expect([twice.code, twice.lines]).toEqual([
+      78,
+      [
+        'config error: CONNECTION_ENCRYPTION_KEY: set either CONNECTION_ENCRYPTION_KEY or CONNECTION_ENCRYPTION_KEY_FILE, not both',
+      ],
+    ]);
   });
 });
 
@@ -82,18 +124,38 @@ describe.runIf(distributedEnv())('servers that are not there, and the launcher (
   it('a services pillar without CONNECTION_ENCRYPTION_KEY refuses to start: the dev key is for the embedded mode only', async () => {
     const r = await run([builtEntryOf('services-pillar')], { ...env(), STARTUP_TIMEOUT_MS: '5000' });
     expect(r.code).toBe(78);
-    expect(r.lines).toEqual([expect.stringMatching(/^config error: CONNECTION_ENCRYPTION_KEY: required outside the embedded mode/)]);
+    expect(r.lines).toEqual([
+      expect.stringMatching(/^config error: CONNECTION_ENCRYPTION_KEY: required outside the embedded mode/),
+    ]);
   });
 
   it('an unreachable NATS is one line after STARTUP_TIMEOUT_MS, not a silent wait', async () => {
-    const r = await run([builtEntryOf('data')], { ...env(), NATS_URL: 'nats://127.0.0.1:1', STARTUP_TIMEOUT_MS: '1500' });
+    const r = await run([builtEntryOf('data')], {
+      ...env(),
+      NATS_URL: 'nats://127.0.0.1:1',
+      STARTUP_TIMEOUT_MS: '1500',
+    });
     expect(r.code).toBe(1);
-    expect(r.lines).toEqual([expect.stringMatching(/^data: cannot start: NATS at nats:\/\/127\.0\.0\.1:1 did not answer within 1\.5 s \(STARTUP_TIMEOUT_MS\)/)]);
+    expect(r.lines).toEqual([
+      expect.stringMatching(
+        /^data: cannot start: NATS at nats:\/\/127\.0\.0\.1:1 did not answer within 1\.5 s \(STARTUP_TIMEOUT_MS\)/,
+      ),
+    ]);
   });
 
   it('a process whose first seed is down starts on another', async () => {
-    const bus = await NatsBus.connect(`nats://127.0.0.1:1,${env().NATS_URL}`, 'seed-test', `tseed${Date.now().toString(36)}`, 10_000);
-    try { expect(bus.isConnected()).toBe(true); } finally { await bus.deleteStream(); await bus.drain(); }
+    const bus = await NatsBus.connect(
+      `nats://127.0.0.1:1,${env().NATS_URL}`,
+      'seed-test',
+      `tseed${Date.now().toString(36)}`,
+      10_000,
+    );
+    try {
+      expect(bus.isConnected()).toBe(true);
+    } finally {
+      await bus.deleteStream();
+      await bus.drain();
+    }
   });
 
   it('EVENT_STREAM_REPLICAS that differs from the existing stream is one line naming both counts (exit 78)', async () => {
@@ -102,8 +164,15 @@ describe.runIf(distributedEnv())('servers that are not there, and the launcher (
     try {
       const r = await run([builtEntryOf('data')], { ...env(), NATS_NAMESPACE: ns, EVENT_STREAM_REPLICAS: '3' });
       expect(r.code).toBe(78);
-      expect(r.lines).toEqual([expect.stringMatching(/^config error: EVENT_STREAM_REPLICAS: 3, but the event stream \S+ on this NATS has 1 replica; set EVENT_STREAM_REPLICAS=1, or change the stream first/)]);
-    } finally { await bus.deleteStream(); await bus.drain(); }
+      expect(r.lines).toEqual([
+        expect.stringMatching(
+          /^config error: EVENT_STREAM_REPLICAS: 3, but the event stream \S+ on this NATS has 1 replica; set EVENT_STREAM_REPLICAS=1, or change the stream first/,
+        ),
+      ]);
+    } finally {
+      await bus.deleteStream();
+      await bus.drain();
+    }
   });
 
   it('a missing database is one line naming it', async () => {
@@ -111,7 +180,11 @@ describe.runIf(distributedEnv())('servers that are not there, and the launcher (
     url.pathname = '/vcs_no_such_database';
     const r = await run([builtEntryOf('gateway')], { ...env(), DATABASE_URL: url.toString() });
     expect(r.code).toBe(1);
-    expect(r.lines).toEqual([expect.stringMatching(/^gateway: cannot start: Postgres at .*vcs_no_such_database: database "vcs_no_such_database" does not exist$/)]);
+    expect(r.lines).toEqual([
+      expect.stringMatching(
+        /^gateway: cannot start: Postgres at .*vcs_no_such_database: database "vcs_no_such_database" does not exist$/,
+      ),
+    ]);
   });
 
   it('an event stream that cannot be made is one line saying why and what to change, in every process that needs it', async () => {
@@ -123,7 +196,9 @@ describe.runIf(distributedEnv())('servers that are not there, and the launcher (
       for (const service of ['gateway', 'services-pillar'] as const) {
         const r = await run([builtEntryOf(service)], { ...env(), NATS_NAMESPACE: ns, PORT: '0' });
         expect(r.code, service).toBe(1);
-        expect(r.lines, service).toEqual([expect.stringMatching(/cannot start: the event stream .* cannot be made on this NATS: .*NATS_NAMESPACE/)]);
+        expect(r.lines, service).toEqual([
+          expect.stringMatching(/cannot start: the event stream .* cannot be made on this NATS: .*NATS_NAMESPACE/),
+        ]);
       }
     } finally {
       await jsm.streams.delete(`OTHER_${ns}`);
@@ -132,21 +207,36 @@ describe.runIf(distributedEnv())('servers that are not there, and the launcher (
   });
 
   it('start:distributed refuses a wrong replica count, and stops everything, naming it, when a service exits', async () => {
-    const launch = (extra: Record<string, string>) => run([join(root, 'node_modules/tsx/dist/cli.mjs'), 'deploy/launch.ts'], { ...env(), PORT: '0', ...extra }, 40_000);
+    const launch = (extra: Record<string, string>) =>
+      run([join(root, 'node_modules/tsx/dist/cli.mjs'), 'deploy/launch.ts'], { ...env(), PORT: '0', ...extra }, 40_000);
     const bad = await launch({ REPLICAS_DATA: 'abc' });
     expect(bad.code).toBe(78);
     expect(bad.lines).toEqual(['config error: REPLICAS_DATA: expected a whole number from 1 to 64 (value: "abc")']);
     const dies = await launch({ CONNECTION_ENCRYPTION_KEY: 'short', NATS_NAMESPACE: `tl${Date.now().toString(36)}` });
     expect(dies.code).toBe(78);
-    expect(dies.lines.join('\n')).toMatch(/services-pillar replica 1 \(pid \d+\) exited with code 78; stopping the other services/);
+    expect(dies.lines.join('\n')).toMatch(
+      /services-pillar replica 1 \(pid \d+\) exited with code 78; stopping the other services/,
+    );
   }, 60_000);
 
   it('start:distributed stops everything, naming the service, only when one is left with no replica after repeated failures', async () => {
-    const r = await run([join(root, 'node_modules/tsx/dist/cli.mjs'), 'deploy/launch.ts'], { ...env(), PORT: '0', NATS_URL: 'nats://127.0.0.1:1', STARTUP_TIMEOUT_MS: '100', CONNECTION_ENCRYPTION_KEY: randomBytes(32).toString('base64') }, 60_000);
+    const r = await run(
+      [join(root, 'node_modules/tsx/dist/cli.mjs'), 'deploy/launch.ts'],
+      {
+        ...env(),
+        PORT: '0',
+        NATS_URL: 'nats://127.0.0.1:1',
+        STARTUP_TIMEOUT_MS: '100',
+        CONNECTION_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      },
+      60_000,
+    );
     expect(r.code).toBe(1);
     const said = r.lines.join('\n');
     expect(said).toMatch(/restarting it in 500 ms \(0 other \S+ replicas serving\)/);
-    expect(said).toMatch(/(\S+) replica 1 \(pid \d+\) exited with code 1, its 5th failure in a row, and no \1 replica is left; stopping the other services/);
+    expect(said).toMatch(
+      /(\S+) replica 1 \(pid \d+\) exited with code 1, its 5th failure in a row, and no \1 replica is left; stopping the other services/,
+    );
   }, 60_000);
 
   it('start:distributed supervises: a replica killed -9 is named and restarted while its sibling serves (issue 27)', async () => {
@@ -154,22 +244,48 @@ describe.runIf(distributedEnv())('servers that are not there, and the launcher (
     const port = await freePort();
     // Node with tsx's loader, not tsx's CLI (which runs the script in a child): the services are this process's children.
     const launcher = spawn(process.execPath, ['--import', 'tsx', 'deploy/launch.ts'], {
-      cwd: root, stdio: ['ignore', 'ignore', 'pipe'],
-      env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...stores, PORT: String(port), REPLICAS_SERVICES: '2', CONNECTION_ENCRYPTION_KEY: randomBytes(32).toString('base64'), ...RELAXED },
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        PATH: process.env.PATH!,
+        HOME: process.env.HOME!,
+        ...stores,
+        PORT: String(port),
+        REPLICAS_SERVICES: '2',
+        CONNECTION_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+        ...RELAXED,
+      },
     });
     let err = '';
     launcher.stderr.on('data', (d) => (err += d));
-    const pillars = () => spawnSync('pgrep', ['-P', String(launcher.pid), '-f', 'services-pillar'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+    const pillars = () =>
+      spawnSync('pgrep', ['-P', String(launcher.pid), '-f', 'services-pillar'], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .filter(Boolean)
+        .map(Number);
     const base = `http://127.0.0.1:${port}`;
     try {
-      await waitFor(async () => (await fetch(`${base}/signings/status?vin=1HGCM82633A004352`)).status === 200 && pillars().length === 2, 60_000, 250)
-        .catch((e) => { throw new Error(`${(e as Error).message}: ${pillars().length} services-pillar processes; launcher said: ${err}`); });
+      await waitFor(
+        async () =>
+          (await fetch(`${base}/signings/status?vin=1HGCM82633A004352`)).status === 200 && pillars().length === 2,
+        60_000,
+        250,
+      ).catch((e) => {
+        throw new Error(
+          `${(e as Error).message}: ${pillars().length} services-pillar processes; launcher said: ${err}`,
+        );
+      });
       const [victim] = pillars();
       process.kill(victim!, 'SIGKILL');
       const reads: number[] = [];
-      for (const until = Date.now() + 3000; Date.now() < until;) reads.push((await fetch(`${base}/signings/status?vin=1HGCM82633A004352`)).status);
+      for (const until = Date.now() + 3000; Date.now() < until;)
+        reads.push((await fetch(`${base}/signings/status?vin=1HGCM82633A004352`)).status);
       expect(reads.filter((s) => s !== 200)).toEqual([]); // the sibling serves (a read meeting the dead one is retried)
-      expect(err).toMatch(new RegExp(`services-pillar replica \\d \\(pid ${victim}\\) exited SIGKILL; restarting it in 500 ms \\(1 other services-pillar replica serving\\)`));
+      expect(err).toMatch(
+        new RegExp(
+          `services-pillar replica \\d \\(pid ${victim}\\) exited SIGKILL; restarting it in 500 ms \\(1 other services-pillar replica serving\\)`,
+        ),
+      );
       await waitFor(async () => pillars().length === 2 && !pillars().includes(victim!), 30_000, 250);
       expect(launcher.exitCode).toBeNull();
     } finally {

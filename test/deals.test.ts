@@ -9,14 +9,21 @@ const dealAnswer = answerSchema(dealValue);
 describe.each(modes())('buy deals (%s)', (mode) => {
   let h: Harness;
   let key: string;
-  beforeAll(async () => { h = await startHarness(mode); });
+  beforeAll(async () => {
+    h = await startHarness(mode);
+  });
   // A fresh account per test: a capability's own events are attributed per account and VIN.
-  beforeEach(async () => { key = (await mintKey(h.baseUrl)).key; });
-  afterAll(async () => { await h?.stop(); });
+  beforeEach(async () => {
+    key = (await mintKey(h.baseUrl)).key;
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
 
   const open = async (k = key) => call(h.baseUrl, 'POST', '/buy/deals', { key: k, body: { vin: VIN, buyer: BUYER } });
   const get = async (id: string, k = key) => call(h.baseUrl, 'GET', `/buy/deals/${id}`, { key: k });
-  const advance = async (id: string, headers: Record<string, string> = {}) => call(h.baseUrl, 'POST', `/buy/deals/${id}/advance`, { key, headers });
+  const advance = async (id: string, headers: Record<string, string> = {}) =>
+    call(h.baseUrl, 'POST', `/buy/deals/${id}/advance`, { key, headers });
   // The deal moved past `position` and the free steps the event started have finished running.
   const settledPast = async (id: string, position: number) => {
     const d = (await get(id)).json?.value;
@@ -24,7 +31,8 @@ describe.each(modes())('buy deals (%s)', (mode) => {
     if (d.state === 'SETTLED') return true;
     return d.currentStep > position && d.checklist[d.currentStep - 1].status !== 'running';
   };
-  const startedCount = (deal: any, position: number) => deal.events.filter((e: any) => e.type === 'Deal.stepStarted@1' && e.step === position).length;
+  const startedCount = (deal: any, position: number) =>
+    deal.events.filter((e: any) => e.type === 'Deal.stepStarted@1' && e.step === position).length;
 
   it('opens a deal: id, OPENED, an ordered checklist naming each capability', async () => {
     const r = await open();
@@ -35,15 +43,28 @@ describe.each(modes())('buy deals (%s)', (mode) => {
     expect(a.value.dealId).toMatch(/^deal_/);
     expect(a.value.state).toBe('OPENED');
     expect(a.value.checklist.map((s) => s.capability ?? s.verb)).toEqual([
-      'vehicle.decode', 'frameInspection.order', 'transport.quote', 'signing.quote', 'poa.generate', 'poa.notarize',
-      'authorize', 'signing.collectSignatures', 'sign', 'pay', 'signing.pay', 'mco.assign',
+      'vehicle.decode',
+      'frameInspection.order',
+      'transport.quote',
+      'signing.quote',
+      'poa.generate',
+      'poa.notarize',
+      'authorize',
+      'signing.collectSignatures',
+      'sign',
+      'pay',
+      'signing.pay',
+      'mco.assign',
     ]);
     expect(a.value.checklist.every((s) => s.status === 'todo')).toBe(true);
     expect(a.value.events.map((e) => e.type)).toEqual(['Deal.opened@1']);
   });
 
   it('answers a bad body 400 BLOCKED naming each bad field', async () => {
-    const r = await call(h.baseUrl, 'POST', '/buy/deals', { key, body: { vin: '1HGCM82633A004353', buyer: { name: ' ', zip: '9410' } } });
+    const r = await call(h.baseUrl, 'POST', '/buy/deals', {
+      key,
+      body: { vin: '1HGCM82633A004353', buyer: { name: ' ', zip: '9410' } },
+    });
     expect(r.status).toBe(400);
     expect(r.json.type).toBe('BLOCKED');
     expect(r.json.value.code).toBe('invalid-input');
@@ -51,7 +72,10 @@ describe.each(modes())('buy deals (%s)', (mode) => {
     const missing = await call(h.baseUrl, 'POST', '/buy/deals', { key, body: {} });
     expect(missing.status).toBe(400);
     expect(missing.json.value.problems.map((p: any) => p.field).sort()).toEqual(['buyer', 'vin']);
-    const plus4 = await call(h.baseUrl, 'POST', '/buy/deals', { key, body: { vin: VIN, buyer: { name: 'B', zip: '94103-1234' } } });
+    const plus4 = await call(h.baseUrl, 'POST', '/buy/deals', {
+      key,
+      body: { vin: VIN, buyer: { name: 'B', zip: '94103-1234' } },
+    });
     expect(plus4.status).toBe(200);
   });
 
@@ -85,7 +109,11 @@ describe.each(modes())('buy deals (%s)', (mode) => {
     expect(bad.json.value.code).toBe('sandbox-blocked');
     const g = (await get(id)).json.value;
     expect(g.state).toBe('STEP_FAILED');
-    expect(g.checklist[0]).toMatchObject({ status: 'failed', attempts: 1, outcome: { type: 'BLOCKED', code: 'sandbox-blocked' } });
+    expect(g.checklist[0]).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      outcome: { type: 'BLOCKED', code: 'sandbox-blocked' },
+    });
     expect(g.events.map((e: any) => e.type)).toContain('Deal.stepFailed@1');
     await advance(id);
     const after = (await get(id)).json.value;
@@ -128,7 +156,10 @@ describe.each(modes())('buy deals (%s)', (mode) => {
       const r = await advance(id);
       // Mid-deal, the workflows service dies while a handoff is out; the completion arrives while it is down.
       const restart = !restarted && r.status === 403 && !!h.kill && !!h.start;
-      if (restart) { restarted = true; await h.kill!('workflows'); }
+      if (restart) {
+        restarted = true;
+        await h.kill!('workflows');
+      }
       if (r.status === 402) {
         expect(r.json.type).toBe('OFFER');
         const settle = r.json.value.settle;
@@ -136,7 +167,10 @@ describe.each(modes())('buy deals (%s)', (mode) => {
         expect(s.status, s.text).toBe(200);
       } else if (r.status === 403) {
         const handoff = r.json.value.handoff ?? r.json.value;
-        const c = await call(h.baseUrl, 'POST', `/handoffs/${handoff.id}/complete`, { key, body: { outcome: 'completed', credential: r.json.value.credential } });
+        const c = await call(h.baseUrl, 'POST', `/handoffs/${handoff.id}/complete`, {
+          key,
+          body: { outcome: 'completed', credential: r.json.value.credential },
+        });
         expect(c.status, c.text).toBe(200);
       } else {
         expect(r.status, r.text).toBe(200);
@@ -163,7 +197,11 @@ describe.each(modes())('buy deals (%s)', (mode) => {
       if (deal.currentStep === payAt) break;
       const r = await advance(id);
       if (r.status === 402) await call(h.baseUrl, 'POST', r.json.value.settle.path, { key });
-      else if (r.status === 403) await call(h.baseUrl, 'POST', `/handoffs/${(r.json.value.handoff ?? r.json.value).id}/complete`, { key, body: { outcome: 'completed', credential: r.json.value.credential } });
+      else if (r.status === 403)
+        await call(h.baseUrl, 'POST', `/handoffs/${(r.json.value.handoff ?? r.json.value).id}/complete`, {
+          key,
+          body: { outcome: 'completed', credential: r.json.value.credential },
+        });
       await waitFor(async () => settledPast(id, deal.currentStep), 15_000);
     }
     const fail = { 'sandbox-trigger': 'fail' };
@@ -184,7 +222,10 @@ describe.each(modes())('buy deals (%s)', (mode) => {
     const id = (await open()).json.value.dealId;
     const first = await advance(id);
     expect(first.status, first.text).toBe(402);
-    const declined = await call(h.baseUrl, 'POST', first.json.value.settle.path, { key, headers: { 'sandbox-trigger': 'offer-declined' } });
+    const declined = await call(h.baseUrl, 'POST', first.json.value.settle.path, {
+      key,
+      headers: { 'sandbox-trigger': 'offer-declined' },
+    });
     expect(declined.json.value.code).toBe('offer-declined');
     const again = await advance(id);
     expect(again.status).toBe(402);

@@ -16,10 +16,20 @@ function sources(dir: string): string[] {
 }
 
 describe('declared dependencies', () => {
-  it.each(packages.map((p) => [p.slice(root.length + 1), p]))('%s imports every dependency it declares', (_name, dir) => {
-    const deps = Object.keys(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies ?? {});
-    const code = sources(dir).map((f) => readFileSync(f, 'utf8')).join('\n');
-    const unused = deps.filter((d) => !new RegExp(`(from |import\\(|require\\(|resolve\\()['"]${d.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(/[^'"]*)?['"]`).test(code));
-    expect(unused).toEqual([]);
-  });
+  it.each(packages.map((p) => [p.slice(root.length + 1), p]))(
+    '%s imports every dependency it declares',
+    (_name, dir) => {
+      const deps = Object.keys(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies ?? {});
+      const code = sources(dir)
+        .map((f) => readFileSync(f, 'utf8'))
+        .join('\n');
+      const unused = deps.filter(
+        (d) =>
+          !new RegExp(
+            `(from |import\\(|require\\(|resolve\\()['"]${d.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(/[^'"]*)?['"]`,
+          ).test(code),
+      );
+      expect(unused).toEqual([]);
+    },
+  );
 });

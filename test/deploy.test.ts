@@ -6,7 +6,10 @@ import { SERVICES } from '../deploy/services.ts';
 /** The compose file must validate wherever the compose client exists (no engine needed for `config`). */
 const file = new URL('../deploy/docker-compose.yml', import.meta.url).pathname;
 const compose = (() => {
-  for (const [cmd, pre] of [['docker', ['compose']], ['docker-compose', []]] as const) {
+  for (const [cmd, pre] of [
+    ['docker', ['compose']],
+    ['docker-compose', []],
+  ] as const) {
     const r = spawnSync(cmd, [...pre, 'version'], { encoding: 'utf8' });
     if (r.status === 0) return { cmd, pre: [...pre] };
   }
@@ -17,14 +20,26 @@ describe('deploy/', () => {
   // Outside CI a machine without a compose client skips this, saying so; in CI (.ci/run installs the client) its
   // absence fails: a check that quietly passes without running is no check.
   it.skipIf(!compose && !process.env.CI)('docker compose config validates deploy/docker-compose.yml', () => {
-    if (!compose) throw new Error('neither `docker compose` nor `docker-compose` is installed; .ci/run installs Debian\'s docker-compose');
-    const r = spawnSync(compose.cmd, [...compose.pre, '-f', file, 'config', '--quiet'], { encoding: 'utf8', env: { ...process.env, REPLICAS_SERVICES: '3', POSTGRES_PASSWORD: 'p', CONNECTION_ENCRYPTION_KEY: 'k' } });
+    if (!compose)
+      throw new Error(
+        "neither `docker compose` nor `docker-compose` is installed; .ci/run installs Debian's docker-compose",
+      );
+    const r = spawnSync(compose.cmd, [...compose.pre, '-f', file, 'config', '--quiet'], {
+      encoding: 'utf8',
+      env: { ...process.env, REPLICAS_SERVICES: '3', POSTGRES_PASSWORD: 'p', CONNECTION_ENCRYPTION_KEY: 'k' },
+    });
     expect(r.status, r.stderr).toBe(0);
     // No default for either secret: unset where compose runs, they are unset in the containers too (the services
     // pillar then stops naming CONNECTION_ENCRYPTION_KEY; Postgres will not make its database without a password).
     const bare = { ...process.env };
-    delete bare.POSTGRES_PASSWORD; delete bare.CONNECTION_ENCRYPTION_KEY; delete bare.VCS_SECRETS_DIR;
-    const render = (files: string[], env: NodeJS.ProcessEnv) => spawnSync(compose.cmd, [...compose.pre, ...files.flatMap((f) => ['-f', f]), 'config', '--format', 'json'], { encoding: 'utf8', env });
+    delete bare.POSTGRES_PASSWORD;
+    delete bare.CONNECTION_ENCRYPTION_KEY;
+    delete bare.VCS_SECRETS_DIR;
+    const render = (files: string[], env: NodeJS.ProcessEnv) =>
+      spawnSync(compose.cmd, [...compose.pre, ...files.flatMap((f) => ['-f', f]), 'config', '--format', 'json'], {
+        encoding: 'utf8',
+        env,
+      });
     const plain = JSON.parse(render([file], bare).stdout);
     expect(plain.services['services-pillar'].environment.CONNECTION_ENCRYPTION_KEY ?? null).toBeNull();
     expect(plain.services.postgres.environment.POSTGRES_PASSWORD ?? null).toBeNull();
@@ -34,19 +49,29 @@ describe('deploy/', () => {
     const refused = render([file, secrets], bare);
     expect(refused.status).not.toBe(0);
     expect(refused.stderr).toMatch(/VCS_SECRETS_DIR/);
-    const filed = JSON.parse(render([file, secrets], { ...bare, VCS_SECRETS_DIR: '/etc/vcs/secrets', CONNECTION_ENCRYPTION_KEY: 'left-over' }).stdout);
+    const filed = JSON.parse(
+      render([file, secrets], { ...bare, VCS_SECRETS_DIR: '/etc/vcs/secrets', CONNECTION_ENCRYPTION_KEY: 'left-over' })
+        .stdout,
+    );
     const pillar = filed.services['services-pillar'];
-    expect(pillar.environment).toMatchObject({ CONNECTION_ENCRYPTION_KEY_FILE: '/run/secrets/connection_encryption_key', DATABASE_URL_FILE: '/run/secrets/database_url' });
+    expect(pillar.environment).toMatchObject({
+      CONNECTION_ENCRYPTION_KEY_FILE: '/run/secrets/connection_encryption_key',
+      DATABASE_URL_FILE: '/run/secrets/database_url',
+    });
     expect(Object.keys(pillar.environment)).not.toContain('CONNECTION_ENCRYPTION_KEY');
-    for (const s of ['gateway', 'data', 'commerce', 'workflows']) expect(Object.keys(filed.services[s].environment)).not.toContain('DATABASE_URL');
-    expect(filed.services.postgres.environment).toMatchObject({ POSTGRES_PASSWORD_FILE: '/run/secrets/postgres_password' });
+    for (const s of ['gateway', 'data', 'commerce', 'workflows'])
+      expect(Object.keys(filed.services[s].environment)).not.toContain('DATABASE_URL');
+    expect(filed.services.postgres.environment).toMatchObject({
+      POSTGRES_PASSWORD_FILE: '/run/secrets/postgres_password',
+    });
     expect(filed.secrets.database_url.file).toBe('/etc/vcs/secrets/database_url');
   });
 
   it('declares every service with a healthcheck, and each pillar with an operator-set replica count', () => {
     const text = readFileSync(file, 'utf8');
     // Each pillar's service and replica count: test/pillars.test.ts.
-    for (const s of ['nats-2', 'nats-3', 'postgres', 'redis', ...SERVICES]) expect(text).toMatch(new RegExp(`^  ${s}:$`, 'm'));
+    for (const s of ['nats-2', 'nats-3', 'postgres', 'redis', ...SERVICES])
+      expect(text).toMatch(new RegExp(`^  ${s}:$`, 'm'));
     // A three-node NATS cluster (issue 27): each node with JetStream, its own volume and routes to the other two;
     // every process gets the seed list and a 3-replica stream.
     expect(text).toMatch(/^  nats-1: &nats$/m);
@@ -60,7 +85,9 @@ describe('deploy/', () => {
   });
 
   it('ships the Node LTS that CI also runs the suites on', () => {
-    const image = /^ARG NODE_IMAGE=node:(\d+\.\d+\.\d+)-/m.exec(readFileSync(new URL('../deploy/Dockerfile', import.meta.url), 'utf8'))?.[1];
+    const image = /^ARG NODE_IMAGE=node:(\d+\.\d+\.\d+)-/m.exec(
+      readFileSync(new URL('../deploy/Dockerfile', import.meta.url), 'utf8'),
+    )?.[1];
     const ci = /-p node@(\d+\.\d+\.\d+)/.exec(readFileSync(new URL('../.ci/run', import.meta.url), 'utf8'))?.[1];
     expect(image).toMatch(/^(22|24)\./); // a supported LTS, not the end-of-life 20
     expect(ci).toBe(image);

@@ -7,20 +7,34 @@ const buses: [string, () => Promise<Bus>][] = [['memory', async () => new Memory
 const env = distributedEnv();
 const opened: NatsBus[] = [];
 if (env) {
-  buses.push(['nats', async () => {
-    const b = await NatsBus.connect(env.NATS_URL, 'batches-test', `tb${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`);
-    opened.push(b);
-    return b;
-  }]);
+  buses.push([
+    'nats',
+    async () => {
+      const b = await NatsBus.connect(
+        env.NATS_URL,
+        'batches-test',
+        `tb${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`,
+      );
+      opened.push(b);
+      return b;
+    },
+  ]);
 }
-afterAll(async () => { for (const b of opened) { await b.deleteStream(); await b.drain(); } });
+afterAll(async () => {
+  for (const b of opened) {
+    await b.deleteStream();
+    await b.drain();
+  }
+});
 
 describe.each(buses)('consumeEventBatches (%s)', (_name, makeBus) => {
   it('hands over what arrived together as one batch, in stream order, each event once', async () => {
     const bus = await makeBus();
     const batches: number[][] = [];
     let release!: () => void;
-    const gate = new Promise<void>((r) => { release = r; });
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
     const sub = await consumeEventBatches(bus, { durable: 'order', filter: 'evt.>' }, async (batch) => {
       batches.push(batch.map((d) => Number(dec.decode(d.data))));
       await gate; // the first batch is slow: everything published meanwhile must come as the next batch
@@ -40,7 +54,10 @@ describe.each(buses)('consumeEventBatches (%s)', (_name, makeBus) => {
     const handled: string[] = [];
     let failOnce = true;
     const sub = await consumeEventBatches(bus, { durable: 'retry', filter: 'evt.>' }, async (batch) => {
-      if (failOnce) { failOnce = false; throw new Error('store down'); }
+      if (failOnce) {
+        failOnce = false;
+        throw new Error('store down');
+      }
       for (const d of batch) handled.push(dec.decode(d.data));
     });
     for (const x of ['a', 'b', 'c']) await bus.publishEvent('evt.T.y.v1', enc.encode(x), `r-${x}`);
@@ -50,27 +67,41 @@ describe.each(buses)('consumeEventBatches (%s)', (_name, makeBus) => {
   });
 
   // JetStream's durables outlive a process; the memory bus's consumers live and die with theirs.
-  it.runIf(_name === 'nats')('a consumer that replaces others starts where they had all acknowledged, and removes them', async () => {
-    const bus = await makeBus();
-    const seen = (name: string) => { const got: number[] = []; return { got, handle: async (b: { data: Uint8Array }[]) => { got.push(...b.map((d) => Number(dec.decode(d.data)))); } }; };
-    const [a, b] = [seen('a'), seen('b')];
-    const subA = await consumeEventBatches(bus, { durable: 'old-a', filter: 'evt.>' }, a.handle);
-    const subB = await consumeEventBatches(bus, { durable: 'old-b', filter: 'evt.>' }, b.handle);
-    for (let i = 0; i < 5; i++) await bus.publishEvent('evt.T.x.v1', enc.encode(String(i)), `c${i}`);
-    await waitFor(async () => a.got.length === 5 && b.got.length === 5, 10_000);
-    await subB.stop();
-    for (let i = 5; i < 8; i++) await bus.publishEvent('evt.T.x.v1', enc.encode(String(i)), `c${i}`);
-    await waitFor(async () => a.got.length === 8, 10_000);
-    await subA.stop();
-    // old-b stopped at 4: the merged consumer begins at 5, so nothing old-b missed is lost, and 0–4 are not replayed.
-    const merged = seen('merged');
-    const subM = await consumeEventBatches(bus, { durable: 'merged', filter: 'evt.>', continues: ['old-a', 'old-b'] }, merged.handle);
-    await bus.publishEvent('evt.T.x.v1', enc.encode('8'), 'c8');
-    await waitFor(async () => merged.got.includes(8), 10_000);
-    expect(merged.got).toEqual([5, 6, 7, 8]);
-    await subM.stop();
-    const jsm = await (bus as NatsBus).consumerNames();
-    expect(jsm).toEqual(['merged']);
-  });
+  it.runIf(_name === 'nats')(
+    'a consumer that replaces others starts where they had all acknowledged, and removes them',
+    async () => {
+      const bus = await makeBus();
+      const seen = (name: string) => {
+        const got: number[] = [];
+        return {
+          got,
+          handle: async (b: { data: Uint8Array }[]) => {
+            got.push(...b.map((d) => Number(dec.decode(d.data))));
+          },
+        };
+      };
+      const [a, b] = [seen('a'), seen('b')];
+      const subA = await consumeEventBatches(bus, { durable: 'old-a', filter: 'evt.>' }, a.handle);
+      const subB = await consumeEventBatches(bus, { durable: 'old-b', filter: 'evt.>' }, b.handle);
+      for (let i = 0; i < 5; i++) await bus.publishEvent('evt.T.x.v1', enc.encode(String(i)), `c${i}`);
+      await waitFor(async () => a.got.length === 5 && b.got.length === 5, 10_000);
+      await subB.stop();
+      for (let i = 5; i < 8; i++) await bus.publishEvent('evt.T.x.v1', enc.encode(String(i)), `c${i}`);
+      await waitFor(async () => a.got.length === 8, 10_000);
+      await subA.stop();
+      // old-b stopped at 4: the merged consumer begins at 5, so nothing old-b missed is lost, and 0–4 are not replayed.
+      const merged = seen('merged');
+      const subM = await consumeEventBatches(
+        bus,
+        { durable: 'merged', filter: 'evt.>', continues: ['old-a', 'old-b'] },
+        merged.handle,
+      );
+      await bus.publishEvent('evt.T.x.v1', enc.encode('8'), 'c8');
+      await waitFor(async () => merged.got.includes(8), 10_000);
+      expect(merged.got).toEqual([5, 6, 7, 8]);
+      await subM.stop();
+      const jsm = await (bus as NatsBus).consumerNames();
+      expect(jsm).toEqual(['merged']);
+    },
+  );
 });
-

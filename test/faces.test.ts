@@ -7,16 +7,32 @@ const VIN = '1HGCM82633A004352';
 
 describe.each(modes())('keyless faces and discovery (%s)', (mode) => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness(mode); });
-  afterAll(async () => { await h?.stop(); });
+  beforeAll(async () => {
+    h = await startHarness(mode);
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
 
   it('decodes a VIN offline: real year/make/model, simulated values said so; lower case accepted', async () => {
     const r = await call(h.baseUrl, 'GET', `/decode/${VIN.toLowerCase()}`);
     expect(r.status).toBe(200);
     expect(r.json.type).toBe('OK');
-    expect(r.json.decode).toMatchObject({ vin: VIN, year: 2003, make: 'Honda', model: 'Accord', priceCurrency: 'USD', retailValue: expect.stringMatching(/^\d+\.\d{2}$/), msrp: expect.stringMatching(/^\d+\.\d{2}$/) });
+    expect(r.json.decode).toMatchObject({
+      vin: VIN,
+      year: 2003,
+      make: 'Honda',
+      model: 'Accord',
+      priceCurrency: 'USD',
+      retailValue: expect.stringMatching(/^\d+\.\d{2}$/),
+      msrp: expect.stringMatching(/^\d+\.\d{2}$/),
+    });
     expect(r.json.decode.odometer).toMatchObject({ simulated: true, unit: 'mi' });
-    expect(r.json.provenance).toMatchObject({ environment: 'sandbox', simulated: true, simulatedFields: expect.arrayContaining(['msrp', 'odometer']) });
+    expect(r.json.provenance).toMatchObject({
+      environment: 'sandbox',
+      simulated: true,
+      simulatedFields: expect.arrayContaining(['msrp', 'odometer']),
+    });
     const kona = await call(h.baseUrl, 'GET', '/decode/KM8K2CAB4PU001140');
     expect(kona.json.decode).toMatchObject({ year: 2023, make: 'Hyundai', model: 'Kona' });
   });
@@ -33,11 +49,20 @@ describe.each(modes())('keyless faces and discovery (%s)', (mode) => {
     const r = await call(h.baseUrl, 'GET', `/decode/${VIN}`);
     expect(r.status).toBe(200);
     expect(r.json.decode).toMatchObject({
-      vin: VIN, year: 2003, make: 'Honda', model: 'Accord', trim: { name: 'EX-V6' }, body: { class: 'Coupe', doors: 2 },
-      engine: { cylinders: 6, configuration: 'V-Shaped', model: 'J30A4' }, fuel: { primary: 'Gasoline' },
+      vin: VIN,
+      year: 2003,
+      make: 'Honda',
+      model: 'Accord',
+      trim: { name: 'EX-V6' },
+      body: { class: 'Coupe', doors: 2 },
+      engine: { cylinders: 6, configuration: 'V-Shaped', model: 'J30A4' },
+      fuel: { primary: 'Gasoline' },
       odometer: { simulated: true },
     });
-    expect(r.json.provenance).toMatchObject({ source: expect.stringMatching(/NHTSA vPIC/), simulatedFields: ['retailValue', 'msrp', 'odometer'] });
+    expect(r.json.provenance).toMatchObject({
+      source: expect.stringMatching(/NHTSA vPIC/),
+      simulatedFields: ['retailValue', 'msrp', 'odometer'],
+    });
     expect(r.json.provenance.real).toEqual(expect.arrayContaining(['year', 'make', 'model', 'trim', 'body', 'engine']));
   });
 
@@ -58,13 +83,19 @@ describe.each(modes())('keyless faces and discovery (%s)', (mode) => {
     expect(r.headers.get('content-type')).toMatch(/application\/json/);
     expect(r.json.nouns.signing.facts.map((f: any) => f.capability)).toContain('signing.status');
     expect(r.json.deals.map((d: any) => d.id)).toContain(deal.json.value.dealId);
-    expect(r.json.links).toMatchObject({ deal: expect.stringMatching(/^\/buy\/deals\/deal_/), listing: `/decode/${VIN}`, nouns: expect.objectContaining({ signing: `/signings/${VIN}` }) });
+    expect(r.json.links).toMatchObject({
+      deal: expect.stringMatching(/^\/buy\/deals\/deal_/),
+      listing: `/decode/${VIN}`,
+      nouns: expect.objectContaining({ signing: `/signings/${VIN}` }),
+    });
     expect(JSON.stringify(r.json)).not.toMatch(/acct_/);
     const md = await call(h.baseUrl, 'GET', `/${VIN}`, { headers: { accept: 'text/markdown' } });
     expect(md.headers.get('content-type')).toMatch(/text\/markdown/);
     expect(md.text).toMatch(/^# 2003 Honda Accord/);
     expect(md.text).toContain('## signing');
-    const html = await call(h.baseUrl, 'GET', `/${VIN}`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    const html = await call(h.baseUrl, 'GET', `/${VIN}`, {
+      headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+    });
     expect(html.headers.get('content-type')).toMatch(/text\/html/);
     expect(html.text).toContain('<title>2003 Honda Accord — VIN 1HGCM82633A004352</title>');
     expect(html.text).not.toMatch(/<script/i);
@@ -104,11 +135,12 @@ describe.each(modes())('keyless faces and discovery (%s)', (mode) => {
     expect(md.text).toContain('## signing.quote');
     expect((await call(h.baseUrl, 'GET', '/catalog.md')).text).toMatch(/^# Vehicle Capability Service/);
     expect((await call(h.baseUrl, 'GET', '/catalog/signing.status')).status).toBe(404); // sandbox: no page of its own
-    for (const n of c.json.nouns) for (const cap of n.capabilities.filter((x: any) => x.mode === 'live')) {
-      const page = await call(h.baseUrl, 'GET', cap.page, { headers: { accept: 'text/html' } });
-      expect(page.status, cap.page).toBe(200);
-      expect(page.text).toContain(`<title>${cap.name} — capability</title>`);
-    }
+    for (const n of c.json.nouns)
+      for (const cap of n.capabilities.filter((x: any) => x.mode === 'live')) {
+        const page = await call(h.baseUrl, 'GET', cap.page, { headers: { accept: 'text/html' } });
+        expect(page.status, cap.page).toBe(200);
+        expect(page.text).toContain(`<title>${cap.name} — capability</title>`);
+      }
     expect((await call(h.baseUrl, 'GET', '/catalog/nosuch')).status).toBe(404);
   });
 
@@ -118,7 +150,11 @@ describe.each(modes())('keyless faces and discovery (%s)', (mode) => {
     const result = await validate(structuredClone(r.json));
     if (!result.valid) throw new Error(compileErrors(result));
     const ops = Object.values(r.json.paths).flatMap((p: any) => Object.values(p).map((o: any) => o.operationId));
-    const live = new Set((await call(h.baseUrl, 'GET', '/catalog')).json.nouns.flatMap((n: any) => n.capabilities.filter((c: any) => c.mode === 'live').map((c: any) => c.name)));
+    const live = new Set(
+      (await call(h.baseUrl, 'GET', '/catalog')).json.nouns.flatMap((n: any) =>
+        n.capabilities.filter((c: any) => c.mode === 'live').map((c: any) => c.name),
+      ),
+    );
     for (const c of capabilities) expect(ops.includes(c.name), c.name).toBe(live.has(c.name));
     expect(ops).toEqual(expect.arrayContaining(['keys.mint', 'decode.get', 'record.get']));
   });
@@ -152,7 +188,17 @@ describe.each(modes())('keyless faces and discovery (%s)', (mode) => {
   });
 
   it('caches every discovery document by ETag: a matching If-None-Match answers 304', async () => {
-    for (const path of ['/catalog', '/catalog.md', '/catalog/signing', '/suite.json', '/openapi.json', '/.well-known/agents.json', '/llms.txt', '/signings', `/${VIN}`]) {
+    for (const path of [
+      '/catalog',
+      '/catalog.md',
+      '/catalog/signing',
+      '/suite.json',
+      '/openapi.json',
+      '/.well-known/agents.json',
+      '/llms.txt',
+      '/signings',
+      `/${VIN}`,
+    ]) {
       const r = await fetch(h.baseUrl + path);
       const etag = r.headers.get('etag');
       expect(etag, path).toBeTruthy();

@@ -5,8 +5,12 @@ const VIN = '1HGCM82633A004352';
 
 describe.runIf(serversFor('faults suite'))('faults (distributed: needs NATS_URL, DATABASE_URL, REDIS_URL)', () => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness('distributed', { busTimeoutMs: 1500 }); });
-  afterAll(async () => { await h?.stop(); });
+  beforeAll(async () => {
+    h = await startHarness('distributed', { busTimeoutMs: 1500 });
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
 
   it('answers 503 BLOCKED for a stopped pillar within the time-out while others answer, and recovers', async () => {
     await h.kill!('services-pillar');

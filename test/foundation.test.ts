@@ -6,8 +6,12 @@ const VIN = '1HGCM82633A004352';
 
 describe.each(modes())('foundation (%s)', (mode) => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness(mode); });
-  afterAll(async () => { await h?.stop(); });
+  beforeAll(async () => {
+    h = await startHarness(mode);
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
 
   it('answers signing.status with the spec envelope, valid against the catalog schema', async () => {
     const r = await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`);
@@ -18,7 +22,11 @@ describe.each(modes())('foundation (%s)', (mode) => {
     expect(r.json.answers).toBe('SigningStatus@1');
     expect(r.json.value.vin).toBe(VIN);
     expect(r.json.evidence).toEqual(r.json.value);
-    expect(r.json.provenance).toEqual({ simulated: true, environment: 'sandbox', source: expect.stringMatching(/^services-pillar@/) });
+    expect(r.json.provenance).toEqual({
+      simulated: true,
+      environment: 'sandbox',
+      source: expect.stringMatching(/^services-pillar@/),
+    });
     expect(r.json.events).toEqual([]);
     expect(r.json.meter.charged).toBe('0.00');
   });
@@ -47,29 +55,52 @@ describe.each(modes())('foundation (%s)', (mode) => {
     expect(r.json.value.code).toBe('invalid-input');
     const fields = r.json.value.problems.map((p: any) => p.field);
     expect(fields).toContain('vin');
-    expect(r.json.value.problems.some((p: any) => /unrecognized|extra/i.test(p.message) || p.field === '(body)')).toBe(true);
+    expect(r.json.value.problems.some((p: any) => /unrecognized|extra/i.test(p.message) || p.field === '(body)')).toBe(
+      true,
+    );
   });
 
   it('answers unknown routes 404, malformed JSON 400 and oversize bodies 413, all typed', async () => {
     const nf = await call(h.baseUrl, 'GET', '/no/such/route');
     expect(nf.status).toBe(404);
     expect(nf.json.value.code).toBe('not-found');
-    const bad = await fetch(`${h.baseUrl}/signings/quote`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"vin":' });
+    const bad = await fetch(`${h.baseUrl}/signings/quote`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"vin":',
+    });
     expect(bad.status).toBe(400);
     expect((await bad.json()).value.code).toBe('malformed-json');
-    const big = await fetch(`${h.baseUrl}/signings/quote`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ vin: 'x'.repeat(2_000_000) }) });
+    const big = await fetch(`${h.baseUrl}/signings/quote`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ vin: 'x'.repeat(2_000_000) }),
+    });
     expect(big.status).toBe(413);
     expect((await big.json()).value.code).toBe('payload-too-large');
   });
 
   it('answers browsers from any origin (CORS) and refuses non-JSON bodies with a typed 415', async () => {
-    const pre = await fetch(`${h.baseUrl}/signings/quote`, { method: 'OPTIONS', headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' } });
+    const pre = await fetch(`${h.baseUrl}/signings/quote`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://agent.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type',
+      },
+    });
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-origin')).toBe('*');
     expect(pre.headers.get('access-control-allow-headers')).toMatch(/authorization/);
-    const get = await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`, { headers: { origin: 'https://agent.example' } });
+    const get = await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`, {
+      headers: { origin: 'https://agent.example' },
+    });
     expect(get.headers.get('access-control-expose-headers')).toMatch(/payment-required/);
-    const text = await fetch(`${h.baseUrl}/signings/quote`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'vin' });
+    const text = await fetch(`${h.baseUrl}/signings/quote`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'vin',
+    });
     expect(text.status).toBe(415);
     expect((await text.json()).value.code).toBe('unsupported-media-type');
   });
@@ -88,7 +119,9 @@ describe.each(modes())('foundation (%s)', (mode) => {
   });
 
   it('carries the request id it was given, or a new one, on every response', async () => {
-    const given = await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`, { headers: { 'x-request-id': 'req_test_123' } });
+    const given = await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`, {
+      headers: { 'x-request-id': 'req_test_123' },
+    });
     expect(given.headers.get('x-request-id')).toBe('req_test_123');
     const fresh = await call(h.baseUrl, 'GET', '/nope');
     expect(fresh.headers.get('x-request-id')).toMatch(/^req_/);

@@ -5,66 +5,107 @@ import { distributedEnv, dropStores, freshStores } from './support/harness.ts';
 /** Both stores: PGlite (in its worker thread) always, Postgres in a database of its own where one is given. */
 const stores: [string, () => Promise<Db>][] = [['pglite', () => createPgliteDb('memory://')]];
 const made: Record<string, string>[] = [];
-if (distributedEnv()) stores.push(['postgres', async () => { const s = await freshStores(); made.push(s); return createPgDb(s.DATABASE_URL!, 5); }]);
-afterAll(async () => { for (const s of made) await dropStores(s); });
+if (distributedEnv())
+  stores.push([
+    'postgres',
+    async () => {
+      const s = await freshStores();
+      made.push(s);
+      return createPgDb(s.DATABASE_URL!, 5);
+    },
+  ]);
+afterAll(async () => {
+  for (const s of made) await dropStores(s);
+});
 
 describe.each(stores)('Db.batch: group commit (%s)', (_kind, open) => {
   it('writes concurrent batches in shared transactions, every caller answered after its commit', async () => {
     const db = await open();
     try {
       await db.query('create table g(id int primary key, note text)');
-      await Promise.all(Array.from({ length: 40 }, (_, i) => db.batch([
-        { sql: 'insert into g(id, note) values ($1, $2)', params: [i, 'a'] },
-        { sql: 'update g set note = $2 where id = $1', params: [i, 'b'] },
-      ])));
+      await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          db.batch([
+            { sql: 'insert into g(id, note) values ($1, $2)', params: [i, 'a'] },
+            { sql: 'update g set note = $2 where id = $1', params: [i, 'b'] },
+          ]),
+        ),
+      );
       const { rows } = await db.query<{ n: number; notes: string; txs: number }>(
-        "select count(*)::int as n, string_agg(distinct note, ',') as notes, count(distinct xmin::text)::int as txs from g");
+        "select count(*)::int as n, string_agg(distinct note, ',') as notes, count(distinct xmin::text)::int as txs from g",
+      );
       // Every batch is there, whole; fewer transactions than batches means they were grouped.
       expect(rows[0]).toMatchObject({ n: 40, notes: 'b' });
       expect(rows[0]!.txs).toBeLessThan(40);
-    } finally { await db.close(); }
+    } finally {
+      await db.close();
+    }
   });
 
   it('fails a batch whose statement fails, alone: the others of its group commit', async () => {
     const db = await open();
     try {
       await db.query('create table h(id int primary key)');
-      const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => db.batch([
-        { sql: 'insert into h(id) values ($1)', params: [i] },
-        ...(i === 4 ? [{ sql: 'insert into h(id) values ($1)', params: [0] }] : []), // a duplicate: 23505
-      ])));
+      const results = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) =>
+          db.batch([
+            { sql: 'insert into h(id) values ($1)', params: [i] },
+            ...(i === 4 ? [{ sql: 'insert into h(id) values ($1)', params: [0] }] : []), // a duplicate: 23505
+          ]),
+        ),
+      );
       expect(results.map((r) => r.status)).toEqual(results.map((_, i) => (i === 4 ? 'rejected' : 'fulfilled')));
       expect((results[4] as PromiseRejectedResult).reason).toMatchObject({ code: '23505' });
       const { rows } = await db.query<{ id: number }>('select id from h order by id');
       expect(rows.map((r) => r.id)).toEqual([0, 1, 2, 3, 5, 6, 7, 8, 9]);
-    } finally { await db.close(); }
+    } finally {
+      await db.close();
+    }
   });
 
-  it('writes every batch\'s bulk rows as one statement: order kept, nulls kept, the last row of a key wins', async () => {
+  it("writes every batch's bulk rows as one statement: order kept, nulls kept, the last row of a key wins", async () => {
     const db = await open();
     try {
       await db.query('create table ev(seq bigserial primary key, id text unique not null, vin text)');
       await db.query('create table fact(k text primary key, v text not null)');
-      const ev: BulkWrite = { sql: 'insert into ev(id, vin) select id, vin from unnest($1::text[], $2::text[]) with ordinality as t(id, vin, ord) order by ord' };
+      const ev: BulkWrite = {
+        sql: 'insert into ev(id, vin) select id, vin from unnest($1::text[], $2::text[]) with ordinality as t(id, vin, ord) order by ord',
+      };
       const fact: BulkWrite = {
         sql: `insert into fact(k, v) select distinct on (k) k, v from unnest($1::text[], $2::text[]) with ordinality as t(k, v, ord) order by k, ord desc
               on conflict (k) do update set v = excluded.v`,
       };
       // A group of two batches is one statement (two data-modifying CTEs), so one transaction.
-      expect(mergeWrites([{ bulk: ev, row: ['e0', 'V'] }, { bulk: fact, row: ['k', 'first'] }, { bulk: ev, row: ['e1', null] }, { bulk: fact, row: ['k', 'last'] }]))
-        .toHaveLength(1);
-      await Promise.all(Array.from({ length: 30 }, (_, i) => db.batch([
-        { bulk: ev, row: [`e${i}`, i % 3 ? 'VIN' : null] },
-        { bulk: fact, row: ['same', `v${i}`] },
-      ])));
+      expect(
+        mergeWrites([
+          { bulk: ev, row: ['e0', 'V'] },
+          { bulk: fact, row: ['k', 'first'] },
+          { bulk: ev, row: ['e1', null] },
+          { bulk: fact, row: ['k', 'last'] },
+        ]),
+      ).toHaveLength(1);
+      await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          db.batch([
+            { bulk: ev, row: [`e${i}`, i % 3 ? 'VIN' : null] },
+            { bulk: fact, row: ['same', `v${i}`] },
+          ]),
+        ),
+      );
       const { rows } = await db.query<{ id: string; vin: string | null }>('select id, vin from ev order by seq');
       expect(rows).toHaveLength(30);
-      expect(rows.filter((r) => r.vin === null).map((r) => r.id).sort()).toEqual(['e0', 'e12', 'e15', 'e18', 'e21', 'e24', 'e27', 'e3', 'e6', 'e9']);
+      expect(
+        rows
+          .filter((r) => r.vin === null)
+          .map((r) => r.id)
+          .sort(),
+      ).toEqual(['e0', 'e12', 'e15', 'e18', 'e21', 'e24', 'e27', 'e3', 'e6', 'e9']);
       // Callers were answered in the order they queued, so the last caller's fact is the one left.
       expect((await db.query('select v from fact')).rows).toEqual([{ v: 'v29' }]);
       const txs = await db.query<{ n: number }>('select count(distinct xmin::text)::int as n from ev');
       expect(txs.rows[0]!.n).toBeLessThan(30);
-    } finally { await db.close(); }
+    } finally {
+      await db.close();
+    }
   });
 });
-

@@ -16,7 +16,9 @@ describe.each(modes())('rate limits and idempotency across gateways (%s)', (mode
     a = h.baseUrl;
     b = mode === 'distributed' ? await h.startGateway!() : h.baseUrl;
   });
-  afterAll(async () => { await h?.stop(); });
+  afterAll(async () => {
+    await h?.stop();
+  });
 
   it('limits each key, whichever gateway it calls, with RateLimit headers and a 429 BLOCKED answer', async () => {
     const { key } = await mintKey(a);
@@ -62,11 +64,23 @@ describe.each(modes())('rate limits and idempotency across gateways (%s)', (mode
     expect(replay.json.value.secretOnce).toBe('<shown once; not replayed>');
 
     const scoped = { 'idempotency-key': 'idem-scope-1' };
-    const s1 = await call(a, 'POST', '/api-keys/scope', { key, body: { scopes: ['read'], mandateBinding: 'm1' }, headers: scoped });
-    const s2 = await call(b, 'POST', '/api-keys/scope', { key, body: { mandateBinding: 'm1', scopes: ['read'] }, headers: scoped });
+    const s1 = await call(a, 'POST', '/api-keys/scope', {
+      key,
+      body: { scopes: ['read'], mandateBinding: 'm1' },
+      headers: scoped,
+    });
+    const s2 = await call(b, 'POST', '/api-keys/scope', {
+      key,
+      body: { mandateBinding: 'm1', scopes: ['read'] },
+      headers: scoped,
+    });
     expect(s2.headers.get('idempotent-replayed')).toBe('true');
     expect(s2.text).toBe(s1.text);
-    const reused = await call(b, 'POST', '/api-keys/scope', { key, body: { scopes: ['read'], mandateBinding: 'm2' }, headers: scoped });
+    const reused = await call(b, 'POST', '/api-keys/scope', {
+      key,
+      body: { scopes: ['read'], mandateBinding: 'm2' },
+      headers: scoped,
+    });
     expect([reused.status, reused.json.value.code]).toEqual([422, 'idempotency-key-reused']);
     // Scoped per account: another account may use the same Idempotency-Key for its own call.
     const stranger = await mintKey(a);
@@ -77,7 +91,9 @@ describe.each(modes())('rate limits and idempotency across gateways (%s)', (mode
   it('answers 409 while the first request with the key is still running, and runs the call once', async () => {
     const { key } = await mintKey(a);
     const headers = { 'idempotency-key': 'idem-race' };
-    const all = await Promise.all(Array.from({ length: 5 }, (_, i) => call(i % 2 ? a : b, 'POST', '/api-keys/mint', { key, body: {}, headers })));
+    const all = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => call(i % 2 ? a : b, 'POST', '/api-keys/mint', { key, body: {}, headers })),
+    );
     const ran = all.filter((r) => r.status === 200 && !r.headers.get('idempotent-replayed'));
     expect(ran).toHaveLength(1);
     for (const r of all.filter((x) => x !== ran[0])) {
@@ -92,19 +108,30 @@ describe.each(modes())('rate limits and idempotency across gateways (%s)', (mode
     await waitFor(() => kv.ping(), 5000, 20);
     const body = {};
     const fp = createHash('sha256').update(`POST /api-keys/mint\n{}`).digest('hex');
-    await kv.set(`idem:acct:${account}:${createHash('sha256').update('idem-held').digest('hex')}`, JSON.stringify({ state: 'running', fp }), 60_000);
+    await kv.set(
+      `idem:acct:${account}:${createHash('sha256').update('idem-held').digest('hex')}`,
+      JSON.stringify({ state: 'running', fp }),
+      60_000,
+    );
     await kv.close();
     const r = await call(b, 'POST', '/api-keys/mint', { key, body, headers: { 'idempotency-key': 'idem-held' } });
     expect([r.status, r.json.value.code, r.headers.get('retry-after')]).toEqual([409, 'idempotency-in-flight', '1']);
   });
   // Last: it spends this address's anonymous and minting budgets.
   it('limits anonymous calls and minting per client address, across gateways', async () => {
-    for (const [path, method] of [[`/signings/status?vin=${VIN}`, 'GET'], ['/keys', 'POST']] as const) {
+    for (const [path, method] of [
+      [`/signings/status?vin=${VIN}`, 'GET'],
+      ['/keys', 'POST'],
+    ] as const) {
       const first = await call(a, method, path);
       expect(first.status).toBe(200);
       let left = Number(first.headers.get('ratelimit-remaining'));
       let i = 0;
-      while (left > 0) { const r = await call(i++ % 2 ? a : b, method, path); expect(r.status).toBe(200); left = Number(r.headers.get('ratelimit-remaining')); }
+      while (left > 0) {
+        const r = await call(i++ % 2 ? a : b, method, path);
+        expect(r.status).toBe(200);
+        left = Number(r.headers.get('ratelimit-remaining'));
+      }
       const over = await call(b, method, path);
       expect([path, over.status, over.json.value.code]).toEqual([path, 429, 'rate-limited']);
       expect(over.headers.get('retry-after')).toBeTruthy();
@@ -114,8 +141,12 @@ describe.each(modes())('rate limits and idempotency across gateways (%s)', (mode
 
 describe.each(modes())('behind a trusted proxy (%s)', (mode) => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness(mode, { rateLimits: LIMITS, env: { TRUST_PROXY: '127.0.0.1' } }); });
-  afterAll(async () => { await h?.stop(); });
+  beforeAll(async () => {
+    h = await startHarness(mode, { rateLimits: LIMITS, env: { TRUST_PROXY: '127.0.0.1' } });
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
 
   it('gives each forwarded client its own anonymous budget', async () => {
     const path = `/signings/status?vin=${VIN}`;
@@ -128,21 +159,31 @@ describe.each(modes())('behind a trusted proxy (%s)', (mode) => {
 
 describe.each(modes())('client addresses and health (%s)', (mode) => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness(mode, { rateLimits: LIMITS }); });
-  afterAll(async () => { await h?.stop(); });
+  beforeAll(async () => {
+    h = await startHarness(mode, { rateLimits: LIMITS });
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
 
   it('never limits /healthz, /readyz or /metrics: load balancers and scrapers poll from one address', async () => {
     for (let i = 0; i < LIMITS.anonymous + 5; i++) {
-      for (const p of ['/healthz', '/readyz', '/metrics']) expect((await call(h.baseUrl, 'GET', p)).status, `${p} #${i}`).toBe(200);
+      for (const p of ['/healthz', '/readyz', '/metrics'])
+        expect((await call(h.baseUrl, 'GET', p)).status, `${p} #${i}`).toBe(200);
     }
     // Anonymous calls still have their budget: health did not spend it.
-    expect((await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`, { headers: { 'x-forwarded-for': '203.0.113.9' } })).status).toBe(200);
+    expect(
+      (await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`, { headers: { 'x-forwarded-for': '203.0.113.9' } }))
+        .status,
+    ).toBe(200);
   });
 
   it('ignores X-Forwarded-For without TRUST_PROXY: a caller cannot pick its address', async () => {
     let last = 0;
-    for (let i = 0; i < LIMITS.anonymous + 1; i++) last = (await call(h.baseUrl, 'GET', `/mcos/status?vin=${VIN}`, { headers: { 'x-forwarded-for': `198.51.100.${i}` } })).status;
+    for (let i = 0; i < LIMITS.anonymous + 1; i++)
+      last = (
+        await call(h.baseUrl, 'GET', `/mcos/status?vin=${VIN}`, { headers: { 'x-forwarded-for': `198.51.100.${i}` } })
+      ).status;
     expect(last).toBe(429);
   });
-
 });

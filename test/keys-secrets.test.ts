@@ -8,7 +8,12 @@ const VIN = '1HGCM82633A004352';
 /** A logger whose lines the test reads back. */
 function capturedLogger() {
   const lines: string[] = [];
-  const sink = new Writable({ write(chunk, _enc, done) { lines.push(...String(chunk).split('\n').filter(Boolean)); done(); } });
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
   return { log: createLogger('test', 'trace', sink), lines };
 }
 
@@ -16,8 +21,12 @@ describe('no secret in logs, rows or errors; a request id in every log line of a
   let h: Harness;
   const cap = capturedLogger();
   const secrets: string[] = [];
-  beforeAll(async () => { h = await startHarness('embedded', { log: cap.log }); });
-  afterAll(async () => { await h?.stop(); });
+  beforeAll(async () => {
+    h = await startHarness('embedded', { log: cap.log });
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
 
   it('writes each top-level key once per line (Elasticsearch refuses documents with a key twice)', async () => {
     await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`);
@@ -25,7 +34,10 @@ describe('no secret in logs, rows or errors; a request id in every log line of a
     for (const line of cap.lines) {
       // Top-level keys only: strip nested objects, then every "key": must be new on the line.
       let flat = line.slice(1, -1);
-      for (let prev = ''; prev !== flat;) { prev = flat; flat = flat.replace(/\{[^{}]*\}/g, '{}').replace(/\[[^[\]]*\]/g, '[]'); }
+      for (let prev = ''; prev !== flat;) {
+        prev = flat;
+        flat = flat.replace(/\{[^{}]*\}/g, '{}').replace(/\[[^[\]]*\]/g, '[]');
+      }
       const keys = [...flat.matchAll(/(?:^|,)"((?:[^"\\]|\\.)*)":/g)].map((m) => m[1]);
       expect(keys.length, line).toBe(new Set(keys).size);
     }
@@ -34,7 +46,15 @@ describe('no secret in logs, rows or errors; a request id in every log line of a
   it('redacts keys and secrets at every path a log line might carry them', () => {
     const { log, lines } = capturedLogger();
     const key = 'vcs_test_abcdefghij_' + 'x'.repeat(43);
-    log.info({ key, secretOnce: key, req: { headers: { authorization: `Bearer ${key}`, 'x-api-key': key } }, value: { secretOnce: key, key } }, 'line');
+    log.info(
+      {
+        key,
+        secretOnce: key,
+        req: { headers: { authorization: `Bearer ${key}`, 'x-api-key': key } },
+        value: { secretOnce: key, key },
+      },
+      'line',
+    );
     expect(lines.join('\n')).not.toContain(key);
     expect(lines.join('\n')).toContain('[redacted]');
   });
@@ -58,8 +78,10 @@ describe('no secret in logs, rows or errors; a request id in every log line of a
     const logs = cap.lines.join('\n');
     expect(logs.length).toBeGreaterThan(0);
     const dump = JSON.stringify([
-      await h.sql('select * from api_keys'), await h.sql('select * from api_key_events'),
-      await h.sql('select * from outbox_events'), await h.sql('select * from accounts'),
+      await h.sql('select * from api_keys'),
+      await h.sql('select * from api_key_events'),
+      await h.sql('select * from outbox_events'),
+      await h.sql('select * from accounts'),
     ]);
     for (const s of secrets) {
       expect(s).toMatch(/^vcs_test_/);

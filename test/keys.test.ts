@@ -10,8 +10,12 @@ describe.each(modes())('keys and accounts (%s)', (mode) => {
   let h: Harness;
   const clock = new ManualClock(new Date('2026-01-15T12:00:00.000Z'));
   // Embedded: a clock the test moves. Distributed: a one-second grace the test waits out.
-  beforeAll(async () => { h = await startHarness(mode, { clock, env: { KEY_ROTATION_GRACE_SECONDS: '1' } }); });
-  afterAll(async () => { await h?.stop(); });
+  beforeAll(async () => {
+    h = await startHarness(mode, { clock, env: { KEY_ROTATION_GRACE_SECONDS: '1' } });
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
 
   const expireGrace = async () => {
     if (mode === 'embedded') clock.advance(86_400_000 + 1000);
@@ -23,7 +27,12 @@ describe.each(modes())('keys and accounts (%s)', (mode) => {
     const a = await call(h.baseUrl, 'POST', '/keys');
     expect(a.status).toBe(200);
     expect(Object.keys(a.json).sort()).toEqual(['account', 'environment', 'key', 'links', 'type']);
-    expect(a.json).toMatchObject({ type: 'OK', environment: 'sandbox', account: expect.stringMatching(/^acct_/), key: expect.stringMatching(/^vcs_test_/) });
+    expect(a.json).toMatchObject({
+      type: 'OK',
+      environment: 'sandbox',
+      account: expect.stringMatching(/^acct_/),
+      key: expect.stringMatching(/^vcs_test_/),
+    });
     expect(Object.keys(a.json.links).sort()).toEqual(['agents_json', 'docs', 'pricing']);
     const b = await mintKey(h.baseUrl);
     expect(b.key).not.toBe(a.json.key);
@@ -35,8 +44,17 @@ describe.each(modes())('keys and accounts (%s)', (mode) => {
     const me = await call(h.baseUrl, 'GET', '/keys/me', { key });
     expect(me.status).toBe(200);
     expect(me.json).toMatchObject({
-      type: 'OK', id: expect.stringMatching(/^key_|^apikey_|_/), prefix: key.split('_').slice(0, 3).join('_'), account, environment: 'sandbox',
-      trustTier: 'anonymous', scopes: ['read', 'act'], mandateBinding: 'none', status: 'active', lastRotatedAt: null, expiresAt: null,
+      type: 'OK',
+      id: expect.stringMatching(/^key_|^apikey_|_/),
+      prefix: key.split('_').slice(0, 3).join('_'),
+      account,
+      environment: 'sandbox',
+      trustTier: 'anonymous',
+      scopes: ['read', 'act'],
+      mandateBinding: 'none',
+      status: 'active',
+      lastRotatedAt: null,
+      expiresAt: null,
       usage: { calls: 0, charged: '0.00', byCapability: {} },
     });
     expect(me.text).not.toContain(key);
@@ -58,8 +76,13 @@ describe.each(modes())('keys and accounts (%s)', (mode) => {
     await waitFor(async () => (await call(h.baseUrl, 'GET', '/keys/me', { key })).json.usage.calls === 4, 5000);
     const me = await call(h.baseUrl, 'GET', '/keys/me', { key });
     expect(me.json.usage).toEqual({
-      calls: 4, settlements: 0, charged: '0.00',
-      byCapability: { 'signing.status': { calls: 3, settlements: 0, charged: '0.00' }, 'apiKey.scope': { calls: 1, settlements: 0, charged: '0.00' } },
+      calls: 4,
+      settlements: 0,
+      charged: '0.00',
+      byCapability: {
+        'signing.status': { calls: 3, settlements: 0, charged: '0.00' },
+        'apiKey.scope': { calls: 1, settlements: 0, charged: '0.00' },
+      },
     });
   });
 
@@ -77,7 +100,9 @@ describe.each(modes())('keys and accounts (%s)', (mode) => {
     expect(unknown.text).not.toContain(forged);
 
     const expiring = await mintKey(h.baseUrl);
-    await h.sql(`update api_keys set expires_at = '2000-01-01T00:00:00Z' where prefix = $1`, [expiring.key.split('_').slice(0, 3).join('_')]);
+    await h.sql(`update api_keys set expires_at = '2000-01-01T00:00:00Z' where prefix = $1`, [
+      expiring.key.split('_').slice(0, 3).join('_'),
+    ]);
     // The gateway's 5 s key cache: the embedded test moves the gateway's clock past it; distributed processes run on real time.
     if (mode === 'embedded') clock.advance(KEY_CACHE_MS + 1);
     await waitFor(async () => (await post(scope, expiring.key)).status === 401, mode === 'embedded' ? 500 : 7000);
@@ -85,7 +110,11 @@ describe.each(modes())('keys and accounts (%s)', (mode) => {
 
     // gate none: same answer with no key, a valid key or a bad key; the bad key only earns a warning header
     const free = `/signings/status?vin=${VIN}`;
-    const [a, b, c] = await Promise.all([call(h.baseUrl, 'GET', free), call(h.baseUrl, 'GET', free, { key }), call(h.baseUrl, 'GET', free, { key: forged })]);
+    const [a, b, c] = await Promise.all([
+      call(h.baseUrl, 'GET', free),
+      call(h.baseUrl, 'GET', free, { key }),
+      call(h.baseUrl, 'GET', free, { key: forged }),
+    ]);
     expect([a.status, b.status, c.status]).toEqual([200, 200, 200]);
     expect(b.json.value).toEqual(a.json.value);
     expect(c.json.value).toEqual(a.json.value);
@@ -104,7 +133,10 @@ describe.each(modes())('keys and accounts (%s)', (mode) => {
     expect([after.status, after.json.value.code]).toEqual([401, 'key-revoked']);
     const history = await h.sql('select type from api_key_events where key_id = $1 order by seq', [r.json.value.id]);
     expect(history.map((e) => e.type)).toEqual(['ApiKey.minted@1', 'ApiKey.scoped@1', 'ApiKey.revoked@1']);
-    const outbox = await h.sql(`select type from outbox_events where type like 'ApiKey.%' and payload::jsonb->'data'->>'id' = $1`, [r.json.value.id]);
+    const outbox = await h.sql(
+      `select type from outbox_events where type like 'ApiKey.%' and payload::jsonb->'data'->>'id' = $1`,
+      [r.json.value.id],
+    );
     expect(outbox.map((e) => e.type)).toEqual(['ApiKey.revoked@1']);
   });
 
@@ -118,15 +150,27 @@ describe.each(modes())('keys and accounts (%s)', (mode) => {
     expect(r.json.value).toMatchObject({ owner: account, status: 'active', lastRotatedAt: expect.any(String) });
     expect((await post('/api-keys/scope', old)).status).toBe(200); // within grace
     const oldMe = await call(h.baseUrl, 'GET', '/keys/me', { key: old });
-    expect(oldMe.json).toMatchObject({ status: 'superseded', supersededBy: r.json.value.id, graceUntil: expect.any(String) });
-    expect((await call(h.baseUrl, 'GET', '/keys/me', { key: next })).json).toMatchObject({ id: r.json.value.id, account, status: 'active' });
+    expect(oldMe.json).toMatchObject({
+      status: 'superseded',
+      supersededBy: r.json.value.id,
+      graceUntil: expect.any(String),
+    });
+    expect((await call(h.baseUrl, 'GET', '/keys/me', { key: next })).json).toMatchObject({
+      id: r.json.value.id,
+      account,
+      status: 'active',
+    });
     const again = await post('/api-keys/rotate', old);
     expect([again.status, again.json.value.code]).toEqual([403, 'forbidden']);
     await expireGrace();
     const late = await post('/api-keys/scope', old);
     expect([late.status, late.json.value.code]).toEqual([401, 'key-superseded']);
     expect((await post('/api-keys/scope', next)).status).toBe(200);
-    const types = (await h.sql(`select type from outbox_events where type like 'ApiKey.%' and account_id = $1 order by seq`, [account])).map((e) => e.type);
+    const types = (
+      await h.sql(`select type from outbox_events where type like 'ApiKey.%' and account_id = $1 order by seq`, [
+        account,
+      ])
+    ).map((e) => e.type);
     expect(types).toEqual(expect.arrayContaining(['ApiKey.minted@1', 'ApiKey.rotated@1']));
   });
 
@@ -134,7 +178,11 @@ describe.each(modes())('keys and accounts (%s)', (mode) => {
     const { key, account } = await mintKey(h.baseUrl);
     const m = await post('/api-keys/mint', key);
     expect(m.status).toBe(200);
-    expect(m.json.value).toMatchObject({ owner: account, status: 'active', secretOnce: expect.stringMatching(/^vcs_test_/) });
+    expect(m.json.value).toMatchObject({
+      owner: account,
+      status: 'active',
+      secretOnce: expect.stringMatching(/^vcs_test_/),
+    });
     const c = await post('/api-keys/create', key);
     expect(c.status).toBe(200);
     answerSchema(capabilityByName('apiKey.create')!.value).parse(c.json);
@@ -156,7 +204,10 @@ describe.each(modes())('keys and accounts (%s)', (mode) => {
     expect([widen.status, widen.json.value.code]).toEqual([403, 'forbidden']);
     const bad = await post('/api-keys/scope', key, { scopes: ['admin'] });
     expect([bad.status, bad.json.value.code]).toEqual([400, 'invalid-input']);
-    expect((await call(h.baseUrl, 'GET', '/keys/me', { key })).json).toMatchObject({ scopes: ['read'], mandateBinding: 'mandate_abc' });
+    expect((await call(h.baseUrl, 'GET', '/keys/me', { key })).json).toMatchObject({
+      scopes: ['read'],
+      mandateBinding: 'mandate_abc',
+    });
     // A read-only key still reads, but may not act (deal.open declares an event, so it acts).
     await waitFor(async () => (await post('/deals/open', key, { workflow: 'buy', vin: VIN })).status === 403, 7000);
     const act = await post('/deals/open', key, { workflow: 'buy', vin: VIN });
@@ -164,7 +215,7 @@ describe.each(modes())('keys and accounts (%s)', (mode) => {
     expect((await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`, { key })).status).toBe(200);
   });
 
-  it('never lets one account see, rotate, scope or revoke another account\'s key', async () => {
+  it("never lets one account see, rotate, scope or revoke another account's key", async () => {
     const a = await mintKey(h.baseUrl);
     const b = await mintKey(h.baseUrl);
     const bMe = (await call(h.baseUrl, 'GET', '/keys/me', { key: b.key })).json;

@@ -12,18 +12,28 @@ const root = join(import.meta.dirname, '..');
 
 describe('METRICS_PORT', () => {
   let child: ReturnType<typeof spawn>;
-  let api = '', metrics = '';
+  let api = '',
+    metrics = '';
   beforeAll(async () => {
     const [port, metricsPort] = [await freePort(), await freePort()];
     api = `http://127.0.0.1:${port}`;
     metrics = `http://127.0.0.1:${metricsPort}`;
     child = spawn(process.execPath, [builtEntryOf('embedded')], {
-      cwd: root, stdio: 'ignore',
-      env: { ...process.env, PGLITE_DIR: 'memory://', PORT: String(port), METRICS_PORT: String(metricsPort), LOG_LEVEL: 'silent' },
+      cwd: root,
+      stdio: 'ignore',
+      env: {
+        ...process.env,
+        PGLITE_DIR: 'memory://',
+        PORT: String(port),
+        METRICS_PORT: String(metricsPort),
+        LOG_LEVEL: 'silent',
+      },
     });
     await waitFor(async () => (await fetch(`${api}/healthz`).catch(() => null))?.status === 200, 60_000, 200);
   }, 90_000);
-  afterAll(() => { child?.kill('SIGTERM'); });
+  afterAll(() => {
+    child?.kill('SIGTERM');
+  });
 
   it('serves Prometheus text on its own port, and nothing at /metrics on the public one', async () => {
     const m = await fetch(`${metrics}/metrics`);

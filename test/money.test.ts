@@ -11,19 +11,38 @@ const VIN = '1HGCM82633A004352';
 describe.each(modes())('money and people (%s)', (mode) => {
   let m: MoneyHarness;
   let base: string;
-  beforeAll(async () => { m = await startMoneyHarness(mode); base = m.h.baseUrl; });
-  afterAll(async () => { await m?.stop(); });
+  beforeAll(async () => {
+    m = await startMoneyHarness(mode);
+    base = m.h.baseUrl;
+  });
+  afterAll(async () => {
+    await m?.stop();
+  });
 
   it('publishes every priced capability on GET /pricing, from the catalog, with an ETag', async () => {
     const r = await call(base, 'GET', '/pricing');
     expect(r.status).toBe(200);
     const quote = r.json.value.capabilities.find((p: any) => p.capability === 'signing.quote');
-    expect(quote).toMatchObject({ model: 'flat', amount: '1.00', currency: 'USD', ceiling: '1.00', path: '/signings/quote' });
+    expect(quote).toMatchObject({
+      model: 'flat',
+      amount: '1.00',
+      currency: 'USD',
+      ceiling: '1.00',
+      path: '/signings/quote',
+    });
     const pay = r.json.value.capabilities.find((p: any) => p.capability === 'signing.pay');
-    expect(pay).toMatchObject({ model: 'take-rate', rate: '0.029', base: 'the amount paid', amount: '4.35', currency: 'USD', ceiling: '10.00' });
+    expect(pay).toMatchObject({
+      model: 'take-rate',
+      rate: '0.029',
+      base: 'the amount paid',
+      amount: '4.35',
+      currency: 'USD',
+      ceiling: '10.00',
+    });
     // Money and rates are decimal strings end to end: nothing on the price surface is a float.
     for (const row of r.json.value.capabilities) {
-      for (const k of ['amount', 'ceiling', 'rate'] as const) if (k in row) expect(typeof row[k], `${row.capability}.${k}`).toBe('string');
+      for (const k of ['amount', 'ceiling', 'rate'] as const)
+        if (k in row) expect(typeof row[k], `${row.capability}.${k}`).toBe('string');
       if (row.model === 'take-rate') expect(row.rate).toMatch(/^0\.\d*[1-9]$/);
     }
     expect(r.json.value.capabilities.some((p: any) => p.capability === 'signing.status')).toBe(false);
@@ -40,27 +59,50 @@ describe.each(modes())('money and people (%s)', (mode) => {
     const a = anyAnswer.parse(r.json);
     expect(a.type).toBe('OFFER');
     const v = offerValue.parse(r.json.value);
-    expect(v).toMatchObject({ code: 'payment-required', capability: 'signing.quote', price: { amount: '1.00', currency: 'USD' }, ceiling: { amount: '1.00', currency: 'USD' } });
-    expect(v.intent).toMatchObject({ id: expect.stringMatching(/^pi_/), status: 'pending', capability: 'signing.quote' });
+    expect(v).toMatchObject({
+      code: 'payment-required',
+      capability: 'signing.quote',
+      price: { amount: '1.00', currency: 'USD' },
+      ceiling: { amount: '1.00', currency: 'USD' },
+    });
+    expect(v.intent).toMatchObject({
+      id: expect.stringMatching(/^pi_/),
+      status: 'pending',
+      capability: 'signing.quote',
+    });
     expect(v.settle).toEqual({ method: 'POST', path: `/intents/${v.intent.id}/settle` });
     const x = JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString('utf8'));
     expect(x.x402Version).toBe(2);
     expect(x.resource.url).toMatch(/\/signings\/quote$/);
-    expect(x.accepts[0]).toMatchObject({ scheme: 'exact', amount: '1000000', network: expect.any(String), asset: expect.any(String), payTo: expect.any(String) });
+    expect(x.accepts[0]).toMatchObject({
+      scheme: 'exact',
+      amount: '1000000',
+      network: expect.any(String),
+      asset: expect.any(String),
+      payTo: expect.any(String),
+    });
     expect(x.accepts[0].maxTimeoutSeconds).toBeGreaterThan(0);
     const upto = await call(base, 'POST', '/signings/pay', { key, body: { vin: VIN } });
     const ux = JSON.parse(Buffer.from(upto.headers.get('payment-required')!, 'base64').toString('utf8'));
     expect(ux.accepts[0]).toMatchObject({ scheme: 'upto', amount: '10000000' });
     const state = await call(base, 'GET', `/intents/${v.intent.id}`, { key });
-    expect(state.json.value).toMatchObject({ id: v.intent.id, status: 'pending', capability: 'signing.quote', executions: 0 });
+    expect(state.json.value).toMatchObject({
+      id: v.intent.id,
+      status: 'pending',
+      capability: 'signing.quote',
+      executions: 0,
+    });
   });
 
   it('is read by both generations of x402 clients: v2 from PAYMENT-REQUIRED, v1 from the 402 body (their own schemas)', async () => {
     const { key } = await mintKey(base);
-    for (const path of ['/signings/quote', '/signings/schedule']) { // a flat price and a take-rate
+    for (const path of ['/signings/quote', '/signings/schedule']) {
+      // a flat price and a take-rate
       const r = await call(base, 'POST', path, { key, body: { vin: VIN } });
       expect(r.status).toBe(402);
-      const v2 = PaymentRequiredV2Schema.safeParse(JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString('utf8')));
+      const v2 = PaymentRequiredV2Schema.safeParse(
+        JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString('utf8')),
+      );
       expect(v2.success, JSON.stringify(v2.error?.issues)).toBe(true);
       // The body is still the OFFER envelope, with x402 v1's members beside it.
       expect(anyAnswer.parse(r.json).type).toBe('OFFER');
@@ -71,7 +113,12 @@ describe.each(modes())('money and people (%s)', (mode) => {
       const requirements = r.json.accepts.map((a: unknown) => PaymentRequirementsSchema.parse(a));
       // USDC has 6 decimals: the ceiling's cents times 10,000, in exact integer arithmetic.
       const ceilingAtomic = String(toCents(r.json.value.ceiling.amount)! * 10_000);
-      expect(requirements[0]).toMatchObject({ scheme: 'exact', network: 'base-sepolia', maxAmountRequired: ceilingAtomic, resource: expect.stringMatching(new RegExp(`${path}$`)) });
+      expect(requirements[0]).toMatchObject({
+        scheme: 'exact',
+        network: 'base-sepolia',
+        maxAmountRequired: ceilingAtomic,
+        resource: expect.stringMatching(new RegExp(`${path}$`)),
+      });
       // Then what a v1 client does with it: pick the exact Base Sepolia requirement and prepare the payment to sign.
       const chosen = selectPaymentRequirements(requirements, 'base-sepolia', 'exact');
       const unsigned = preparePaymentHeader('0x0000000000000000000000000000000000000001', r.json.x402Version, chosen);
@@ -86,7 +133,11 @@ describe.each(modes())('money and people (%s)', (mode) => {
     expect(await countEvents(m.db, 'Signing.quoted@1', account)).toBe(0); // nothing ran without settlement
     const first = await call(base, 'POST', `/intents/${id}/settle`, { key });
     expect(first.status).toBe(200);
-    expect(first.json).toMatchObject({ type: 'OK', answers: 'SigningQuote@1', meter: { charged: '0.00', posted: true } });
+    expect(first.json).toMatchObject({
+      type: 'OK',
+      answers: 'SigningQuote@1',
+      meter: { charged: '0.00', posted: true },
+    });
     expect(first.headers.get('idempotent-replayed')).toBeNull();
     const second = await call(base, 'POST', `/intents/${id}/settle`, { key });
     expect(second.status).toBe(200);
@@ -102,8 +153,13 @@ describe.each(modes())('money and people (%s)', (mode) => {
     const { key, account } = await mintKey(base);
     const offer = await call(base, 'POST', '/mcos/fee', { key, body: { vin: VIN } });
     const id = offer.json.value.intent.id;
-    const all = await Promise.all(Array.from({ length: 6 }, () => call(base, 'POST', `/intents/${id}/settle`, { key })));
-    expect(all.map((r) => r.status), JSON.stringify(all.filter((r) => r.status !== 200).map((r) => r.json))).toEqual(Array(6).fill(200));
+    const all = await Promise.all(
+      Array.from({ length: 6 }, () => call(base, 'POST', `/intents/${id}/settle`, { key })),
+    );
+    expect(
+      all.map((r) => r.status),
+      JSON.stringify(all.filter((r) => r.status !== 200).map((r) => r.json)),
+    ).toEqual(Array(6).fill(200));
     for (const r of all) expect(r.json).toEqual(all[0]!.json);
     expect(all.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(5);
     expect(await countEvents(m.db, 'Mco.feeCharged@1', account)).toBe(1);
@@ -127,17 +183,27 @@ describe.each(modes())('money and people (%s)', (mode) => {
 
   it('refuses an expired intent 410, an unknown one 404, and a declined payment 402, each typed', async () => {
     const { key } = await mintKey(base);
-    const exp = await call(base, 'POST', '/signings/quote', { key, body: { vin: VIN }, headers: { 'sandbox-trigger': 'offer-expired' } });
+    const exp = await call(base, 'POST', '/signings/quote', {
+      key,
+      body: { vin: VIN },
+      headers: { 'sandbox-trigger': 'offer-expired' },
+    });
     expect(exp.status).toBe(402);
     const gone = await call(base, 'POST', `/intents/${exp.json.value.intent.id}/settle`, { key });
     expect(gone.status).toBe(410);
     expect(gone.json.value.code).toBe('intent-expired');
-    expect((await call(base, 'GET', `/intents/${exp.json.value.intent.id}`, { key })).json.value.status).toBe('expired');
+    expect((await call(base, 'GET', `/intents/${exp.json.value.intent.id}`, { key })).json.value.status).toBe(
+      'expired',
+    );
     const unknown = await call(base, 'POST', '/intents/pi_nope/settle', { key });
     expect(unknown.status).toBe(404);
     expect(unknown.json.value.code).toBe('intent-not-found');
     expect((await call(base, 'GET', '/intents/pi_nope')).json.value.code).toBe('intent-not-found');
-    const dec = await call(base, 'POST', '/signings/quote', { key, body: { vin: VIN }, headers: { 'sandbox-trigger': 'offer-declined' } });
+    const dec = await call(base, 'POST', '/signings/quote', {
+      key,
+      body: { vin: VIN },
+      headers: { 'sandbox-trigger': 'offer-declined' },
+    });
     const declined = await call(base, 'POST', `/intents/${dec.json.value.intent.id}/settle`, { key });
     expect(declined.status).toBe(402);
     expect(declined.json).toMatchObject({ type: 'BLOCKED', value: { code: 'offer-declined' } });
@@ -146,7 +212,11 @@ describe.each(modes())('money and people (%s)', (mode) => {
 
   it('carries the offer-time fail trigger into settlement: the failure event is emitted', async () => {
     const { key, account } = await mintKey(base);
-    const offer = await call(base, 'POST', '/signings/pay', { key, body: { vin: VIN }, headers: { 'sandbox-trigger': 'fail' } });
+    const offer = await call(base, 'POST', '/signings/pay', {
+      key,
+      body: { vin: VIN },
+      headers: { 'sandbox-trigger': 'fail' },
+    });
     const r = await call(base, 'POST', `/intents/${offer.json.value.intent.id}/settle`, { key });
     expect(r.status).toBe(402);
     expect(r.json.value.code).toBe('payment-failed');
@@ -155,16 +225,28 @@ describe.each(modes())('money and people (%s)', (mode) => {
 
   it('settles in one round trip under Accept-Price, keeps the 402 above it, and refuses a bad header', async () => {
     const { key, account } = await mintKey(base);
-    const ok = await call(base, 'POST', '/signings/quote', { key, body: { vin: VIN }, headers: { 'accept-price': '5.00 USD' } });
+    const ok = await call(base, 'POST', '/signings/quote', {
+      key,
+      body: { vin: VIN },
+      headers: { 'accept-price': '5.00 USD' },
+    });
     expect(ok.status).toBe(200);
     expect(ok.json).toMatchObject({ type: 'OK', meter: { charged: '0.00', posted: true } });
     const id = ok.headers.get('intent-id')!;
     expect((await call(base, 'GET', `/intents/${id}`, { key })).json.value.status).toBe('settled');
     expect(await countEvents(m.db, 'Signing.quoted@1', account)).toBe(1);
-    const low = await call(base, 'POST', '/signings/schedule', { key, body: { vin: VIN }, headers: { 'accept-price': '5.00 USD' } });
+    const low = await call(base, 'POST', '/signings/schedule', {
+      key,
+      body: { vin: VIN },
+      headers: { 'accept-price': '5.00 USD' },
+    });
     expect(low.status).toBe(402);
     expect(low.json.type).toBe('OFFER');
-    const bad = await call(base, 'POST', '/signings/quote', { key, body: { vin: VIN }, headers: { 'accept-price': 'five dollars' } });
+    const bad = await call(base, 'POST', '/signings/quote', {
+      key,
+      body: { vin: VIN },
+      headers: { 'accept-price': 'five dollars' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.json.value.code).toBe('invalid-price-header');
     expect(bad.json.value.message).toMatch(/5\.00 USD/);
@@ -172,33 +254,69 @@ describe.each(modes())('money and people (%s)', (mode) => {
 
   it('answers the internal intents.create subject with the OFFER and carries the origin to Intent.settled', async () => {
     const { key, account } = await mintKey(base);
-    const ctx = { requestId: 'req_t', account, keyId: null, environment: 'sandbox' as const, trigger: null, settled: false };
-    const r = await ask(m.bus, 'intentsCreate', { capability: 'mco.fee', input: { vin: VIN }, origin: { dealId: 'deal_x', step: 3 } }, ctx);
+    const ctx = {
+      requestId: 'req_t',
+      account,
+      keyId: null,
+      environment: 'sandbox' as const,
+      trigger: null,
+      settled: false,
+    };
+    const r = await ask(
+      m.bus,
+      'intentsCreate',
+      { capability: 'mco.fee', input: { vin: VIN }, origin: { dealId: 'deal_x', step: 3 } },
+      ctx,
+    );
     expect(r.status).toBe(402);
     expect(offerValue.parse(r.answer.value).capability).toBe('mco.fee');
     await call(base, 'POST', `/intents/${r.answer.value.intent.id}/settle`, { key });
-    const { rows } = await m.db.query<{ payload: any }>(`select payload from outbox_events where type = 'Intent.settled@1' and account_id = $1`, [account]);
+    const { rows } = await m.db.query<{ payload: any }>(
+      `select payload from outbox_events where type = 'Intent.settled@1' and account_id = $1`,
+      [account],
+    );
     const payload = typeof rows[0]!.payload === 'string' ? JSON.parse(rows[0]!.payload) : rows[0]!.payload;
-    expect(payload.data).toEqual({ intentId: r.answer.value.intent.id, capability: 'mco.fee', origin: { dealId: 'deal_x', step: 3 }, answerType: 'OK', executionId: expect.stringMatching(/^ex_/), charged: '0.00' });
+    expect(payload.data).toEqual({
+      intentId: r.answer.value.intent.id,
+      capability: 'mco.fee',
+      origin: { dealId: 'deal_x', step: 3 },
+      answerType: 'OK',
+      executionId: expect.stringMatching(/^ex_/),
+      charged: '0.00',
+    });
   });
 
   const mandate = (over: Record<string, unknown> = {}) => ({
-    id: `mnd_${Math.random().toString(36).slice(2)}`, principal: 'acct_principal',
-    ceiling: { amount: '5.00', currency: 'USD' }, perAction: { amount: '2.00', currency: 'USD' },
-    expires: '2099-01-01T00:00:00Z', tripwires: [], ...over,
+    id: `mnd_${Math.random().toString(36).slice(2)}`,
+    principal: 'acct_principal',
+    ceiling: { amount: '5.00', currency: 'USD' },
+    perAction: { amount: '2.00', currency: 'USD' },
+    expires: '2099-01-01T00:00:00Z',
+    tripwires: [],
+    ...over,
   });
   const header = (v: unknown) => ({ mandate: Buffer.from(JSON.stringify(v)).toString('base64url') });
 
   it('never lets concurrent calls under one mandate spend past its ceiling', async () => {
     const { key, account } = await mintKey(base);
     const md = mandate();
-    const all = await Promise.all(Array.from({ length: 10 }, () => call(base, 'POST', '/signings/quote', { key, body: { vin: VIN }, headers: header(md) })));
+    const all = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        call(base, 'POST', '/signings/quote', { key, body: { vin: VIN }, headers: header(md) }),
+      ),
+    );
     const statuses = all.map((r) => r.status).sort();
-    expect(statuses.filter((s) => s === 200), JSON.stringify(all.filter((r) => r.status !== 200 && r.status !== 403).map((r) => r.json))).toHaveLength(5);
+    expect(
+      statuses.filter((s) => s === 200),
+      JSON.stringify(all.filter((r) => r.status !== 200 && r.status !== 403).map((r) => r.json)),
+    ).toHaveLength(5);
     expect(statuses.filter((s) => s === 403)).toHaveLength(5);
     expect(all.find((r) => r.status === 403)!.json.value.code).toBe('mandate-ceiling-exceeded');
     expect(await countEvents(m.db, 'Signing.quoted@1', account)).toBe(5);
-    const { rows } = await m.db.query<{ spent: string }>('select spent_cents::text as spent from mandate_spend where mandate_id = $1', [md.id]);
+    const { rows } = await m.db.query<{ spent: string }>(
+      'select spent_cents::text as spent from mandate_spend where mandate_id = $1',
+      [md.id],
+    );
     expect(rows[0]!.spent).toBe('500');
   });
 
@@ -206,13 +324,25 @@ describe.each(modes())('money and people (%s)', (mode) => {
     const a = await mintKey(base);
     const b = await mintKey(base);
     const md = mandate(); // ceiling 5.00; signing.quote's ceiling is 1.00
-    for (let i = 0; i < 5; i++) expect((await call(base, 'POST', '/signings/quote', { key: b.key, body: { vin: VIN }, headers: header(md) })).status).toBe(200);
-    expect((await call(base, 'POST', '/signings/quote', { key: b.key, body: { vin: VIN }, headers: header(md) })).json.value.code).toBe('mandate-ceiling-exceeded');
+    for (let i = 0; i < 5; i++)
+      expect(
+        (await call(base, 'POST', '/signings/quote', { key: b.key, body: { vin: VIN }, headers: header(md) })).status,
+      ).toBe(200);
+    expect(
+      (await call(base, 'POST', '/signings/quote', { key: b.key, body: { vin: VIN }, headers: header(md) })).json.value
+        .code,
+    ).toBe('mandate-ceiling-exceeded');
     // Account B spent its ledger to the ceiling; account A's, under the same (principal, id), is untouched.
     const first = await call(base, 'POST', '/signings/quote', { key: a.key, body: { vin: VIN }, headers: header(md) });
     expect(first.status, JSON.stringify(first.json.value)).toBe(200);
-    const { rows } = await m.db.query<{ account_id: string; spent: string }>('select account_id, spent_cents::text as spent from mandate_spend where mandate_id = $1 order by spent_cents', [md.id]);
-    expect(rows).toEqual([{ account_id: a.account, spent: '100' }, { account_id: b.account, spent: '500' }]);
+    const { rows } = await m.db.query<{ account_id: string; spent: string }>(
+      'select account_id, spent_cents::text as spent from mandate_spend where mandate_id = $1 order by spent_cents',
+      [md.id],
+    );
+    expect(rows).toEqual([
+      { account_id: a.account, spent: '100' },
+      { account_id: b.account, spent: '500' },
+    ]);
   });
 
   it('halts on perAction, expiry and tripwires, and refuses a malformed mandate', async () => {
@@ -220,17 +350,37 @@ describe.each(modes())('money and people (%s)', (mode) => {
     const per = await call(base, 'POST', '/signings/schedule', { key, body: { vin: VIN }, headers: header(mandate()) });
     expect(per.status).toBe(403);
     expect(per.json.value.code).toBe('mandate-per-action-exceeded');
-    const old = await call(base, 'POST', '/signings/quote', { key, body: { vin: VIN }, headers: header(mandate({ expires: '2020-01-01T00:00:00Z' })) });
+    const old = await call(base, 'POST', '/signings/quote', {
+      key,
+      body: { vin: VIN },
+      headers: header(mandate({ expires: '2020-01-01T00:00:00Z' })),
+    });
     expect(old.json.value.code).toBe('mandate-expired');
-    const trip = await call(base, 'POST', '/mcos/fee', { key, body: { vin: VIN }, headers: header(mandate({ tripwires: [{ kind: 'capability-not-in', capabilities: ['signing.quote'] }] })) });
+    const trip = await call(base, 'POST', '/mcos/fee', {
+      key,
+      body: { vin: VIN },
+      headers: header(mandate({ tripwires: [{ kind: 'capability-not-in', capabilities: ['signing.quote'] }] })),
+    });
     expect(trip.status).toBe(403);
     expect(trip.json.value).toMatchObject({ code: 'tripwire', tripwire: { kind: 'capability-not-in' } });
-    const jump = await call(base, 'POST', '/mcos/receive', { key, body: { vin: VIN }, headers: header(mandate({ tripwires: [{ kind: 'price-above', amount: '1.00' }] })) });
+    const jump = await call(base, 'POST', '/mcos/receive', {
+      key,
+      body: { vin: VIN },
+      headers: header(mandate({ tripwires: [{ kind: 'price-above', amount: '1.00' }] })),
+    });
     expect(jump.json.value).toMatchObject({ code: 'tripwire', tripwire: { kind: 'price-above', amount: '1.00' } });
-    const bad = await call(base, 'POST', '/signings/quote', { key, body: { vin: VIN }, headers: { mandate: 'not-json' } });
+    const bad = await call(base, 'POST', '/signings/quote', {
+      key,
+      body: { vin: VIN },
+      headers: { mandate: 'not-json' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.json.value.code).toBe('invalid-mandate');
-    const partial = await call(base, 'POST', '/signings/quote', { key, body: { vin: VIN }, headers: header({ id: 'x' }) });
+    const partial = await call(base, 'POST', '/signings/quote', {
+      key,
+      body: { vin: VIN },
+      headers: header({ id: 'x' }),
+    });
     expect(partial.status).toBe(400);
     expect(partial.json.value.problems.map((p: any) => p.field)).toContain('ceiling');
   });
@@ -238,7 +388,11 @@ describe.each(modes())('money and people (%s)', (mode) => {
   it.runIf(!!capabilityByName('poa.generate'))('requires a mandate for poa.generate when delegated', async () => {
     const { key } = await mintKey(base);
     const c = capabilityByName('poa.generate')!;
-    const r = await call(base, c.method, c.path, { key, body: { vin: VIN, state: 'CA' }, headers: { 'delegated-for': 'acct_principal' } });
+    const r = await call(base, c.method, c.path, {
+      key,
+      body: { vin: VIN, state: 'CA' },
+      headers: { 'delegated-for': 'acct_principal' },
+    });
     expect(r.status).toBe(403);
     expect(r.json.value.code).toBe('mandate-required');
   });
@@ -246,42 +400,114 @@ describe.each(modes())('money and people (%s)', (mode) => {
   it('hands a capability to a human, polls the rail, and shows its result and events once completed', async () => {
     const { key, account } = await mintKey(base);
     const other = await mintKey(base);
-    const ctx = { requestId: 'req_h', account, keyId: null, environment: 'sandbox' as const, trigger: null, settled: false };
-    const r = await ask(m.bus, 'handoffsCreate', { verb: 'notarize', credential: 'notary', capability: 'mco.receive', input: { vin: VIN }, origin: { dealId: 'deal_y', step: 5 } }, ctx);
+    const ctx = {
+      requestId: 'req_h',
+      account,
+      keyId: null,
+      environment: 'sandbox' as const,
+      trigger: null,
+      settled: false,
+    };
+    const r = await ask(
+      m.bus,
+      'handoffsCreate',
+      {
+        verb: 'notarize',
+        credential: 'notary',
+        capability: 'mco.receive',
+        input: { vin: VIN },
+        origin: { dealId: 'deal_y', step: 5 },
+      },
+      ctx,
+    );
     expect(r.status).toBe(403);
-    expect(r.answer).toMatchObject({ type: 'BLOCKED', value: { code: 'NEEDS_HUMAN', needs: 'NEEDS_HUMAN', verb: 'notarize', credential: 'notary', terminus: { name: expect.any(String) } } });
+    expect(r.answer).toMatchObject({
+      type: 'BLOCKED',
+      value: {
+        code: 'NEEDS_HUMAN',
+        needs: 'NEEDS_HUMAN',
+        verb: 'notarize',
+        credential: 'notary',
+        terminus: { name: expect.any(String) },
+      },
+    });
     const id = r.answer.value.handoff.id;
     expect(r.answer.value.handoff).toEqual({ id, status: 'pending', poll: { method: 'GET', path: `/handoffs/${id}` } });
     expect((await call(base, 'GET', `/handoffs/${id}`, { key })).json.value.status).toBe('pending');
     expect(await countEvents(m.db, 'Mco.received@1', account)).toBe(0);
-    expect((await call(base, 'POST', `/handoffs/${id}/complete`, { key, body: { outcome: 'completed', credential: 'payer' } })).status).toBe(403);
-    expect((await call(base, 'POST', `/handoffs/${id}/complete`, { key: other.key, body: { outcome: 'completed', credential: 'notary' } })).status).toBe(403);
+    expect(
+      (
+        await call(base, 'POST', `/handoffs/${id}/complete`, {
+          key,
+          body: { outcome: 'completed', credential: 'payer' },
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await call(base, 'POST', `/handoffs/${id}/complete`, {
+          key: other.key,
+          body: { outcome: 'completed', credential: 'notary' },
+        })
+      ).status,
+    ).toBe(403);
     expect((await call(base, 'GET', `/handoffs/ho_nope`, { key })).json.value.code).toBe('handoff-not-found');
-    const done = await call(base, 'POST', `/handoffs/${id}/complete`, { key, body: { outcome: 'completed', credential: 'notary' } });
+    const done = await call(base, 'POST', `/handoffs/${id}/complete`, {
+      key,
+      body: { outcome: 'completed', credential: 'notary' },
+    });
     expect(done.status).toBe(200);
     expect(done.json.value).toMatchObject({ status: 'completed', result: { type: 'OK', answers: 'McoReceive@1' } });
     const poll = await call(base, 'GET', `/handoffs/${id}`, { key });
     expect(poll.json.value.result).toEqual(done.json.value.result);
     expect(await countEvents(m.db, 'Mco.received@1', account)).toBe(1);
     expect(await countEvents(m.db, 'Handoff.completed@1', account)).toBe(1);
-    const again = await call(base, 'POST', `/handoffs/${id}/complete`, { key, body: { outcome: 'completed', credential: 'notary' } });
+    const again = await call(base, 'POST', `/handoffs/${id}/complete`, {
+      key,
+      body: { outcome: 'completed', credential: 'notary' },
+    });
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(await countEvents(m.db, 'Mco.received@1', account)).toBe(1);
   });
 
   it('records a refusal on the rail, and the sandbox triggers complete or refuse at once', async () => {
     const { key, account } = await mintKey(base);
-    const ctx = { requestId: 'req_r', account, keyId: null, environment: 'sandbox' as const, trigger: null, settled: false };
-    const r = await ask(m.bus, 'handoffsCreate', { verb: 'authorize', credential: 'authorizer', capability: null, input: null }, ctx);
+    const ctx = {
+      requestId: 'req_r',
+      account,
+      keyId: null,
+      environment: 'sandbox' as const,
+      trigger: null,
+      settled: false,
+    };
+    const r = await ask(
+      m.bus,
+      'handoffsCreate',
+      { verb: 'authorize', credential: 'authorizer', capability: null, input: null },
+      ctx,
+    );
     const id = r.answer.value.handoff.id;
-    const refused = await call(base, 'POST', `/handoffs/${id}/complete`, { key, body: { outcome: 'refused', credential: 'authorizer' } });
+    const refused = await call(base, 'POST', `/handoffs/${id}/complete`, {
+      key,
+      body: { outcome: 'refused', credential: 'authorizer' },
+    });
     expect(refused.json.value.status).toBe('refused');
     expect(await countEvents(m.db, 'Handoff.refused@1', account)).toBe(1);
-    const auto = await ask(m.bus, 'handoffsCreate', { verb: 'notarize', credential: 'notary', capability: 'mco.receive', input: { vin: VIN } }, { ...ctx, trigger: 'human-completed' });
+    const auto = await ask(
+      m.bus,
+      'handoffsCreate',
+      { verb: 'notarize', credential: 'notary', capability: 'mco.receive', input: { vin: VIN } },
+      { ...ctx, trigger: 'human-completed' },
+    );
     expect(auto.answer.value.handoff.status).toBe('completed');
     const poll = await call(base, 'GET', `/handoffs/${auto.answer.value.handoff.id}`, { key });
     expect(poll.json.value.result.type).toBe('OK');
-    const no = await ask(m.bus, 'handoffsCreate', { verb: 'notarize', credential: 'notary', capability: 'mco.receive', input: { vin: VIN } }, { ...ctx, trigger: 'human-refused' });
+    const no = await ask(
+      m.bus,
+      'handoffsCreate',
+      { verb: 'notarize', credential: 'notary', capability: 'mco.receive', input: { vin: VIN } },
+      { ...ctx, trigger: 'human-refused' },
+    );
     expect(no.answer.value.handoff.status).toBe('refused');
   });
 
@@ -290,7 +516,13 @@ describe.each(modes())('money and people (%s)', (mode) => {
     const c = capabilityByName('poa.notarize')!;
     const r = await call(base, c.method, c.path, { key, body: { documentId: 'doc_any' } });
     expect(r.status).toBe(403);
-    expect(r.json.value).toMatchObject({ code: 'NEEDS_HUMAN', needs: 'NEEDS_HUMAN', verb: 'notarize', credential: 'notary', handoff: { status: 'pending' } });
+    expect(r.json.value).toMatchObject({
+      code: 'NEEDS_HUMAN',
+      needs: 'NEEDS_HUMAN',
+      verb: 'notarize',
+      credential: 'notary',
+      handoff: { status: 'pending' },
+    });
   });
   it.runIf(mode === 'distributed')('settles an intent after every process restarted', async () => {
     const { key, account } = await mintKey(base);

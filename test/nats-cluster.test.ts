@@ -17,9 +17,11 @@ process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'true';
 process.env.WEBHOOK_RETRY_SCHEDULE_MS = ['0', ...Array(30).fill('1000')].join(',');
 
 const runs = !!distributedEnv() && natsServerInstalled();
-if (!runs) console.warn('nats-cluster suite skipped: needs DATABASE_URL, REDIS_URL (and NATS_URL) and /usr/sbin/nats-server');
+if (!runs)
+  console.warn('nats-cluster suite skipped: needs DATABASE_URL, REDIS_URL (and NATS_URL) and /usr/sbin/nats-server');
 
-const paid = (base: string, path: string, key: string, body: unknown) => call(base, 'POST', path, { key, body, headers: { 'accept-price': '1000.00 USD' } });
+const paid = (base: string, path: string, key: string, body: unknown) =>
+  call(base, 'POST', path, { key, body, headers: { 'accept-price': '1000.00 USD' } });
 
 describe.skipIf(!runs)('on a three-node NATS cluster with a 3-replica event stream', () => {
   let cluster: NatsCluster;
@@ -33,21 +35,32 @@ describe.skipIf(!runs)('on a three-node NATS cluster with a 3-replica event stre
     await cluster?.destroy();
   }, 60_000);
 
-  it('loses a node three times under load (stream leader, a consumer leader, the gateway\'s node): 0 lost, 0 doubled, flowing again in seconds', async () => {
+  it("loses a node three times under load (stream leader, a consumer leader, the gateway's node): 0 lost, 0 doubled, flowing again in seconds", async () => {
     const stream = `${EVENT_STREAM}_${h.env!.NATS_NAMESPACE}`;
     const rx = await startReceiver();
     const { key } = await mintKey(h.baseUrl);
     const reg = await paid(h.baseUrl, '/webhooks/register', key, { url: rx.url });
     expect(reg.status).toBe(200);
     const endpointId = reg.json.value.registration.id;
-    expect((await paid(h.baseUrl, '/webhooks/subscribe', key, { endpointId, eventTypes: ['TotalLoss.*'] })).status).toBe(200);
+    expect(
+      (await paid(h.baseUrl, '/webhooks/subscribe', key, { endpointId, eventTypes: ['TotalLoss.*'] })).status,
+    ).toBe(200);
     try {
       const run = await loseNodesUnderLoad({
-        baseUrl: h.baseUrl, key, endpointId, rx, probe: cluster, stream, nodeName: /^n\d$/,
-        kill: (node) => cluster.node(node).kill('SIGKILL'), start: (node) => cluster.node(node).start(),
+        baseUrl: h.baseUrl,
+        key,
+        endpointId,
+        rx,
+        probe: cluster,
+        stream,
+        nodeName: /^n\d$/,
+        kill: (node) => cluster.node(node).kill('SIGKILL'),
+        start: (node) => cluster.node(node).start(),
       });
       expectNodeLossHeld(run);
-    } finally { await rx.close(); }
+    } finally {
+      await rx.close();
+    }
     // No process restarted: every one the harness started is still running.
     expect([...h.procs!.values()].flat().filter((c) => c.exitCode !== null || c.signalCode !== null).length).toBe(0);
     expectGatewayMoved((await call(h.baseUrl, 'GET', '/metrics')).text);

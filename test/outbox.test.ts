@@ -1,5 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, createPgliteDb, type Db, enc, migrate, MemoryBus, platformMigrations, OutboxRelay, writeEvents, type EventDelivery } from '@vcs/platform';
+import {
+  createLogger,
+  createPgliteDb,
+  type Db,
+  enc,
+  migrate,
+  MemoryBus,
+  platformMigrations,
+  OutboxRelay,
+  writeEvents,
+  type EventDelivery,
+} from '@vcs/platform';
 
 /** A bus whose publishes fail while `down`, as NATS being unreachable. */
 class FlakyBus extends MemoryBus {
@@ -12,16 +23,37 @@ class FlakyBus extends MemoryBus {
 
 describe('outbox relay', () => {
   let db: Db;
-  beforeAll(async () => { db = await createPgliteDb('memory://'); await migrate(db, [platformMigrations]); });
-  afterAll(async () => { await db?.close(); });
+  beforeAll(async () => {
+    db = await createPgliteDb('memory://');
+    await migrate(db, [platformMigrations]);
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
 
   it('keeps events written while the bus is down and delivers each once when it is back', async () => {
     const bus = new FlakyBus();
     const seen: string[] = [];
-    await bus.consumeEvents({ durable: 't', filter: 'evt.>' }, async (d: EventDelivery) => { seen.push(JSON.parse(new TextDecoder().decode(d.data)).id); d.ack(); });
+    await bus.consumeEvents({ durable: 't', filter: 'evt.>' }, async (d: EventDelivery) => {
+      seen.push(JSON.parse(new TextDecoder().decode(d.data)).id);
+      d.ack();
+    });
     const relay = new OutboxRelay(db, bus, createLogger('test', 'silent'), 20).start();
     bus.down = true;
-    const written = await db.tx((q) => writeEvents(q, [1, 2, 3].map(() => ({ type: 'Signing.quoted@1', occurredAt: new Date().toISOString(), account: 'acct_x', capability: 'signing.quote', vin: null, data: {}, simulated: true }))));
+    const written = await db.tx((q) =>
+      writeEvents(
+        q,
+        [1, 2, 3].map(() => ({
+          type: 'Signing.quoted@1',
+          occurredAt: new Date().toISOString(),
+          account: 'acct_x',
+          capability: 'signing.quote',
+          vin: null,
+          data: {},
+          simulated: true,
+        })),
+      ),
+    );
     await new Promise((r) => setTimeout(r, 100));
     expect(seen).toEqual([]);
     expect(await relay.pending()).toBe(3);

@@ -54,6 +54,7 @@ describe('pillars: one list, from the catalog', () => {
 
   it("the Dockerfile installs every service's dependencies", () => {
     const dockerfile = read('deploy/Dockerfile');
-    for (const s of [...SERVICES, 'embedded']) expect(dockerfile).toContain(`COPY services/${s}/package.json services/${s}/`);
+    for (const s of [...SERVICES, 'embedded'])
+      expect(dockerfile).toContain(`COPY services/${s}/package.json services/${s}/`);
   });
 });

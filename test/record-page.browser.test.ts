@@ -6,7 +6,8 @@ import { call, mintKey, startHarness, type Harness } from './support/harness.ts'
 // links that resolve, no script needed. Skipped only when no Chromium binary exists (CI installs it).
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`[record-page] skipping the browser test: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
+if (!haveChromium)
+  console.warn(`[record-page] skipping the browser test: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
 const VIN = '1HGCM82633A004352';
 
 describe.skipIf(!haveChromium)('the VIN record page in headless Chromium', () => {
@@ -15,9 +16,15 @@ describe.skipIf(!haveChromium)('the VIN record page in headless Chromium', () =>
   beforeAll(async () => {
     h = await startHarness('embedded');
     const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--headless'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--headless'],
+    });
   }, 60_000);
-  afterAll(async () => { await browser?.close(); await h?.stop(); });
+  afterAll(async () => {
+    await browser?.close();
+    await h?.stop();
+  });
 
   it('renders title, one section per noun and links that resolve', async () => {
     const { key } = await mintKey(h.baseUrl);
@@ -32,7 +39,9 @@ describe.skipIf(!haveChromium)('the VIN record page in headless Chromium', () =>
     expect(sections).toEqual(['Vehicle', ...catalog.nouns.map((n: any) => n.noun)]);
     expect(await page.locator('#signing pre').first().textContent()).toContain('"noun": "signing"');
 
-    const hrefs = [...new Set(await page.locator('a[href]').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href)))];
+    const hrefs = [
+      ...new Set(await page.locator('a[href]').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href))),
+    ];
     const local = hrefs.filter((u) => u.startsWith(h.baseUrl) && !u.includes('/buy/deals/') && !u.endsWith('/pricing'));
     expect(local.length).toBeGreaterThan(10);
     for (const u of local) expect((await fetch(u, { headers: { accept: 'text/html' } })).status, u).toBe(200);

@@ -49,48 +49,97 @@ describe('the SDK as an installed package', () => {
   });
 
   it('answers a free capability from plain node, as ESM and as CommonJS', async () => {
-    writeFileSync(join(app, 'esm.mjs'), `
+    writeFileSync(
+      join(app, 'esm.mjs'),
+      `
       import { createClient, platform, setDefaultClient, signing } from '@vcs/sdk';
       setDefaultClient(createClient({ baseUrl: process.argv[2] }));
       const a = await signing.status({ vin: '${VIN}' });
       // The platform's operations are generated too: mint a key, then ask for an intent that does not exist.
       const minted = await platform.keysMint();
       const intent = await platform.intentsGet({ intentId: 'pi_none' }, { client: createClient({ baseUrl: process.argv[2], key: minted.key }) });
-      console.log(JSON.stringify({ type: a.type, answers: a.answers, minted: minted.key.startsWith('vcs_'), intent: intent.type === 'BLOCKED' && intent.value.code }));`);
-    writeFileSync(join(app, 'cjs.cjs'), `
+      console.log(JSON.stringify({ type: a.type, answers: a.answers, minted: minted.key.startsWith('vcs_'), intent: intent.type === 'BLOCKED' && intent.value.code }));`,
+    );
+    writeFileSync(
+      join(app, 'cjs.cjs'),
+      `
       const { createClient, signing } = require('@vcs/sdk');
       signing.status({ vin: '${VIN}' }, { client: createClient({ baseUrl: process.argv[2] }) })
-        .then((a) => console.log(JSON.stringify({ type: a.type, answers: a.answers })));`);
-    expect(JSON.parse((await sh(process.execPath, ['esm.mjs', h.baseUrl], app)).stdout)).toEqual({ type: 'OK', answers: 'SigningStatus@1', minted: true, intent: 'intent-not-found' });
-    expect(JSON.parse((await sh(process.execPath, ['cjs.cjs', h.baseUrl], app)).stdout)).toEqual({ type: 'OK', answers: 'SigningStatus@1' });
+        .then((a) => console.log(JSON.stringify({ type: a.type, answers: a.answers })));`,
+    );
+    expect(JSON.parse((await sh(process.execPath, ['esm.mjs', h.baseUrl], app)).stdout)).toEqual({
+      type: 'OK',
+      answers: 'SigningStatus@1',
+      minted: true,
+      intent: 'intent-not-found',
+    });
+    expect(JSON.parse((await sh(process.execPath, ['cjs.cjs', h.baseUrl], app)).stdout)).toEqual({
+      type: 'OK',
+      answers: 'SigningStatus@1',
+    });
   }, 60_000);
 
   it('type-checks under moduleResolution NodeNext without @types/node, and catches a wrong input', async () => {
-    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, types: [], lib: ['ES2022', 'DOM'] },
-      files: ['use.ts'],
-    }));
-    writeFileSync(join(app, 'use.ts'), `
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2022',
+          strict: true,
+          noEmit: true,
+          types: [],
+          lib: ['ES2022', 'DOM'],
+        },
+        files: ['use.ts'],
+      }),
+    );
+    writeFileSync(
+      join(app, 'use.ts'),
+      `
       import { createClient, signing, type Answer } from '@vcs/sdk';
       const client = createClient({ baseUrl: 'http://127.0.0.1:8080' });
-      export const a: Promise<Answer<unknown>> = signing.status({ vin: '${VIN}' }, { client });`);
+      export const a: Promise<Answer<unknown>> = signing.status({ vin: '${VIN}' }, { client });`,
+    );
     await sh(process.execPath, [tsc, '-p', 'tsconfig.json'], app);
     // A test that cannot fail proves nothing: the same check must refuse a misspelt input.
-    writeFileSync(join(app, 'use.ts'), `
+    writeFileSync(
+      join(app, 'use.ts'),
+      `
       import { signing } from '@vcs/sdk';
-      export const a = signing.status({ vinn: '${VIN}' });`);
-    const refused = await sh(process.execPath, [tsc, '-p', 'tsconfig.json'], app).then(() => '', (e: { stdout: string }) => e.stdout);
+      export const a = signing.status({ vinn: '${VIN}' });`,
+    );
+    const refused = await sh(process.execPath, [tsc, '-p', 'tsconfig.json'], app).then(
+      () => '',
+      (e: { stdout: string }) => e.stdout,
+    );
     expect(refused).toMatch(/vinn/);
     // The README's narrowing example, as the installed package ships it, compiles as it stands.
-    const example = /```ts\n([\s\S]*?)```/.exec(readFileSync(join(app, 'node_modules', '@vcs', 'sdk', 'README.md'), 'utf8'))?.[1];
+    const example = /```ts\n([\s\S]*?)```/.exec(
+      readFileSync(join(app, 'node_modules', '@vcs', 'sdk', 'README.md'), 'utf8'),
+    )?.[1];
     expect(example).toMatch(/switch \(a\.type\)/);
     writeFileSync(join(app, 'use.ts'), example!);
-    await sh(process.execPath, [tsc, '-p', 'tsconfig.json'], app).catch((e: { stdout: string }) => { throw new Error(`README example: ${e.stdout}`); });
+    await sh(process.execPath, [tsc, '-p', 'tsconfig.json'], app).catch((e: { stdout: string }) => {
+      throw new Error(`README example: ${e.stdout}`);
+    });
   }, 60_000);
 
   it('bundles for a browser with nothing Node-only in it', async () => {
-    writeFileSync(join(app, 'browser.js'), `import { createClient, signing } from '@vcs/sdk'; window.vcs = { createClient, signing };`);
-    const out = await build({ entryPoints: [join(app, 'browser.js')], absWorkingDir: app, bundle: true, platform: 'browser', format: 'esm', write: false, logLevel: 'silent' });
+    writeFileSync(
+      join(app, 'browser.js'),
+      `import { createClient, signing } from '@vcs/sdk'; window.vcs = { createClient, signing };`,
+    );
+    const out = await build({
+      entryPoints: [join(app, 'browser.js')],
+      absWorkingDir: app,
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      write: false,
+      logLevel: 'silent',
+    });
     const js = out.outputFiles[0]!.text;
     expect(js).toContain('/signings/status');
     expect(js).not.toMatch(/\bnode:|require\(["'](crypto|fs|path|http)["']\)/);

@@ -6,8 +6,12 @@ const MASK = '<shown once; not replayed>';
 
 describe.each(modes())('a webhook signing secret is shown once (%s)', (mode) => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness(mode); });
-  afterAll(async () => { await h?.stop(); });
+  beforeAll(async () => {
+    h = await startHarness(mode);
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
 
   it('the settling answer carries it; later settles, GET /intents/{id} and an Idempotency-Key replay do not', async () => {
     const { key } = await mintKey(h.baseUrl);

@@ -26,7 +26,13 @@ describe('settings', () => {
     const readme = namesIn('README.md');
     const webhooks = namesIn('docs/webhooks.md');
     const documented = new Set([...readme, ...webhooks]);
-    expect([...read].filter((k) => !documented.has(k)), 'settings no table names').toEqual([]);
-    expect([...readme].filter((k) => !read.has(k) && !elsewhere.has(k)), 'README rows no process reads').toEqual([]);
+    expect(
+      [...read].filter((k) => !documented.has(k)),
+      'settings no table names',
+    ).toEqual([]);
+    expect(
+      [...readme].filter((k) => !read.has(k) && !elsewhere.has(k)),
+      'README rows no process reads',
+    ).toEqual([]);
   });
 });

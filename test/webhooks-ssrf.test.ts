@@ -8,20 +8,35 @@ const register = (h: Pick<Harness, 'baseUrl'>, key: string, url: string) =>
   call(h.baseUrl, 'POST', '/webhooks/register', { key, body: { url }, headers: { 'accept-price': '1000.00 USD' } });
 
 const FORBIDDEN = [
-  'http://[64:ff9b::a00:1]/hook', 'http://[::ffff:0:a00:1]/hook', 'http://[2002:a9fe:a9fe::]/hook', 'http://[fec0::1]/hook',
-  'http://[::a9fe:a9fe]/hook', 'http://169.254.169.254/latest/meta-data', 'http://0x0a.1/hook', 'http://[fd00::1]/hook', 'http://100.64.0.1/hook',
+  'http://[64:ff9b::a00:1]/hook',
+  'http://[::ffff:0:a00:1]/hook',
+  'http://[2002:a9fe:a9fe::]/hook',
+  'http://[fec0::1]/hook',
+  'http://[::a9fe:a9fe]/hook',
+  'http://169.254.169.254/latest/meta-data',
+  'http://0x0a.1/hook',
+  'http://[fd00::1]/hook',
+  'http://100.64.0.1/hook',
 ];
 
 describe.each(modes())('webhook targets are refused at registration (%s)', (mode) => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness(mode); });
-  afterAll(async () => { await h?.stop(); });
+  beforeAll(async () => {
+    h = await startHarness(mode);
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
 
   it.each(FORBIDDEN)('%s answers 400 invalid-input naming the url, and charges nothing', async (url) => {
     const { key } = await mintKey(h.baseUrl);
     const r = await register(h, key, url);
     expect(r.status).toBe(400);
-    expect(r.json).toMatchObject({ type: 'BLOCKED', value: { code: 'invalid-input', problems: [{ field: 'url' }] }, meter: { charged: '0.00' } });
+    expect(r.json).toMatchObject({
+      type: 'BLOCKED',
+      value: { code: 'invalid-input', problems: [{ field: 'url' }] },
+      meter: { charged: '0.00' },
+    });
     expect(r.json.value.message).toMatch(/private, loopback or reserved/);
   });
 
@@ -38,12 +53,18 @@ describe.each(modes())('webhook targets are refused at registration (%s)', (mode
     expect((await register(h, key, 'http://[::127.0.0.1]:9/hook')).status).toBe(expected);
     if (mode === 'embedded') {
       // The embedded process with HOST=0.0.0.0: its settings, parsed once at start, reach the services pillar.
-      const wide = await startEmbedded({ pgliteDir: 'memory://', log: createLogger('test', 'silent'), settings: parseSettings(embeddedConfig, { HOST: '0.0.0.0' }) });
+      const wide = await startEmbedded({
+        pgliteDir: 'memory://',
+        log: createLogger('test', 'silent'),
+        settings: parseSettings(embeddedConfig, { HOST: '0.0.0.0' }),
+      });
       try {
         const base = await wide.app.listen({ port: 0, host: '127.0.0.1' });
         const other = await mintKey(base);
         expect((await register({ baseUrl: base }, other.key, 'http://127.0.0.1:9/hook')).status).toBe(400);
-      } finally { await wide.stop(); }
+      } finally {
+        await wide.stop();
+      }
     }
   });
 });

@@ -1,5 +1,9 @@
 import { createServer, type Server } from 'node:http';
-import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
+import {
+  decodePaymentSignatureHeader,
+  encodePaymentRequiredHeader,
+  encodePaymentResponseHeader,
+} from '@x402/core/http';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload } from '@x402/core/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +23,9 @@ describe('x402 rail', () => {
     rail = await startRail({ payers: PAYERS });
     facilitator = new HTTPFacilitatorClient({ url: rail.facilitatorUrl, timeoutMs: 5000 });
   });
-  afterAll(async () => { await rail?.stop(); });
+  afterAll(async () => {
+    await rail?.stop();
+  });
 
   it('GET /supported lists exact on eip155:84532 (v2) and base-sepolia (v1), and the facilitator that signs', async () => {
     const r = await fetch(`${rail.facilitatorUrl}/supported`);
@@ -46,8 +52,15 @@ describe('x402 rail', () => {
     expect(await rail.authorizationUsed(rail.payerAddresses[0], authorizationOf(payment).nonce)).toBe(true);
 
     // The same payment again: refused at verify and at settle, and nothing moves.
-    expect(await facilitator.verify(payment, requirements)).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_evm_nonce_already_used' });
-    expect(await facilitator.settle(payment, requirements)).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_nonce_already_used', transaction: '' });
+    expect(await facilitator.verify(payment, requirements)).toMatchObject({
+      isValid: false,
+      invalidReason: 'invalid_exact_evm_nonce_already_used',
+    });
+    expect(await facilitator.settle(payment, requirements)).toMatchObject({
+      success: false,
+      errorReason: 'invalid_exact_evm_nonce_already_used',
+      transaction: '',
+    });
     expect(await rail.balanceOf(rail.payTo)).toBe(payTo0 + AMOUNT);
   });
 
@@ -63,25 +76,55 @@ describe('x402 rail', () => {
 
   // The reasons the service maps to its error codes: a new @x402/evm that renames one fails here first.
   it.each([
-    ['a bad signature', 'invalid_exact_evm_signature', async () => {
-      const requirements = rail.requirements(AMOUNT);
-      const p = await createPayment(rail.payerKeys[1], requirements);
-      const sig = p.payload.signature as string;
-      return { p: { ...p, payload: { ...p.payload, signature: `${sig.slice(0, 10)}${sig[10] === 'a' ? 'b' : 'a'}${sig.slice(11)}` } }, requirements };
-    }],
-    ['an amount other than the one asked', 'invalid_exact_evm_payload_authorization_value_mismatch', async () =>
-      ({ p: await createPayment(rail.payerKeys[1], rail.requirements(AMOUNT)), requirements: rail.requirements(2n * AMOUNT) })],
-    ['an empty wallet', 'invalid_exact_evm_insufficient_balance', async () =>
-      ({ p: await createPayment(payerKey(999), rail.requirements(AMOUNT)), requirements: rail.requirements(AMOUNT) })],
-    ['an authorization that expires (validBefore under now + 6 s)', 'invalid_exact_evm_payload_authorization_valid_before', async () => {
-      const requirements = { ...rail.requirements(AMOUNT), maxTimeoutSeconds: 1 };
-      return { p: await createPayment(rail.payerKeys[1], requirements), requirements };
-    }],
+    [
+      'a bad signature',
+      'invalid_exact_evm_signature',
+      async () => {
+        const requirements = rail.requirements(AMOUNT);
+        const p = await createPayment(rail.payerKeys[1], requirements);
+        const sig = p.payload.signature as string;
+        return {
+          p: {
+            ...p,
+            payload: { ...p.payload, signature: `${sig.slice(0, 10)}${sig[10] === 'a' ? 'b' : 'a'}${sig.slice(11)}` },
+          },
+          requirements,
+        };
+      },
+    ],
+    [
+      'an amount other than the one asked',
+      'invalid_exact_evm_payload_authorization_value_mismatch',
+      async () => ({
+        p: await createPayment(rail.payerKeys[1], rail.requirements(AMOUNT)),
+        requirements: rail.requirements(2n * AMOUNT),
+      }),
+    ],
+    [
+      'an empty wallet',
+      'invalid_exact_evm_insufficient_balance',
+      async () => ({
+        p: await createPayment(payerKey(999), rail.requirements(AMOUNT)),
+        requirements: rail.requirements(AMOUNT),
+      }),
+    ],
+    [
+      'an authorization that expires (validBefore under now + 6 s)',
+      'invalid_exact_evm_payload_authorization_valid_before',
+      async () => {
+        const requirements = { ...rail.requirements(AMOUNT), maxTimeoutSeconds: 1 };
+        return { p: await createPayment(rail.payerKeys[1], requirements), requirements };
+      },
+    ],
   ] as const)('refuses %s: %s at verify and settle', async (_what, reason, make) => {
     const { p, requirements } = await make();
     const before = await rail.balanceOf(rail.payTo);
     expect(await facilitator.verify(p, requirements)).toMatchObject({ isValid: false, invalidReason: reason });
-    expect(await facilitator.settle(p, requirements)).toMatchObject({ success: false, errorReason: reason, transaction: '' });
+    expect(await facilitator.settle(p, requirements)).toMatchObject({
+      success: false,
+      errorReason: reason,
+      transaction: '',
+    });
     expect(await rail.balanceOf(rail.payTo)).toBe(before);
   });
 
@@ -94,7 +137,10 @@ describe('x402 rail', () => {
     expect(await lost).toMatchObject({ success: true, payer: rail.payerAddresses[2] });
     expect(await rail.balanceOf(rail.payTo)).toBe(before + AMOUNT);
     expect(await rail.authorizationUsed(rail.payerAddresses[2], authorizationOf(payment).nonce)).toBe(true);
-    expect(await facilitator.settle(payment, requirements)).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_nonce_already_used' });
+    expect(await facilitator.settle(payment, requirements)).toMatchObject({
+      success: false,
+      errorReason: 'invalid_exact_evm_nonce_already_used',
+    });
     expect(await rail.balanceOf(rail.payTo)).toBe(before + AMOUNT);
     expect(rail.facilitator.stats().lost).toBe(1);
   });
@@ -105,7 +151,9 @@ describe('x402 rail', () => {
 
     await rail.facilitator.pause('held');
     let answered = false;
-    const held = facilitator.verify(payment, requirements).finally(() => { answered = true; });
+    const held = facilitator.verify(payment, requirements).finally(() => {
+      answered = true;
+    });
     await new Promise((r) => setTimeout(r, 200));
     expect(answered).toBe(false);
     await rail.facilitator.resume();
@@ -127,18 +175,29 @@ describe('x402 rail', () => {
     const server: Server = createServer(async (req, res) => {
       const signature = req.headers['payment-signature'];
       if (typeof signature !== 'string') {
-        const offer = encodePaymentRequiredHeader({ x402Version: 2, resource: { url: `http://127.0.0.1${req.url}`, description: 'a test resource', mimeType: 'application/json' }, accepts: [requirements] });
+        const offer = encodePaymentRequiredHeader({
+          x402Version: 2,
+          resource: { url: `http://127.0.0.1${req.url}`, description: 'a test resource', mimeType: 'application/json' },
+          accepts: [requirements],
+        });
         res.writeHead(402, { 'payment-required': offer, 'content-type': 'application/json' }).end('{}');
         return;
       }
       const settled = await facilitator.settle(decodePaymentSignatureHeader(signature), requirements);
-      res.writeHead(settled.success ? 200 : 402, { 'payment-response': encodePaymentResponseHeader(settled), 'content-type': 'application/json' })
+      res
+        .writeHead(settled.success ? 200 : 402, {
+          'payment-response': encodePaymentResponseHeader(settled),
+          'content-type': 'application/json',
+        })
         .end(JSON.stringify({ paid: settled.success }));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const before = await rail.balanceOf(rail.payTo);
-      const res = await payingFetch(rail.payerKeys[4])(`http://127.0.0.1:${(server.address() as { port: number }).port}/thing`, { method: 'POST', body: '{}' });
+      const res = await payingFetch(rail.payerKeys[4])(
+        `http://127.0.0.1:${(server.address() as { port: number }).port}/thing`,
+        { method: 'POST', body: '{}' },
+      );
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ paid: true });
       expect(receiptOf(res)).toMatchObject({ success: true, network: 'eip155:84532', payer: rail.payerAddresses[4] });

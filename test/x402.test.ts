@@ -21,55 +21,106 @@ describe.each(modes())('x402 payments on a local chain (%s)', (mode) => {
   beforeAll(async () => {
     rail = await startRail({ payers: 52 });
     m = await startMoneyHarness(mode, {
-      X402_FACILITATOR_URL: rail.facilitatorUrl, X402_RPC_URL: rail.rpcUrl, X402_PAY_TO: rail.payTo, X402_ASSET: rail.asset, X402_NETWORK: rail.network,
+      X402_FACILITATOR_URL: rail.facilitatorUrl,
+      X402_RPC_URL: rail.rpcUrl,
+      X402_PAY_TO: rail.payTo,
+      X402_ASSET: rail.asset,
+      X402_NETWORK: rail.network,
     });
     base = m.h.baseUrl;
   }, 120_000);
-  afterAll(async () => { await m?.stop(); await rail?.stop(); });
+  afterAll(async () => {
+    await m?.stop();
+    await rail?.stop();
+  });
 
   /** The 402 for signing.quote, and a v2 payment signed by `payer` for its one requirement (optionally changed). */
   async function offerAndPayment(payer: number, change: Record<string, unknown> = {}, key?: string) {
     const offer = await call(base, 'POST', '/signings/quote', { key, body: { vin: VIN } });
     expect(offer.status).toBe(402);
     const required = unb64(offer.headers.get('payment-required')!);
-    const payment = await createPayment(rail.payerKeys[payer]!, { ...required.accepts[0], ...change }, required.resource);
+    const payment = await createPayment(
+      rail.payerKeys[payer]!,
+      { ...required.accepts[0], ...change },
+      required.resource,
+    );
     return { offer, intentId: offer.json.value.intent.id as string, payment };
   }
-  const pay = (payment: unknown, key?: string) => call(base, 'POST', '/signings/quote', { key, body: { vin: VIN }, headers: { 'payment-signature': b64(payment) } });
+  const pay = (payment: unknown, key?: string) =>
+    call(base, 'POST', '/signings/quote', { key, body: { vin: VIN }, headers: { 'payment-signature': b64(payment) } });
 
   it('a stock x402 v2 client (@x402/fetch) pays an anonymous offer in two requests and gets the answer with its receipt', async () => {
     const before = await rail.balanceOf(rail.payTo);
-    const res = await payingFetch(rail.payerKeys[0]!)(`${base}/signings/quote`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ vin: VIN }) });
-    const body = await res.json() as any;
+    const res = await payingFetch(rail.payerKeys[0]!)(`${base}/signings/quote`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ vin: VIN }),
+    });
+    const body = (await res.json()) as any;
     expect(res.status, JSON.stringify(body)).toBe(200);
-    expect(body).toMatchObject({ type: 'OK', answers: 'SigningQuote@1', meter: { charged: '1.00', posted: true, payment: { network: rail.network, payer: rail.payerAddresses[0], amount: '1.00' } } });
+    expect(body).toMatchObject({
+      type: 'OK',
+      answers: 'SigningQuote@1',
+      meter: {
+        charged: '1.00',
+        posted: true,
+        payment: { network: rail.network, payer: rail.payerAddresses[0], amount: '1.00' },
+      },
+    });
     const receipt = receiptOf(res)!;
     expect(receipt).toMatchObject({ success: true, network: rail.network, payer: rail.payerAddresses[0] });
     expect(receipt.transaction).toMatch(/^0x[0-9a-f]{64}$/);
-    expect(await rail.balanceOf(rail.payTo) - before).toBe(PRICE);
+    expect((await rail.balanceOf(rail.payTo)) - before).toBe(PRICE);
     const intent = await call(base, 'GET', `/intents/${res.headers.get('intent-id')}`);
-    expect(intent.json.value).toMatchObject({ status: 'settled', executions: 1, charged: { amount: '1.00', currency: 'USD' }, payment: { status: 'settled', transaction: receipt.transaction, payer: rail.payerAddresses[0] } });
+    expect(intent.json.value).toMatchObject({
+      status: 'settled',
+      executions: 1,
+      charged: { amount: '1.00', currency: 'USD' },
+      payment: { status: 'settled', transaction: receipt.transaction, payer: rail.payerAddresses[0] },
+    });
   });
 
   it('an x402 v1 client (X-PAYMENT from the `x402` package) pays from the 402 body and reads X-PAYMENT-RESPONSE', async () => {
     const { key, account } = await mintKey(base);
     const offer = await call(base, 'POST', '/signings/quote', { key, body: { vin: VIN } });
     const requirement = offer.json.accepts[0];
-    expect(requirement).toMatchObject({ scheme: 'exact', network: 'base-sepolia', maxAmountRequired: String(PRICE), payTo: rail.payTo });
-    const header = await createPaymentHeader(await createSigner('base-sepolia', rail.payerKeys[1]!) as never, 1, requirement);
-    const paid = await call(base, 'POST', '/signings/quote', { key, body: { vin: VIN }, headers: { 'x-payment': header } });
+    expect(requirement).toMatchObject({
+      scheme: 'exact',
+      network: 'base-sepolia',
+      maxAmountRequired: String(PRICE),
+      payTo: rail.payTo,
+    });
+    const header = await createPaymentHeader(
+      (await createSigner('base-sepolia', rail.payerKeys[1]!)) as never,
+      1,
+      requirement,
+    );
+    const paid = await call(base, 'POST', '/signings/quote', {
+      key,
+      body: { vin: VIN },
+      headers: { 'x-payment': header },
+    });
     expect(paid.status, paid.text).toBe(200);
-    expect(unb64(paid.headers.get('x-payment-response')!)).toMatchObject({ success: true, network: 'base-sepolia', payer: rail.payerAddresses[1] });
+    expect(unb64(paid.headers.get('x-payment-response')!)).toMatchObject({
+      success: true,
+      network: 'base-sepolia',
+      payer: rail.payerAddresses[1],
+    });
     expect(await countEvents(m.db, 'Signing.quoted@1', account)).toBe(1);
     // Counted once in usage, with what it collected.
     await waitFor(async () => (await call(base, 'GET', '/keys/me', { key })).json.usage?.settlements === 1);
     const me = await call(base, 'GET', '/keys/me', { key });
-    expect(me.json.usage).toMatchObject({ settlements: 1, charged: '1.00', byCapability: { 'signing.quote': { settlements: 1, charged: '1.00' } } });
+    expect(me.json.usage).toMatchObject({
+      settlements: 1,
+      charged: '1.00',
+      byCapability: { 'signing.quote': { settlements: 1, charged: '1.00' } },
+    });
   });
 
   it('the intent route takes a payment too, without a key; paying it again replays the answer and moves no money', async () => {
     const { intentId, payment } = await offerAndPayment(2);
-    const settle = (p: unknown) => call(base, 'POST', `/intents/${intentId}/settle`, { headers: { 'payment-signature': b64(p) } });
+    const settle = (p: unknown) =>
+      call(base, 'POST', `/intents/${intentId}/settle`, { headers: { 'payment-signature': b64(p) } });
     const first = await settle(payment);
     expect(first.status, first.text).toBe(200);
     expect(first.headers.get('payment-response')).toBeTruthy();
@@ -80,15 +131,27 @@ describe.each(modes())('x402 payments on a local chain (%s)', (mode) => {
     expect(await rail.balanceOf(rail.payTo)).toBe(balance);
   });
 
-  it('the SDK settles an OFFER with a payer (an x402 client) from the offer\'s own x402 terms', async () => {
+  it("the SDK settles an OFFER with a payer (an x402 client) from the offer's own x402 terms", async () => {
     const client = createClient({ baseUrl: base });
     const offer = await signing.quote({ vin: VIN }, { client });
     expect(offer.type).toBe('OFFER');
     if (offer.type !== 'OFFER') return;
-    expect(offer.value.x402?.accepts[0]).toMatchObject({ scheme: 'exact', network: rail.network, payTo: rail.payTo, amount: String(PRICE) });
-    const payer = { createPaymentPayload: (required: any) => createPayment(rail.payerKeys[7]!, required.accepts[0], required.resource) };
+    expect(offer.value.x402?.accepts[0]).toMatchObject({
+      scheme: 'exact',
+      network: rail.network,
+      payTo: rail.payTo,
+      amount: String(PRICE),
+    });
+    const payer = {
+      createPaymentPayload: (required: any) =>
+        createPayment(rail.payerKeys[7]!, required.accepts[0], required.resource),
+    };
     const paid = await settle(offer, { client, payer });
-    expect(paid).toMatchObject({ type: 'OK', answers: 'SigningQuote@1', meter: { charged: '1.00', payment: { amount: '1.00' } } });
+    expect(paid).toMatchObject({
+      type: 'OK',
+      answers: 'SigningQuote@1',
+      meter: { charged: '1.00', payment: { amount: '1.00' } },
+    });
   });
 
   it('refuses a payment for good with a code that says which term is wrong, and runs nothing', async () => {
@@ -119,7 +182,9 @@ describe.each(modes())('x402 payments on a local chain (%s)', (mode) => {
     const { payment } = await offerAndPayment(4);
     expect((await pay(payment)).status).toBe(200);
     const other = await call(base, 'POST', '/signings/quote', { body: { vin: VIN } });
-    const r = await call(base, 'POST', `/intents/${other.json.value.intent.id}/settle`, { headers: { 'payment-signature': b64(payment) } });
+    const r = await call(base, 'POST', `/intents/${other.json.value.intent.id}/settle`, {
+      headers: { 'payment-signature': b64(payment) },
+    });
     expect(r.status, r.text).toBe(409);
     expect(r.json.value.code).toBe('payment-other-intent');
   });
@@ -132,8 +197,13 @@ describe.each(modes())('x402 payments on a local chain (%s)', (mode) => {
       expect(r.status, r.text).toBe(503);
       expect(r.json.value.code).toBe('payment-unavailable');
       expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect((await call(base, 'GET', `/intents/${intentId}`)).json.value).toMatchObject({ status: 'pending', executions: 0 });
-    } finally { await rail.setFacilitatorDown(false); }
+      expect((await call(base, 'GET', `/intents/${intentId}`)).json.value).toMatchObject({
+        status: 'pending',
+        executions: 0,
+      });
+    } finally {
+      await rail.setFacilitatorDown(false);
+    }
     const again = await pay(payment);
     expect(again.status, again.text).toBe(200);
   });
@@ -151,14 +221,19 @@ describe.each(modes())('x402 payments on a local chain (%s)', (mode) => {
     const second = await pay(payment, key);
     expect(second.status, second.text).toBe(200);
     expect(second.json.meter.payment.transaction).toMatch(/^0x/);
-    expect(await rail.balanceOf(rail.payTo) - before).toBe(PRICE);
+    expect((await rail.balanceOf(rail.payTo)) - before).toBe(PRICE);
     expect(await countEvents(m.db, 'Signing.quoted@1', account)).toBe(1);
-    expect((await call(base, 'GET', `/intents/${intentId}`, { key })).json.value).toMatchObject({ status: 'settled', executions: 1 });
+    expect((await call(base, 'GET', `/intents/${intentId}`, { key })).json.value).toMatchObject({
+      status: 'settled',
+      executions: 1,
+    });
   });
 
   it('50 payers paying at once: each settles once, every transfer lands', async () => {
     const before = await rail.balanceOf(rail.payTo);
-    const payments = await Promise.all(Array.from({ length: 50 }, (_, i) => offerAndPayment(i + 2).then((o) => o.payment)));
+    const payments = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => offerAndPayment(i + 2).then((o) => o.payment)),
+    );
     // Payers 2..6 paid above already: each signs a fresh authorization here.
     // A 503 (the outcome not known within the gateway's time on a loaded machine) is asked again with the same
     // payment, as Retry-After says; never a 402, and never a second charge.
@@ -173,6 +248,6 @@ describe.each(modes())('x402 payments on a local chain (%s)', (mode) => {
     for (const a of answers) expect(a.status, a.text).toBe(200);
     const txs = new Set(answers.map((a) => a.json.meter.payment.transaction));
     expect(txs.size).toBe(50);
-    expect(await rail.balanceOf(rail.payTo) - before).toBe(PRICE * 50n);
+    expect((await rail.balanceOf(rail.payTo)) - before).toBe(PRICE * 50n);
   }, 120_000);
 });

@@ -25,7 +25,10 @@ if (role === 'responder') {
     name: 'api',
     mixins: [ApiGateway],
     settings: {
-      port: Number(process.env.PORT), ip: '127.0.0.1', logRequest: null, logResponse: null,
+      port: Number(process.env.PORT),
+      ip: '127.0.0.1',
+      logRequest: null,
+      logResponse: null,
       routes: [{ path: '/', mappingPolicy: 'restrict', aliases: { 'GET signings/status': 'signings.status' } }],
     },
   });

@@ -26,34 +26,92 @@ import { privateNats, privatePostgres, type PrivateServer } from '../support/pri
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 // The bench measures the full path, not the rate limiter's refusals: lift the limits far above any load here.
-const NO_LIMITS = { RATE_LIMIT_ANON_PER_MIN: '100000000', RATE_LIMIT_SANDBOX_PER_MIN: '100000000', RATE_LIMIT_LIVE_PER_MIN: '100000000', RATE_LIMIT_MINT_PER_MIN: '100000000' };
+const NO_LIMITS = {
+  RATE_LIMIT_ANON_PER_MIN: '100000000',
+  RATE_LIMIT_SANDBOX_PER_MIN: '100000000',
+  RATE_LIMIT_LIVE_PER_MIN: '100000000',
+  RATE_LIMIT_MINT_PER_MIN: '100000000',
+};
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const VIN = '1HGCM82633A004352';
 const root = new URL('../..', import.meta.url).pathname;
 const CLK_TCK = 100;
 
-const taskset = (cpu: number, pid: number) => spawnSync('taskset', ['-a', '-cp', String(cpu), String(pid)], { stdio: 'ignore' }).status === 0;
-const affinityOf = (pid: number) => /: (.+)$/.exec(spawnSync('taskset', ['-cp', String(pid)], { encoding: 'utf8' }).stdout.trim())?.[1];
+const taskset = (cpu: number, pid: number) =>
+  spawnSync('taskset', ['-a', '-cp', String(cpu), String(pid)], { stdio: 'ignore' }).status === 0;
+const affinityOf = (pid: number) =>
+  /: (.+)$/.exec(spawnSync('taskset', ['-cp', String(pid)], { encoding: 'utf8' }).stdout.trim())?.[1];
 function cpuTicks(pid: number): number {
-  try { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' '); return Number(f[11]) + Number(f[12]); } catch { return 0; }
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
 }
 function rssMb(pid: number): number {
-  try { return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024; } catch { return 0; }
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+  } catch {
+    return 0;
+  }
 }
-const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor((s.length - 1) / 2)]! : NaN; };
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.floor((s.length - 1) / 2)]! : NaN;
+};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function waitUp(url: string, ok = (s: number) => s < 500, timeoutMs = 90_000, init?: RequestInit) {
   const until = Date.now() + timeoutMs;
-  while (Date.now() < until) { try { if (ok((await fetch(url, init)).status)) return; } catch { /* starting */ } await sleep(200); }
+  while (Date.now() < until) {
+    try {
+      if (ok((await fetch(url, init)).status)) return;
+    } catch {
+      /* starting */
+    }
+    await sleep(200);
+  }
   throw new Error(`not up: ${url}`);
 }
 
-interface Target { name: string; method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string }
-const FREE_GET: Target = { name: 'free GET /signings/status', method: 'GET', path: `/signings/status?vin=${VIN}`, headers: {} };
+interface Target {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+const FREE_GET: Target = {
+  name: 'free GET /signings/status',
+  method: 'GET',
+  path: `/signings/status?vin=${VIN}`,
+  headers: {},
+};
 /** pids: the server's own processes, gateway first; sharedPids: servers it uses that run on core 0 too (NATS). */
-interface Server { label: string; baseUrl: string; pids: number[]; sharedPids: number[]; gatewayPid: number; stop(): Promise<void> }
-interface Row { server: string; target: string; c: number; round?: number; rps: number; p50: number; p99: number; cpuUs: number; gatewayUs: number; pgUs: number; readP99: number; rssMb: number; errors: number }
+interface Server {
+  label: string;
+  baseUrl: string;
+  pids: number[];
+  sharedPids: number[];
+  gatewayPid: number;
+  stop(): Promise<void>;
+}
+interface Row {
+  server: string;
+  target: string;
+  c: number;
+  round?: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuUs: number;
+  gatewayUs: number;
+  pgUs: number;
+  readP99: number;
+  rssMb: number;
+  errors: number;
+}
 
 const WRK = spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error ? null : 'wrk';
 
@@ -73,12 +131,20 @@ async function runWrk(url: string, t: Target, connections: number) {
   child.stdout.on('data', (d) => (out += d));
   await new Promise((r) => child.once('close', r));
   const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? NaN);
-  const ms = (re: RegExp) => { const m = re.exec(out); if (!m) return NaN; const v = Number(m[1]); return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v; };
+  const ms = (re: RegExp) => {
+    const m = re.exec(out);
+    if (!m) return NaN;
+    const v = Number(m[1]);
+    return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
+  };
   const total = num(/(\d+) requests in/);
   const errors = num(/Non-2xx or 3xx responses: (\d+)/) || 0;
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   return {
-    total, rps: num(/Requests\/sec:\s+([\d.]+)/), p50: ms(/50%\s+([\d.]+)(us|ms|s)/), p99: ms(/99%\s+([\d.]+)(us|ms|s)/),
+    total,
+    rps: num(/Requests\/sec:\s+([\d.]+)/),
+    p50: ms(/50%\s+([\d.]+)(us|ms|s)/),
+    p99: ms(/99%\s+([\d.]+)(us|ms|s)/),
     errors: errors + (socketErrors ? socketErrors.slice(1).reduce((a, x) => a + Number(x), 0) : 0),
   };
 }
@@ -88,9 +154,11 @@ const ticksOf = (pids: number[]) => pids.reduce((a, p) => a + cpuTicks(p), 0);
  * Postgres's processes (the server's, shared by every row that uses it): writes must not move cost where the
  * figures do not look. Backends come and go, so each is read by pid before and after a run (a new one counts from 0).
  */
-const postgresPids = () => spawnSync('pgrep', ['-x', 'postgres'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+const postgresPids = () =>
+  spawnSync('pgrep', ['-x', 'postgres'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
 const postgresTicks = () => new Map(postgresPids().map((p) => [p, cpuTicks(p)]));
-const ticksSince = (before: Map<number, number>) => [...postgresTicks()].reduce((a, [p, t]) => a + t - (before.get(p) ?? 0), 0);
+const ticksSince = (before: Map<number, number>) =>
+  [...postgresTicks()].reduce((a, [p, t]) => a + t - (before.get(p) ?? 0), 0);
 
 /** Share of one core the servers take while none is under load (their timers and pollers), over two seconds. */
 async function idleLoad(pids: number[]) {
@@ -120,25 +188,52 @@ async function measure(s: Server, t: Target, connections: number, quiet: number[
   const pgBefore = postgresTicks();
   let r: { total: number; rps: number; p50: number; p99: number; errors: number };
   // Reads must not stall behind writes: beside every keyed POST at c=50, two connections read the free GET.
-  const side = t.method === 'POST' && connections === 50
-    ? autocannon({ url: s.baseUrl + FREE_GET.path, connections: 2, duration: SECONDS }) : undefined;
+  const side =
+    t.method === 'POST' && connections === 50
+      ? autocannon({ url: s.baseUrl + FREE_GET.path, connections: 2, duration: SECONDS })
+      : undefined;
   if (WRK) r = await runWrk(s.baseUrl + t.path, t, connections);
   else {
-    const a = await autocannon({ url: s.baseUrl + t.path, method: t.method, headers: t.headers, body: t.body, connections, duration: SECONDS });
-    r = { total: a.requests.total, rps: a.requests.average, p50: a.latency.p50, p99: a.latency.p99, errors: a.errors + a.non2xx };
+    const a = await autocannon({
+      url: s.baseUrl + t.path,
+      method: t.method,
+      headers: t.headers,
+      body: t.body,
+      connections,
+      duration: SECONDS,
+    });
+    r = {
+      total: a.requests.total,
+      rps: a.requests.average,
+      p50: a.latency.p50,
+      p99: a.latency.p99,
+      errors: a.errors + a.non2xx,
+    };
   }
   const readBeside = side ? (await side).latency.p99 : NaN;
   const ticks = pids.map((p, i) => cpuTicks(p) - before[i]!);
   const pgTicks = ticksSince(pgBefore);
   const total = r.total || 1;
-  const us = (n: number) => (n / CLK_TCK) * 1e6 / total;
+  const us = (n: number) => ((n / CLK_TCK) * 1e6) / total;
   return {
-    server: s.label, target: t.name, c: connections, rps: r.rps, p50: r.p50, p99: r.p99,
-    cpuUs: us(ticks.reduce((a, x) => a + x, 0)), gatewayUs: us(ticks[0]!), pgUs: us(pgTicks), readP99: readBeside, rssMb: rssMb(s.gatewayPid), errors: r.errors,
+    server: s.label,
+    target: t.name,
+    c: connections,
+    rps: r.rps,
+    p50: r.p50,
+    p99: r.p99,
+    cpuUs: us(ticks.reduce((a, x) => a + x, 0)),
+    gatewayUs: us(ticks[0]!),
+    pgUs: us(pgTicks),
+    readP99: readBeside,
+    rssMb: rssMb(s.gatewayPid),
+    errors: r.errors,
   };
 }
 
-function waitExit(c: ChildProcess) { return new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r()))); }
+function waitExit(c: ChildProcess) {
+  return new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
+}
 async function stopAll(children: ChildProcess[]) {
   for (const c of children) c.kill('SIGTERM');
   await Promise.race([Promise.all(children.map(waitExit)), sleep(8000)]);
@@ -147,12 +242,26 @@ async function stopAll(children: ChildProcess[]) {
 
 async function startEmbedded(): Promise<Server> {
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, ...NO_LIMITS, PORT: String(port), HOST: '127.0.0.1', PGLITE_DIR: 'memory://', LOG_LEVEL: 'silent' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...NO_LIMITS,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PGLITE_DIR: 'memory://',
+    LOG_LEVEL: 'silent',
+  };
   for (const k of ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']) delete env[k]; // embedded: none of the servers
   const child = spawn(process.execPath, [...NODE_FLAGS, builtEntryOf('embedded')], { cwd: root, stdio: 'ignore', env });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUp(`${baseUrl}/signings/status?vin=${VIN}`, (s) => s === 200);
-  return { label: 'embedded', baseUrl, pids: [child.pid!], sharedPids: [], gatewayPid: child.pid!, stop: () => stopAll([child]) };
+  return {
+    label: 'embedded',
+    baseUrl,
+    pids: [child.pid!],
+    sharedPids: [],
+    gatewayPid: child.pid!,
+    stop: () => stopAll([child]),
+  };
 }
 
 async function startDistributed(): Promise<Server | null> {
@@ -167,23 +276,45 @@ async function startDistributed(): Promise<Server | null> {
     privatePg = await privatePostgres();
     stores = await freshStores(privatePg.url);
   }
-  const cleanUp = async () => { await dropStores(stores); await privatePg?.destroy(); };
+  const cleanUp = async () => {
+    await dropStores(stores);
+    await privatePg?.destroy();
+  };
   const port = await freePort();
   // A fresh connection key per run: a distributed process refuses to start without one.
-  const env = { ...stores, ...NO_LIMITS, LOG_LEVEL: 'silent', PORT: String(port), HOST: '127.0.0.1', CONNECTION_ENCRYPTION_KEY: process.env.CONNECTION_ENCRYPTION_KEY ?? randomBytes(32).toString('base64') };
+  const env = {
+    ...stores,
+    ...NO_LIMITS,
+    LOG_LEVEL: 'silent',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    CONNECTION_ENCRYPTION_KEY: process.env.CONNECTION_ENCRYPTION_KEY ?? randomBytes(32).toString('base64'),
+  };
   const children: ChildProcess[] = [];
   for (const s of PILLAR_SERVICES) children.push(spawnService(s, env, 'pipe'));
   const gateway = spawnService('gateway', env, 'pipe');
   children.push(gateway);
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
-    for (const p of [`/signings/status?vin=${VIN}`, `/mcos/status?vin=${VIN}`]) await waitUp(baseUrl + p, (s) => s === 200);
+    for (const p of [`/signings/status?vin=${VIN}`, `/mcos/status?vin=${VIN}`])
+      await waitUp(baseUrl + p, (s) => s === 200);
     await waitUp(`${baseUrl}/keys`, (s) => s === 200, 90_000, { method: 'POST' });
     await waitUp(`${baseUrl}/total-loss/acv`, (s) => s !== 503, 90_000, { method: 'POST' });
-  } catch (err) { await stopAll(children); await cleanUp(); throw err; }
+  } catch (err) {
+    await stopAll(children);
+    await cleanUp();
+    throw err;
+  }
   return {
-    label: 'distributed', baseUrl, pids: [gateway.pid!, ...children.filter((c) => c !== gateway).map((c) => c.pid!)], sharedPids: natsPid ? [natsPid] : [], gatewayPid: gateway.pid!,
-    async stop() { await stopAll(children); await cleanUp(); }, // the bench's database, stream and Redis keys go with it
+    label: 'distributed',
+    baseUrl,
+    pids: [gateway.pid!, ...children.filter((c) => c !== gateway).map((c) => c.pid!)],
+    sharedPids: natsPid ? [natsPid] : [],
+    gatewayPid: gateway.pid!,
+    async stop() {
+      await stopAll(children);
+      await cleanUp();
+    }, // the bench's database, stream and Redis keys go with it
   };
 }
 
@@ -202,32 +333,72 @@ async function bundleWithBody(entry: string, bytes: Buffer, bundle: import('esbu
 async function startCeiling(bytes: Buffer): Promise<Server> {
   const { built, file } = await bundleWithBody('ceiling.ts', bytes);
   const port = await freePort();
-  const child = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...process.env, PORT: String(port), BODY_FILE: file } });
+  const child = spawn(process.execPath, [built], {
+    cwd: root,
+    stdio: 'ignore',
+    env: { ...process.env, PORT: String(port), BODY_FILE: file },
+  });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUp(`${baseUrl}/x`, (s) => s === 200);
-  return { label: 'ceiling (bare fastify)', baseUrl, pids: [child.pid!], sharedPids: [], gatewayPid: child.pid!, stop: () => stopAll([child]) };
+  return {
+    label: 'ceiling (bare fastify)',
+    baseUrl,
+    pids: [child.pid!],
+    sharedPids: [],
+    gatewayPid: child.pid!,
+    stop: () => stopAll([child]),
+  };
 }
 
 /**
  * A gateway and a responder, one script started twice on the same NATS (ROLE=gateway | responder), answering
  * `bytes` (in the file BODY_FILE) at /signings/status: the Moleculer peer and the transport reference.
  */
-async function startPair(label: string, entry: string, bytes: Buffer, bundle: import('esbuild').BuildOptions = {}): Promise<Server | null> {
+async function startPair(
+  label: string,
+  entry: string,
+  bytes: Buffer,
+  bundle: import('esbuild').BuildOptions = {},
+): Promise<Server | null> {
   if (!process.env.NATS_URL) return null;
   const { built, file } = await bundleWithBody(entry, bytes, bundle);
   const port = await freePort();
-  const env = { ...process.env, NATS_URL: process.env.NATS_URL, NAMESPACE: `bench${Date.now().toString(36)}`, PORT: String(port), BODY_FILE: file };
-  const responder = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...env, ROLE: 'responder' } });
+  const env = {
+    ...process.env,
+    NATS_URL: process.env.NATS_URL,
+    NAMESPACE: `bench${Date.now().toString(36)}`,
+    PORT: String(port),
+    BODY_FILE: file,
+  };
+  const responder = spawn(process.execPath, [built], {
+    cwd: root,
+    stdio: 'ignore',
+    env: { ...env, ROLE: 'responder' },
+  });
   const gateway = spawn(process.execPath, [built], { cwd: root, stdio: 'ignore', env: { ...env, ROLE: 'gateway' } });
   const baseUrl = `http://127.0.0.1:${port}`;
-  try { await waitUp(`${baseUrl}/signings/status?vin=${VIN}`, (s) => s === 200, 30_000); } catch (err) { await stopAll([gateway, responder]); throw err; }
-  return { label, baseUrl, pids: [gateway.pid!, responder.pid!], sharedPids: natsPid ? [natsPid] : [], gatewayPid: gateway.pid!, stop: () => stopAll([gateway, responder]) };
+  try {
+    await waitUp(`${baseUrl}/signings/status?vin=${VIN}`, (s) => s === 200, 30_000);
+  } catch (err) {
+    await stopAll([gateway, responder]);
+    throw err;
+  }
+  return {
+    label,
+    baseUrl,
+    pids: [gateway.pid!, responder.pid!],
+    sharedPids: natsPid ? [natsPid] : [],
+    gatewayPid: gateway.pid!,
+    stop: () => stopAll([gateway, responder]),
+  };
 }
 
 /** The peer: a moleculer-web gateway and one Moleculer responder (it loads its transporter with require() at run time, so its packages stay outside the bundle). */
-const startMoleculer = (bytes: Buffer) => startPair('peer (Moleculer)', 'moleculer-peer.ts', bytes, { packages: 'external' });
+const startMoleculer = (bytes: Buffer) =>
+  startPair('peer (Moleculer)', 'moleculer-peer.ts', bytes, { packages: 'external' });
 /** The transport alone: a bare fastify route → a NATS request → a responder of fixed bytes. */
-const startTransportPath = (bytes: Buffer) => startPair('reference: fastify → NATS → fixed bytes', 'transport-path.ts', bytes);
+const startTransportPath = (bytes: Buffer) =>
+  startPair('reference: fastify → NATS → fixed bytes', 'transport-path.ts', bytes);
 
 /**
  * The write path's anchors (test/bench/write-anchors.ts): W0 durable write, W1 + relay + consumer, W2 = W1 split
@@ -241,34 +412,80 @@ async function startAnchor(label: string, roles: string[]): Promise<Server | nul
   const stores = pgliteDir ? {} : await freshStores();
   const { built } = await bundleWithBody('write-anchors.ts', Buffer.alloc(0), { external: ['@electric-sql/pglite'] });
   const port = await freePort();
-  const env = { ...process.env, ...stores, NAMESPACE: stores.NATS_NAMESPACE ?? '', PORT: String(port), KEY: ANCHOR_KEY, ...(pgliteDir ? { PGLITE_DIR: pgliteDir } : {}) };
+  const env = {
+    ...process.env,
+    ...stores,
+    NAMESPACE: stores.NATS_NAMESPACE ?? '',
+    PORT: String(port),
+    KEY: ANCHOR_KEY,
+    ...(pgliteDir ? { PGLITE_DIR: pgliteDir } : {}),
+  };
   // Every role makes the tables under one lock (migrate), so the order they start in does not matter.
-  const children = roles.map((ROLE) => spawn(process.execPath, [built], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env: { ...env, ROLE } }));
+  const children = roles.map((ROLE) =>
+    spawn(process.execPath, [built], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env: { ...env, ROLE } }),
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
-  const stop = async () => { await stopAll(children); if (!pgliteDir) await dropStores(stores); };
+  const stop = async () => {
+    await stopAll(children);
+    if (!pgliteDir) await dropStores(stores);
+  };
   // 90 s: PGlite's first start (E0) on a loaded machine takes a while.
-  try { await waitUp(`${baseUrl}/total-loss/acv`, (s) => s === 200, 90_000, { method: 'POST', headers: { authorization: `Bearer ${ANCHOR_KEY}`, 'content-type': 'application/json' }, body: '{}' }); } catch (err) { await stop(); throw new Error(`${label}: ${(err as Error).message}`); }
+  try {
+    await waitUp(`${baseUrl}/total-loss/acv`, (s) => s === 200, 90_000, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ANCHOR_KEY}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+  } catch (err) {
+    await stop();
+    throw new Error(`${label}: ${(err as Error).message}`);
+  }
   const pids = [...children].reverse().map((c) => c.pid!); // the listening process first, as gateways are
-  return { label, baseUrl, pids, sharedPids: roles.some((r) => r !== 'w0' && r !== 'e0') && natsPid ? [natsPid] : [], gatewayPid: pids[0]!, stop };
+  return {
+    label,
+    baseUrl,
+    pids,
+    sharedPids: roles.some((r) => r !== 'w0' && r !== 'e0') && natsPid ? [natsPid] : [],
+    gatewayPid: pids[0]!,
+    stop,
+  };
 }
 const ANCHORS: [string, string[]][] = [
-  ['W0 durable write', ['w0']], ['W1 = W0 + relay + consumer', ['w1']], ['W2 = W1 over a NATS hop', ['w2-writer', 'w2-gateway']], ['E0 = W0 on PGlite in-process', ['e0']],
+  ['W0 durable write', ['w0']],
+  ['W1 = W0 + relay + consumer', ['w1']],
+  ['W2 = W1 over a NATS hop', ['w2-writer', 'w2-gateway']],
+  ['E0 = W0 on PGlite in-process', ['e0']],
 ];
-const ANCHOR_TARGET: Target = { name: 'keyed POST /total-loss/acv', method: 'POST', path: '/total-loss/acv', headers: { authorization: `Bearer ${ANCHOR_KEY}`, 'content-type': 'application/json' }, body: '{}' };
+const ANCHOR_TARGET: Target = {
+  name: 'keyed POST /total-loss/acv',
+  method: 'POST',
+  path: '/total-loss/acv',
+  headers: { authorization: `Bearer ${ANCHOR_KEY}`, 'content-type': 'application/json' },
+  body: '{}',
+};
 
 /** The free GET's answer bytes, for the peer and the ceiling when neither of our rows ran (BENCH_ONLY). */
 async function sampleAnswer(): Promise<Buffer> {
   const s = await startEmbedded();
-  try { return Buffer.from(await (await fetch(`${s.baseUrl}/signings/status?vin=${VIN}`)).arrayBuffer()); } finally { await s.stop(); }
+  try {
+    return Buffer.from(await (await fetch(`${s.baseUrl}/signings/status?vin=${VIN}`)).arrayBuffer());
+  } finally {
+    await s.stop();
+  }
 }
 
 async function targetsFor(s: Server): Promise<Target[]> {
-  const minted = await (await fetch(`${s.baseUrl}/keys`, { method: 'POST' })).json() as { key: string };
+  const minted = (await (await fetch(`${s.baseUrl}/keys`, { method: 'POST' })).json()) as { key: string };
   const keyed = { authorization: `Bearer ${minted.key}`, 'content-type': 'application/json' };
   return [
     FREE_GET,
     // The same read with a key: the key check (cached row), the key's rate limit and the meter, as the goals ask.
-    { name: 'keyed GET /signings/status', method: 'GET', path: `/signings/status?vin=${VIN}`, headers: { authorization: keyed.authorization } },
+    {
+      name: 'keyed GET /signings/status',
+      method: 'GET',
+      path: `/signings/status?vin=${VIN}`,
+      headers: { authorization: keyed.authorization },
+    },
     { name: 'keyed POST /total-loss/acv', method: 'POST', path: '/total-loss/acv', headers: keyed, body: '{}' },
     // The keyless decode: the gateway asks the data pillar, which decodes from vPIC (a VIN seen before: its LRU).
     { name: 'free GET /decode/{vin}', method: 'GET', path: `/decode/${VIN}`, headers: {} },
@@ -302,7 +519,12 @@ async function main() {
   const pinnedSelf = taskset(1, process.pid);
   const pinnedNats = natsPid ? taskset(0, natsPid) : false;
   const rows: Row[] = [];
-  const starts = ([['distributed', startDistributed], ['embedded', startEmbedded]] as const).filter(([row]) => wanted(row));
+  const starts = (
+    [
+      ['distributed', startDistributed],
+      ['embedded', startEmbedded],
+    ] as const
+  ).filter(([row]) => wanted(row));
   // Every server is started first and the runs go round them in turn, repeat after repeat: drift in this noisy
   // VM's speed over the minutes of a run then falls on every row alike instead of on whichever ran last.
   const running: { server: Server; targets: Target[] }[] = [];
@@ -310,7 +532,10 @@ async function main() {
   try {
     for (const [row, start] of starts) {
       const s = await start();
-      if (!s) { console.log(`${row}: skipped (set NATS_URL, DATABASE_URL, REDIS_URL)`); continue; }
+      if (!s) {
+        console.log(`${row}: skipped (set NATS_URL, DATABASE_URL, REDIS_URL)`);
+        continue;
+      }
       running.push({ server: s, targets: await targetsFor(s) });
     }
     const ceilingBytes = running.length
@@ -326,52 +551,130 @@ async function main() {
         if (a) running.push({ server: a, targets: [ANCHOR_TARGET] });
       }
     }
-    running.push({ server: await startCeiling(ceilingBytes), targets: [{ name: 'same bytes', method: 'GET', path: '/x', headers: {} }] });
+    running.push({
+      server: await startCeiling(ceilingBytes),
+      targets: [{ name: 'same bytes', method: 'GET', path: '/x', headers: {} }],
+    });
     for (const { server } of running) for (const pid of server.pids) taskset(0, pid);
     const everyPid = [...new Set(running.flatMap(({ server }) => [...server.pids, ...server.sharedPids]))];
     for (const { server, targets } of running) for (const t of targets) await measure(server, t, 10, everyPid); // warm-up (JIT, pools, caches)
     idlePct = await idleLoad(everyPid);
     for (let i = 0; i < REPEATS; i++) {
       for (const { server, targets } of running) {
-        for (const t of targets) for (const c of [1, 50]) { const r = { ...(await measure(server, t, c, everyPid)), round: i }; rows.push(r); console.log(JSON.stringify(r)); }
+        for (const t of targets)
+          for (const c of [1, 50]) {
+            const r = { ...(await measure(server, t, c, everyPid)), round: i };
+            rows.push(r);
+            console.log(JSON.stringify(r));
+          }
       }
     }
   } finally {
     for (const { server } of running) await server.stop();
-    if (natsPid && natsAffinity) spawnSync('taskset', ['-a', '-cp', natsAffinity, String(natsPid)], { stdio: 'ignore' });
+    if (natsPid && natsAffinity)
+      spawnSync('taskset', ['-a', '-cp', natsAffinity, String(natsPid)], { stdio: 'ignore' });
     await ownNats?.destroy();
   }
 
   // Medians per (server, target, concurrency), and the ratio to the ceiling at the same concurrency.
   const groups = new Map<string, Row[]>();
-  for (const r of rows) { const k = `${r.server}|${r.target}|${r.c}`; groups.set(k, [...(groups.get(k) ?? []), r]); }
+  for (const r of rows) {
+    const k = `${r.server}|${r.target}|${r.c}`;
+    groups.set(k, [...(groups.get(k) ?? []), r]);
+  }
   const med = [...groups.values()].map((g) => ({
-    ...g[0]!, rps: median(g.map((r) => r.rps)), p50: median(g.map((r) => r.p50)), p99: median(g.map((r) => r.p99)),
-    cpuUs: median(g.map((r) => r.cpuUs)), gatewayUs: median(g.map((r) => r.gatewayUs)), pgUs: median(g.map((r) => r.pgUs)), readP99: median(g.map((r) => r.readP99)), rssMb: Math.max(...g.map((r) => r.rssMb)), errors: g.reduce((a, r) => a + r.errors, 0),
+    ...g[0]!,
+    rps: median(g.map((r) => r.rps)),
+    p50: median(g.map((r) => r.p50)),
+    p99: median(g.map((r) => r.p99)),
+    cpuUs: median(g.map((r) => r.cpuUs)),
+    gatewayUs: median(g.map((r) => r.gatewayUs)),
+    pgUs: median(g.map((r) => r.pgUs)),
+    readP99: median(g.map((r) => r.readP99)),
+    rssMb: Math.max(...g.map((r) => r.rssMb)),
+    errors: g.reduce((a, r) => a + r.errors, 0),
   }));
   // Ratios are taken round by round (the rows of one round ran minutes apart at most), then their median.
-  const ratioTo = (r: Row, other: (x: Row) => boolean) => median(groups.get(`${r.server}|${r.target}|${r.c}`)!.flatMap((x) => {
-    const o = rows.find((y) => other(y) && y.c === x.c && y.round === x.round);
-    return o ? [x.rps / o.rps] : [];
-  }));
+  const ratioTo = (r: Row, other: (x: Row) => boolean) =>
+    median(
+      groups.get(`${r.server}|${r.target}|${r.c}`)!.flatMap((x) => {
+        const o = rows.find((y) => other(y) && y.c === x.c && y.round === x.round);
+        return o ? [x.rps / o.rps] : [];
+      }),
+    );
   const isCeiling = (x: Row) => x.server.startsWith('ceiling');
   const isPeer = (x: Row) => x.server.startsWith('peer');
   const anchor = (name: string) => (x: Row) => x.server.startsWith(name) && x.target === ANCHOR_TARGET.name;
   const isWrite = (r: Row) => r.target === ANCHOR_TARGET.name;
-  console.log(`\nmachine: ${cpus().length}× ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
-  console.log(`pinning: servers → core 0 (${natsPid ? `${SHARED_NATS ? 'shared NATS, re-pinned' : 'private NATS started on core 0'}, pid ${natsPid} ${pinnedNats ? 'pinned' : 'NOT pinned'}` : 'NATS not found'}), load generator (${WRK ?? 'autocannon'}) → core 1 (${pinnedSelf ? 'pinned' : 'NOT pinned'}); ${SECONDS}s per run, median of ${REPEATS}`);
+  console.log(
+    `\nmachine: ${cpus().length}× ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+  );
+  console.log(
+    `pinning: servers → core 0 (${natsPid ? `${SHARED_NATS ? 'shared NATS, re-pinned' : 'private NATS started on core 0'}, pid ${natsPid} ${pinnedNats ? 'pinned' : 'NOT pinned'}` : 'NATS not found'}), load generator (${WRK ?? 'autocannon'}) → core 1 (${pinnedSelf ? 'pinned' : 'NOT pinned'}); ${SECONDS}s per run, median of ${REPEATS}`,
+  );
   console.log(`idle: the servers not under load took ${idlePct.toFixed(1)} % of core 0 between runs (timers, pollers)`);
-  console.log('CPU µs/req: every server process (gateway + pillars, and NATS where the row uses it) per request; gw µs: the gateway alone');
-  console.log('read p99 ms: a free GET on 2 connections beside the keyed POST at c=50 (reads must not stall behind writes)');
-  console.log('PG µs/req: every postgres process on the machine (only rows that use the server; E0 and embedded use PGlite, counted in CPU µs)');
-  console.log('× ceiling, × peer, × W0/W1/W2 (keyed POST rows): req/s against theirs in the same round, median over the rounds\n');
-  console.log(['server', 'target', 'c', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'gw µs/req', 'PG µs/req', 'read p99 ms', 'RSS MB', 'errors', '× ceiling', '× peer', '× W0', '× W1', '× W2'].join('\t'));
+  console.log(
+    'CPU µs/req: every server process (gateway + pillars, and NATS where the row uses it) per request; gw µs: the gateway alone',
+  );
+  console.log(
+    'read p99 ms: a free GET on 2 connections beside the keyed POST at c=50 (reads must not stall behind writes)',
+  );
+  console.log(
+    'PG µs/req: every postgres process on the machine (only rows that use the server; E0 and embedded use PGlite, counted in CPU µs)',
+  );
+  console.log(
+    '× ceiling, × peer, × W0/W1/W2 (keyed POST rows): req/s against theirs in the same round, median over the rounds\n',
+  );
+  console.log(
+    [
+      'server',
+      'target',
+      'c',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'CPU µs/req',
+      'gw µs/req',
+      'PG µs/req',
+      'read p99 ms',
+      'RSS MB',
+      'errors',
+      '× ceiling',
+      '× peer',
+      '× W0',
+      '× W1',
+      '× W2',
+    ].join('\t'),
+  );
   for (const r of med) {
     const ratio = ratioTo(r, isCeiling);
     // Against the peer only where it answers the same read, on NATS: the free and the keyed GET.
-    const peer = r.server === 'distributed' && r.target.endsWith(' GET /signings/status') && rows.some(isPeer) ? ratioTo(r, isPeer).toFixed(2) : '';
-    const writes = ['W0', 'W1', 'W2'].map((w) => isWrite(r) && rows.some(anchor(w)) ? ratioTo(r, anchor(w)).toFixed(2) : '');
-    console.log([r.server, r.target, r.c, r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), r.cpuUs.toFixed(0), r.gatewayUs.toFixed(0), r.pgUs.toFixed(0), Number.isNaN(r.readP99) ? '' : r.readP99.toFixed(1), r.rssMb.toFixed(0), r.errors, ratio.toFixed(2), peer, ...writes].join('\t'));
+    const peer =
+      r.server === 'distributed' && r.target.endsWith(' GET /signings/status') && rows.some(isPeer)
+        ? ratioTo(r, isPeer).toFixed(2)
+        : '';
+    const writes = ['W0', 'W1', 'W2'].map((w) =>
+      isWrite(r) && rows.some(anchor(w)) ? ratioTo(r, anchor(w)).toFixed(2) : '',
+    );
+    console.log(
+      [
+        r.server,
+        r.target,
+        r.c,
+        r.rps.toFixed(0),
+        r.p50.toFixed(2),
+        r.p99.toFixed(2),
+        r.cpuUs.toFixed(0),
+        r.gatewayUs.toFixed(0),
+        r.pgUs.toFixed(0),
+        Number.isNaN(r.readP99) ? '' : r.readP99.toFixed(1),
+        r.rssMb.toFixed(0),
+        r.errors,
+        ratio.toFixed(2),
+        peer,
+        ...writes,
+      ].join('\t'),
+    );
   }
 }
 

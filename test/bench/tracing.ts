@@ -16,31 +16,53 @@ import { join } from 'node:path';
 const N = Number(process.env.BENCH_TRACING_N ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_TRACING_ROUNDS ?? 5);
 const root = new URL('../..', import.meta.url).pathname;
-const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor((s.length - 1) / 2)]!; };
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor((s.length - 1) / 2)]!;
+};
 
 async function measure(variant: string, platformDir: string) {
   const p = await import(join(platformDir, 'src/index.ts'));
   if (variant === 'on') await p.startTracing('bench', { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
   const bus = new p.MemoryBus();
   const log = { error() {}, warn() {}, info() {}, debug() {} };
-  p.serveFramed({ bus, log, source: 'bench@0', settings: { NODE_ENV: 'production' } }, 'cap.data.vehicle.decode', 'data', 'bench', async () => ({ status: 200, kind: 'OK', json: '{"type":"OK"}' }));
+  p.serveFramed(
+    { bus, log, source: 'bench@0', settings: { NODE_ENV: 'production' } },
+    'cap.data.vehicle.decode',
+    'data',
+    'bench',
+    async () => ({ status: 200, kind: 'OK', json: '{"type":"OK"}' }),
+  );
   const ctx = { requestId: 'req_1', account: null, keyId: null, environment: 'sandbox', trigger: null, settled: false };
   const req = { input: { vin: '1HGCM82633A004352' }, ctx };
-  const event = { type: 'Signing.quoted@1', occurredAt: new Date().toISOString(), account: 'acc_1', capability: 'signing.quote', vin: '1HGCM82633A004352', simulated: true, data: {} };
+  const event = {
+    type: 'Signing.quoted@1',
+    occurredAt: new Date().toISOString(),
+    account: 'acc_1',
+    capability: 'signing.quote',
+    vin: '1HGCM82633A004352',
+    simulated: true,
+    data: {},
+  };
   let scavenges = 0;
-  const obs = new PerformanceObserver((l) => { for (const e of l.getEntries()) if ((e as any).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++; });
+  const obs = new PerformanceObserver((l) => {
+    for (const e of l.getEntries()) if ((e as any).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+  });
   obs.observe({ entryTypes: ['gc'] });
   const newSpace = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_size;
   const run = async (what: 'call' | 'outbox') => {
     const t = performance.now();
-    if (what === 'call') for (let i = 0; i < N; i++) await p.call(bus, 'cap.data.vehicle.decode', 'data', req, { timeoutMs: 1000, idempotent: true });
+    if (what === 'call')
+      for (let i = 0; i < N; i++)
+        await p.call(bus, 'cap.data.vehicle.decode', 'data', req, { timeoutMs: 1000, idempotent: true });
     else for (let i = 0; i < N; i++) p.eventWrites([event]);
-    return (performance.now() - t) * 1e6 / N;
+    return ((performance.now() - t) * 1e6) / N;
   };
   const out: Record<string, number> = {};
   for (const what of ['call', 'outbox'] as const) {
     await run(what); // warm-up
-    const ns: number[] = []; const gcs: number[] = [];
+    const ns: number[] = [];
+    const gcs: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       await new Promise((res) => setTimeout(res, 20)); // let the observer catch up
       const before = scavenges;
@@ -50,7 +72,7 @@ async function measure(variant: string, platformDir: string) {
     }
     out[`${what}Ns`] = Math.round(median(ns));
     // Bytes a call leaves for the young generation, estimated from how often it fills up.
-    out[`${what}Bytes`] = Math.round(median(gcs) * newSpace() / N);
+    out[`${what}Bytes`] = Math.round((median(gcs) * newSpace()) / N);
   }
   obs.disconnect();
   if (variant === 'on') await p.stopTracing();
@@ -64,16 +86,32 @@ if (process.env.BENCH_TRACING_VARIANT) {
 }
 
 const variants: [string, string][] = [
-  ...(process.env.BENCH_TRACING_BEFORE ? [['before', join(process.env.BENCH_TRACING_BEFORE, 'libs/platform')] as [string, string]] : []),
-  ['off', join(root, 'libs/platform')], ['on', join(root, 'libs/platform')],
+  ...(process.env.BENCH_TRACING_BEFORE
+    ? [['before', join(process.env.BENCH_TRACING_BEFORE, 'libs/platform')] as [string, string]]
+    : []),
+  ['off', join(root, 'libs/platform')],
+  ['on', join(root, 'libs/platform')],
 ];
-console.log(`tracing cost: ${N} calls / outbox rows a round, median of ${ROUNDS} rounds, one process per variant (node ${process.version})`);
+console.log(
+  `tracing cost: ${N} calls / outbox rows a round, median of ${ROUNDS} rounds, one process per variant (node ${process.version})`,
+);
 console.log('variant  call ns  call B  outbox-row ns  outbox-row B');
 for (const [variant, dir] of variants) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--max-semi-space-size=1', new URL(import.meta.url).pathname], {
-    env: { ...process.env, BENCH_TRACING_VARIANT: variant, BENCH_TRACING_DIR: dir, OTEL_EXPORTER_OTLP_ENDPOINT: '' }, encoding: 'utf8', cwd: root,
-  });
-  if (r.status !== 0) { console.log(`${variant}: failed\n${r.stderr}`); continue; }
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--max-semi-space-size=1', new URL(import.meta.url).pathname],
+    {
+      env: { ...process.env, BENCH_TRACING_VARIANT: variant, BENCH_TRACING_DIR: dir, OTEL_EXPORTER_OTLP_ENDPOINT: '' },
+      encoding: 'utf8',
+      cwd: root,
+    },
+  );
+  if (r.status !== 0) {
+    console.log(`${variant}: failed\n${r.stderr}`);
+    continue;
+  }
   const f = JSON.parse(r.stdout.trim().split('\n').pop()!);
-  console.log(`${variant.padEnd(8)} ${String(f.callNs).padStart(7)}  ${String(f.callBytes).padStart(6)}  ${String(f.outboxNs).padStart(13)}  ${String(f.outboxBytes).padStart(12)}`);
+  console.log(
+    `${variant.padEnd(8)} ${String(f.callNs).padStart(7)}  ${String(f.callBytes).padStart(6)}  ${String(f.outboxNs).padStart(13)}  ${String(f.outboxBytes).padStart(12)}`,
+  );
 }

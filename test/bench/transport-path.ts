@@ -14,7 +14,11 @@ const subject = `${process.env.NAMESPACE}.signings.status`;
 
 if (process.env.ROLE === 'responder') {
   const body = readFileSync(process.env.BODY_FILE!);
-  nc.subscribe(subject, { callback: (err, msg) => { if (!err) msg.respond(body); } });
+  nc.subscribe(subject, {
+    callback: (err, msg) => {
+      if (!err) msg.respond(body);
+    },
+  });
 } else {
   const app = Fastify({ logger: false });
   app.get('/signings/status', async (req, reply) => {

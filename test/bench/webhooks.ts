@@ -34,7 +34,10 @@ server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port
 `;
 
 const EMIT_CONCURRENCY = Number(process.env.BENCH_EMIT_CONCURRENCY ?? 10);
-const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN; };
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
 
 async function run(endpoints: number, events: number, eventsPerSecond?: number) {
   const svc = await startEmbedded({ pgliteDir: 'memory://', log: createLogger('bench', 'silent') });
@@ -44,14 +47,24 @@ async function run(endpoints: number, events: number, eventsPerSecond?: number) 
   const receivers = new Worker(RECEIVERS, { eval: true });
   const port = await new Promise<number>((r) => receivers.once('message', r));
   const latencies: number[] = [];
-  let first = 0; let last = 0; let bad = 0;
+  let first = 0;
+  let last = 0;
+  let bad = 0;
   receivers.on('message', (m: { ms?: number; at: number }) => {
-    if (m.ms === undefined) bad++; else { latencies.push(m.ms); first ||= m.at; last = m.at; }
+    if (m.ms === undefined) bad++;
+    else {
+      latencies.push(m.ms);
+      first ||= m.at;
+      last = m.at;
+    }
   });
   const post = async (path: string, body: unknown, key?: string) => {
-    const headers = { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}`, 'accept-price': '1000.00 USD' } : {}) };
+    const headers = {
+      'content-type': 'application/json',
+      ...(key ? { authorization: `Bearer ${key}`, 'accept-price': '1000.00 USD' } : {}),
+    };
     const res = await fetch(base + path, { method: 'POST', headers, body: JSON.stringify(body) });
-    const answer = await res.json() as any;
+    const answer = (await res.json()) as any;
     // A refused call would otherwise surface later as a missing member; say which call and why.
     if (!res.ok) throw new Error(`${path} answered ${res.status}: ${JSON.stringify(answer.value ?? answer)}`);
     return answer;
@@ -74,15 +87,32 @@ async function run(endpoints: number, events: number, eventsPerSecond?: number) 
   } else {
     // A burst: callers emit at once (EMIT_CONCURRENCY at a time), so the figure is the sender's rate, not one caller's pace.
     let emitted = 0;
-    await Promise.all(Array.from({ length: EMIT_CONCURRENCY }, async () => { while (emitted < events) { emitted++; await post('/signings/quote', {}, key); } }));
+    await Promise.all(
+      Array.from({ length: EMIT_CONCURRENCY }, async () => {
+        while (emitted < events) {
+          emitted++;
+          await post('/signings/quote', {}, key);
+        }
+      }),
+    );
   }
   const expected = endpoints * events;
-  while (latencies.length + bad < expected && Date.now() - started < 120_000) await new Promise((r) => setTimeout(r, 50));
+  while (latencies.length + bad < expected && Date.now() - started < 120_000)
+    await new Promise((r) => setTimeout(r, 50));
   const seconds = (last - started) / 1000;
-  console.log(JSON.stringify({
-    endpoints, events, mode: eventsPerSecond ? `paced at ${eventsPerSecond * endpoints} deliveries/s` : 'burst', deliveries: latencies.length, expected, signatureFailures: bad,
-    deliveredPerSecond: Math.round(latencies.length / seconds), p50Ms: pct(latencies, 50), p99Ms: pct(latencies, 99),
-  }));
+  console.log(
+    JSON.stringify({
+      endpoints,
+      events,
+      mode: eventsPerSecond ? `paced at ${eventsPerSecond * endpoints} deliveries/s` : 'burst',
+      deliveries: latencies.length,
+      expected,
+      signatureFailures: bad,
+      deliveredPerSecond: Math.round(latencies.length / seconds),
+      p50Ms: pct(latencies, 50),
+      p99Ms: pct(latencies, 99),
+    }),
+  );
   await receivers.terminate();
   await svc.stop();
 }

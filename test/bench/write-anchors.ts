@@ -24,7 +24,10 @@ const SCHEMA = [
   'create table if not exists consumed(id text primary key, at timestamptz not null default now())',
 ];
 
-interface Sql { query(text: string, params?: unknown[]): Promise<{ rows: any[] }>; tx<T>(fn: (q: Sql) => Promise<T>): Promise<T> }
+interface Sql {
+  query(text: string, params?: unknown[]): Promise<{ rows: any[] }>;
+  tx<T>(fn: (q: Sql) => Promise<T>): Promise<T>;
+}
 
 async function postgres(): Promise<Sql> {
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 5 });
@@ -34,10 +37,20 @@ async function postgres(): Promise<Sql> {
       const c = await pool.connect();
       try {
         await c.query('begin');
-        const r = await fn({ query: (t, p) => c.query(t, p as unknown[]), tx: () => { throw new Error('nested'); } });
+        const r = await fn({
+          query: (t, p) => c.query(t, p as unknown[]),
+          tx: () => {
+            throw new Error('nested');
+          },
+        });
         await c.query('commit');
         return r;
-      } catch (e) { await c.query('rollback').catch(() => undefined); throw e; } finally { c.release(); }
+      } catch (e) {
+        await c.query('rollback').catch(() => undefined);
+        throw e;
+      } finally {
+        c.release();
+      }
     },
   };
   return sql;
@@ -47,7 +60,10 @@ async function pglite(): Promise<Sql> {
   const { PGlite } = await import('@electric-sql/pglite');
   const db = await PGlite.create(process.env.PGLITE_DIR!);
   const wrap = (q: { query: (t: string, p?: unknown[]) => Promise<{ rows: unknown[] }> }): Sql => ({
-    query: (t, p) => q.query(t, p as unknown[]) as Promise<{ rows: any[] }>, tx: () => { throw new Error('nested'); },
+    query: (t, p) => q.query(t, p as unknown[]) as Promise<{ rows: any[] }>,
+    tx: () => {
+      throw new Error('nested');
+    },
   });
   return { ...wrap(db), tx: (fn) => db.transaction((t) => fn(wrap(t))) };
 }
@@ -63,7 +79,10 @@ async function migrate(sql: Sql): Promise<void> {
 }
 
 async function keyChecker(sql: Sql) {
-  await sql.query('insert into keys(hash, account) values ($1, $2) on conflict do nothing', [sha(process.env.KEY!), 'acct_bench']);
+  await sql.query('insert into keys(hash, account) values ($1, $2) on conflict do nothing', [
+    sha(process.env.KEY!),
+    'acct_bench',
+  ]);
   const cache = new Map<string, string>();
   return async (req: FastifyRequest, reply: FastifyReply): Promise<string | undefined> => {
     const key = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
@@ -73,7 +92,10 @@ async function keyChecker(sql: Sql) {
       account = (await sql.query('select account from keys where hash = $1', [hash])).rows[0]?.account;
       if (account) cache.set(hash, account);
     }
-    if (!account) { void reply.code(401).send({ code: 'key-required' }); return undefined; }
+    if (!account) {
+      void reply.code(401).send({ code: 'key-required' });
+      return undefined;
+    }
     return account;
   };
 }
@@ -83,8 +105,16 @@ async function write(sql: Sql, account: string, body: unknown): Promise<string> 
   const id = randomUUID();
   const event = JSON.stringify({ id: `evt_${id}`, type: 'TotalLoss.acvDetermined@1', account, data: body });
   await sql.tx(async (q) => {
-    await q.query('insert into facts(id, account, body) values ($1, $2, $3)', [id, account, JSON.stringify(body ?? {})]);
-    await q.query('insert into outbox(id, subject, payload) values ($1, $2, $3)', [`evt_${id}`, 'evt.totalLoss.acvDetermined', event]);
+    await q.query('insert into facts(id, account, body) values ($1, $2, $3)', [
+      id,
+      account,
+      JSON.stringify(body ?? {}),
+    ]);
+    await q.query('insert into outbox(id, subject, payload) values ($1, $2, $3)', [
+      `evt_${id}`,
+      'evt.totalLoss.acvDetermined',
+      event,
+    ]);
   });
   return id;
 }
@@ -96,10 +126,13 @@ async function eventPipeline(sql: Sql, nc: NatsConnection) {
   const jsm = await jetstreamManager(nc);
   await jsm.streams.add({ name: stream, subjects: [`${ns}.evt.>`] }).catch(() => undefined);
   const js = jetstream(nc);
-  let busy = false, again = false;
+  let busy = false,
+    again = false;
   const relay = async () => {
     for (;;) {
-      const { rows } = await sql.query('select seq, id, subject, payload from outbox where not sent order by seq limit 100');
+      const { rows } = await sql.query(
+        'select seq, id, subject, payload from outbox where not sent order by seq limit 100',
+      );
       if (!rows.length) return;
       await Promise.all(rows.map((r) => js.publish(`${ns}.${r.subject}`, r.payload, { msgID: r.id })));
       await sql.query('update outbox set sent = true where seq = any($1::bigint[])', [rows.map((r) => r.seq)]);
@@ -107,17 +140,34 @@ async function eventPipeline(sql: Sql, nc: NatsConnection) {
     }
   };
   const kick = () => {
-    if (busy) { again = true; return; }
+    if (busy) {
+      again = true;
+      return;
+    }
     busy = true;
-    relay().catch(() => undefined).finally(() => { busy = false; if (again) { again = false; kick(); } });
+    relay()
+      .catch(() => undefined)
+      .finally(() => {
+        busy = false;
+        if (again) {
+          again = false;
+          kick();
+        }
+      });
   };
-  await jsm.consumers.add(stream, { durable_name: 'anchor', ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All });
+  await jsm.consumers.add(stream, {
+    durable_name: 'anchor',
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+  });
   const consumer = await js.consumers.get(stream, 'anchor');
   void (async () => {
     for (;;) {
       const batch = await consumer.fetch({ max_messages: 100, expires: 1000 });
       for await (const m of batch) {
-        await sql.query('insert into consumed(id) values ($1) on conflict do nothing', [m.headers?.get('Nats-Msg-Id') ?? m.seq]);
+        await sql.query('insert into consumed(id) values ($1) on conflict do nothing', [
+          m.headers?.get('Nats-Msg-Id') ?? m.seq,
+        ]);
         m.ack();
       }
     }
@@ -135,7 +185,11 @@ if (ROLE === 'w2-gateway') {
   app.post('/total-loss/acv', async (req, reply) => {
     const acct = await account(req, reply);
     if (!acct) return reply;
-    const r = await nc.request(`${process.env.NAMESPACE}.anchor.write`, JSON.stringify({ account: acct, body: req.body }), { timeout: 5000 });
+    const r = await nc.request(
+      `${process.env.NAMESPACE}.anchor.write`,
+      JSON.stringify({ account: acct, body: req.body }),
+      { timeout: 5000 },
+    );
     return reply.type('application/json').send(Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength));
   });
   stop = () => nc.drain();
@@ -148,11 +202,19 @@ if (ROLE === 'w2-gateway') {
     callback: (err, msg) => {
       if (err) return;
       const { account, body } = JSON.parse(new TextDecoder().decode(msg.data));
-      write(sql, account, body).then((id) => { events.kick(); msg.respond(JSON.stringify({ type: 'OK', value: { id } })); },
-        () => msg.respond(JSON.stringify({ type: 'BLOCKED' })));
+      write(sql, account, body).then(
+        (id) => {
+          events.kick();
+          msg.respond(JSON.stringify({ type: 'OK', value: { id } }));
+        },
+        () => msg.respond(JSON.stringify({ type: 'BLOCKED' })),
+      );
     },
   });
-  stop = async () => { await events.stop(); await nc.drain(); };
+  stop = async () => {
+    await events.stop();
+    await nc.drain();
+  };
 } else {
   const sql = ROLE === 'e0' ? await pglite() : await postgres();
   await migrate(sql);
@@ -166,7 +228,10 @@ if (ROLE === 'w2-gateway') {
     events?.kick();
     return { type: 'OK', value: { id } };
   });
-  stop = async () => { await events?.stop(); await nc?.drain(); };
+  stop = async () => {
+    await events?.stop();
+    await nc?.drain();
+  };
 }
 // A free read beside the writes, for "reads must not stall behind writes".
 app.get('/signings/status', async () => ({ type: 'OK' }));

@@ -9,24 +9,43 @@
  */
 import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
-import { HTTPFacilitatorClient, x402HTTPResourceServer, x402ResourceServer, type HTTPAdapter, type HTTPRequestContext } from '@x402/core/server';
+import {
+  HTTPFacilitatorClient,
+  x402HTTPResourceServer,
+  x402ResourceServer,
+  type HTTPAdapter,
+  type HTTPRequestContext,
+} from '@x402/core/server';
 import type { Network } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 
-const env = (name: string) => { const v = process.env[name]; if (!v) { console.error(`${name} is required`); process.exit(78); } return v; };
+const env = (name: string) => {
+  const v = process.env[name];
+  if (!v) {
+    console.error(`${name} is required`);
+    process.exit(78);
+  }
+  return v;
+};
 const body = readFileSync(env('BODY_FILE'));
 const network = env('X402_NETWORK') as Network;
 
-const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: env('X402_FACILITATOR_URL') }))
-  .register(network, new ExactEvmScheme());
+const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: env('X402_FACILITATOR_URL') })).register(
+  network,
+  new ExactEvmScheme(),
+);
 const http = new x402HTTPResourceServer(resourceServer, {
   'POST /signings/quote': {
     accepts: {
-      scheme: 'exact', network, payTo: env('X402_PAY_TO'), maxTimeoutSeconds: 900,
+      scheme: 'exact',
+      network,
+      payTo: env('X402_PAY_TO'),
+      maxTimeoutSeconds: 900,
       // 1.00 USD in the rail's token (6 decimals), named as the token's EIP-712 domain names itself.
       price: { amount: '1000000', asset: env('X402_ASSET'), extra: { name: 'USDC', version: '2' } },
     },
-    description: 'signing.quote (reference: fixed bytes)', mimeType: 'application/json',
+    description: 'signing.quote (reference: fixed bytes)',
+    mimeType: 'application/json',
   },
 });
 await http.initialize(); // GET /supported from the facilitator, and the route checked against it
@@ -34,7 +53,10 @@ await http.initialize(); // GET /supported from the facilitator, and the route c
 /** The framework adapter the middleware reads the request through. */
 function adapterOf(req: FastifyRequest): HTTPAdapter {
   return {
-    getHeader: (name) => { const v = req.headers[name.toLowerCase()]; return Array.isArray(v) ? v[0] : v; },
+    getHeader: (name) => {
+      const v = req.headers[name.toLowerCase()];
+      return Array.isArray(v) ? v[0] : v;
+    },
     getMethod: () => req.method,
     getPath: () => req.url.split('?')[0]!,
     getUrl: () => `${req.protocol}://${req.host}${req.url}`,
@@ -45,7 +67,10 @@ function adapterOf(req: FastifyRequest): HTTPAdapter {
 }
 
 const send = (reply: FastifyReply, r: { status: number; headers: Record<string, string>; body?: unknown }) =>
-  reply.code(r.status).headers(r.headers).send(r.body ?? {});
+  reply
+    .code(r.status)
+    .headers(r.headers)
+    .send(r.body ?? {});
 
 const app = Fastify({ logger: false });
 app.post('/signings/quote', async (req, reply) => {
@@ -54,7 +79,14 @@ app.post('/signings/quote', async (req, reply) => {
   if (r.type === 'payment-error') return send(reply, r.response);
   if (r.type === 'no-payment-required') return reply.type('application/json').send(body);
   // Paid and verified: the handler's answer (fixed bytes), then settlement; the answer goes out only once settled.
-  const settled = await http.processSettlement(r.paymentPayload, r.paymentRequirements, r.declaredExtensions, { request: context, responseBody: body }, undefined, r.beforeHandlerSettlement);
+  const settled = await http.processSettlement(
+    r.paymentPayload,
+    r.paymentRequirements,
+    r.declaredExtensions,
+    { request: context, responseBody: body },
+    undefined,
+    r.beforeHandlerSettlement,
+  );
   if (!settled.success) return send(reply, settled.response);
   return reply.headers(settled.headers).type('application/json').send(body);
 });

@@ -46,22 +46,42 @@ const wanted = (s: string) => !ONLY || ONLY.includes(s);
 const VIN = '1HGCM82633A004352';
 const BODY = JSON.stringify({ vin: VIN });
 const root = new URL('../..', import.meta.url).pathname;
-const NO_LIMITS = { RATE_LIMIT_ANON_PER_MIN: '100000000', RATE_LIMIT_SANDBOX_PER_MIN: '100000000', RATE_LIMIT_LIVE_PER_MIN: '100000000', RATE_LIMIT_MINT_PER_MIN: '100000000' };
+const NO_LIMITS = {
+  RATE_LIMIT_ANON_PER_MIN: '100000000',
+  RATE_LIMIT_SANDBOX_PER_MIN: '100000000',
+  RATE_LIMIT_LIVE_PER_MIN: '100000000',
+  RATE_LIMIT_MINT_PER_MIN: '100000000',
+};
 const CLK_TCK = 100;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor((s.length - 1) / 2)]! : NaN; };
-const pct = (sorted: number[], p: number) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.floor((s.length - 1) / 2)]! : NaN;
+};
+const pct = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
 const unb64 = (s: string) => JSON.parse(Buffer.from(s, 'base64').toString('utf8'));
 const loadAvg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 function cpuTicks(pid: number): number {
-  try { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' '); return Number(f[11]) + Number(f[12]); } catch { return 0; }
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
 }
 const ticksOf = (pids: number[]) => pids.reduce((a, p) => a + cpuTicks(p), 0);
-const childrenOf = (pid: number) => spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+const childrenOf = (pid: number) =>
+  spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter(Boolean)
+    .map(Number);
 
-function waitExit(c: ChildProcess) { return new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r()))); }
+function waitExit(c: ChildProcess) {
+  return new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
+}
 async function stopAll(children: ChildProcess[]) {
   for (const c of children) c.kill('SIGTERM');
   await Promise.race([Promise.all(children.map(waitExit)), sleep(8000)]);
@@ -69,34 +89,83 @@ async function stopAll(children: ChildProcess[]) {
 }
 async function waitUp(url: string, ok: (s: number) => boolean, timeoutMs = 90_000, init?: RequestInit) {
   const until = Date.now() + timeoutMs;
-  while (Date.now() < until) { try { if (ok((await fetch(url, init)).status)) return; } catch { /* starting */ } await sleep(200); }
+  while (Date.now() < until) {
+    try {
+      if (ok((await fetch(url, init)).status)) return;
+    } catch {
+      /* starting */
+    }
+    await sleep(200);
+  }
   throw new Error(`not up: ${url}`);
 }
 
-interface RailInfo { rpcUrl: string; network: string; asset: string; payTo: string; facilitatorUrl: string; payerKeys: `0x${string}`[] }
+interface RailInfo {
+  rpcUrl: string;
+  network: string;
+  asset: string;
+  payTo: string;
+  facilitatorUrl: string;
+  payerKeys: `0x${string}`[];
+}
 /** The rail in a process of its own (deploy/x402-rail/src/up.ts): the load generator does not share its event loop. */
 async function startRail(): Promise<{ info: RailInfo; pids: () => number[]; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'deploy/x402-rail/src/up.ts', '--payers', String(PAYERS), '--mint', String(10n ** 15n)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'deploy/x402-rail/src/up.ts', '--payers', String(PAYERS), '--mint', String(10n ** 15n)],
+    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const lines = createInterface({ input: child.stdout! });
   let info: RailInfo | undefined;
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the rail exited (${code}) before it was ready`)));
-    lines.on('line', (l) => { if (l.startsWith('{')) info = JSON.parse(l); else if (l === 'ready') resolve(); });
+    lines.on('line', (l) => {
+      if (l.startsWith('{')) info = JSON.parse(l);
+      else if (l === 'ready') resolve();
+    });
   });
   return { info: info!, pids: () => [child.pid!, ...childrenOf(child.pid!)], stop: () => stopAll([child]) };
 }
 
-interface Seller { label: string; baseUrl: string; pids: number[]; stop(): Promise<void> }
+interface Seller {
+  label: string;
+  baseUrl: string;
+  pids: number[];
+  stop(): Promise<void>;
+}
 
-const x402Env = (r: RailInfo) => ({ X402_FACILITATOR_URL: r.facilitatorUrl, X402_RPC_URL: r.rpcUrl, X402_PAY_TO: r.payTo, X402_ASSET: r.asset, X402_NETWORK: r.network });
+const x402Env = (r: RailInfo) => ({
+  X402_FACILITATOR_URL: r.facilitatorUrl,
+  X402_RPC_URL: r.rpcUrl,
+  X402_PAY_TO: r.payTo,
+  X402_ASSET: r.asset,
+  X402_NETWORK: r.network,
+});
 
 async function startEmbedded(rail: RailInfo): Promise<Seller> {
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, ...NO_LIMITS, ...x402Env(rail), PORT: String(port), HOST: '127.0.0.1', PGLITE_DIR: 'memory://', LOG_LEVEL: 'error' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...NO_LIMITS,
+    ...x402Env(rail),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PGLITE_DIR: 'memory://',
+    LOG_LEVEL: 'error',
+  };
   for (const k of ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']) delete env[k];
-  const child = spawn(process.execPath, [...NODE_FLAGS, builtEntryOf('embedded')], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env });
+  const child = spawn(process.execPath, [...NODE_FLAGS, builtEntryOf('embedded')], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env,
+  });
   const baseUrl = `http://127.0.0.1:${port}`;
-  try { await waitUp(`${baseUrl}/signings/status?vin=${VIN}`, (s) => s === 200); } catch (e) { await stopAll([child]); throw e; }
+  try {
+    await waitUp(`${baseUrl}/signings/status?vin=${VIN}`, (s) => s === 200);
+  } catch (e) {
+    await stopAll([child]);
+    throw e;
+  }
   return { label: 'ours: embedded', baseUrl, pids: [child.pid!], stop: () => stopAll([child]) };
 }
 
@@ -104,17 +173,40 @@ async function startDistributed(rail: RailInfo): Promise<Seller | null> {
   if (!process.env.NATS_URL || !process.env.DATABASE_URL || !process.env.REDIS_URL) return null;
   const stores = await freshStores();
   const port = await freePort();
-  const env = { ...stores, ...NO_LIMITS, ...x402Env(rail), LOG_LEVEL: 'error', PORT: String(port), HOST: '127.0.0.1', CONNECTION_ENCRYPTION_KEY: process.env.CONNECTION_ENCRYPTION_KEY ?? randomBytes(32).toString('base64') };
+  const env = {
+    ...stores,
+    ...NO_LIMITS,
+    ...x402Env(rail),
+    LOG_LEVEL: 'error',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    CONNECTION_ENCRYPTION_KEY: process.env.CONNECTION_ENCRYPTION_KEY ?? randomBytes(32).toString('base64'),
+  };
   const children = PILLAR_SERVICES.map((s) => spawnService(s, env, 'pipe'));
   const gateway = spawnService('gateway', env, 'pipe');
   children.push(gateway);
   const baseUrl = `http://127.0.0.1:${port}`;
-  const stop = async () => { await stopAll(children); await dropStores(stores); };
+  const stop = async () => {
+    await stopAll(children);
+    await dropStores(stores);
+  };
   try {
     await waitUp(`${baseUrl}/signings/status?vin=${VIN}`, (s) => s === 200);
-    await waitUp(`${baseUrl}/signings/quote`, (s) => s === 402, 90_000, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
-  } catch (e) { await stop(); throw e; }
-  return { label: 'ours: distributed', baseUrl, pids: [gateway.pid!, ...children.filter((c) => c !== gateway).map((c) => c.pid!)], stop };
+    await waitUp(`${baseUrl}/signings/quote`, (s) => s === 402, 90_000, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: BODY,
+    });
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return {
+    label: 'ours: distributed',
+    baseUrl,
+    pids: [gateway.pid!, ...children.filter((c) => c !== gateway).map((c) => c.pid!)],
+    stop,
+  };
 }
 
 async function startReference(rail: RailInfo, bytes: Buffer): Promise<Seller> {
@@ -123,9 +215,22 @@ async function startReference(rail: RailInfo, bytes: Buffer): Promise<Seller> {
   const built = join(root, 'test/bench/.x402-reference.js');
   await build({ ...BUNDLE, entryPoints: [join(root, 'test/bench/x402-reference.ts')], outfile: built });
   const port = await freePort();
-  const child = spawn(process.execPath, [built], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...x402Env(rail), PORT: String(port), BODY_FILE: file } });
+  const child = spawn(process.execPath, [built], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, ...x402Env(rail), PORT: String(port), BODY_FILE: file },
+  });
   const baseUrl = `http://127.0.0.1:${port}`;
-  try { await waitUp(`${baseUrl}/signings/quote`, (s) => s === 402, 60_000, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY }); } catch (e) { await stopAll([child]); throw e; }
+  try {
+    await waitUp(`${baseUrl}/signings/quote`, (s) => s === 402, 60_000, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: BODY,
+    });
+  } catch (e) {
+    await stopAll([child]);
+    throw e;
+  }
   return { label: 'reference: @x402/core resource server', baseUrl, pids: [child.pid!], stop: () => stopAll([child]) };
 }
 
@@ -136,48 +241,96 @@ async function drive(n: number, c: number, send: (i: number) => Promise<string |
   let next = 0;
   const started = performance.now();
   const deadline = started + seconds * 1000;
-  await Promise.all(Array.from({ length: Math.min(c, n) }, async () => {
-    while (next < n && performance.now() < deadline) {
-      const i = next++;
-      const t0 = performance.now();
-      let bad: string | null;
-      try { bad = await send(i); } catch (e) { bad = `error ${(e as Error).message}`; }
-      if (bad) failures.set(bad, (failures.get(bad) ?? 0) + 1); else latencies.push(performance.now() - t0);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(c, n) }, async () => {
+      while (next < n && performance.now() < deadline) {
+        const i = next++;
+        const t0 = performance.now();
+        let bad: string | null;
+        try {
+          bad = await send(i);
+        } catch (e) {
+          bad = `error ${(e as Error).message}`;
+        }
+        if (bad) failures.set(bad, (failures.get(bad) ?? 0) + 1);
+        else latencies.push(performance.now() - t0);
+      }
+    }),
+  );
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { calls: latencies.length, sent: next, elapsed, rps: latencies.length / elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99), errors: [...failures.values()].reduce((a, x) => a + x, 0), failures: Object.fromEntries(failures) };
+  return {
+    calls: latencies.length,
+    sent: next,
+    elapsed,
+    rps: latencies.length / elapsed,
+    p50: pct(latencies, 50),
+    p99: pct(latencies, 99),
+    errors: [...failures.values()].reduce((a, x) => a + x, 0),
+    failures: Object.fromEntries(failures),
+  };
 }
 
 const post = (s: Seller, headers: Record<string, string> = {}) =>
-  fetch(`${s.baseUrl}/signings/quote`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: BODY });
+  fetch(`${s.baseUrl}/signings/quote`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: BODY,
+  });
 
 /** The 402 leg: n unpaid calls at c; each offer's requirement and resource, for signing. */
 async function offers(s: Seller, n: number, c: number) {
   const got: { accepted: any; resource: any }[] = new Array(n);
-  const r = await drive(n, c, async (i) => {
-    const res = await post(s);
-    await res.arrayBuffer();
-    const header = res.headers.get('payment-required');
-    if (res.status !== 402 || !header) return `status ${res.status}`;
-    const required = unb64(header);
-    got[i] = { accepted: required.accepts[0], resource: required.resource };
-    return null;
-  }, Math.max(SECONDS, 60));
+  const r = await drive(
+    n,
+    c,
+    async (i) => {
+      const res = await post(s);
+      await res.arrayBuffer();
+      const header = res.headers.get('payment-required');
+      if (res.status !== 402 || !header) return `status ${res.status}`;
+      const required = unb64(header);
+      got[i] = { accepted: required.accepts[0], resource: required.resource };
+      return null;
+    },
+    Math.max(SECONDS, 60),
+  );
   return { leg: r, offers: got.filter(Boolean) };
 }
 
-interface Row { seller: string; leg: '402' | 'paid'; c: number; round: number; calls: number; rps: number; p50: number; p99: number; errors: number; sellerUs: number; railUs: number; ranOut: boolean; failures: Record<string, number>; signMs?: number }
+interface Row {
+  seller: string;
+  leg: '402' | 'paid';
+  c: number;
+  round: number;
+  calls: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  sellerUs: number;
+  railUs: number;
+  ranOut: boolean;
+  failures: Record<string, number>;
+  signMs?: number;
+}
 
 /** One cell: the 402 leg, then signing (untimed), then the paid leg. */
-async function cell(s: Seller, rail: { info: RailInfo; pids: () => number[] }, c: number, n: number, round: number): Promise<Row[]> {
+async function cell(
+  s: Seller,
+  rail: { info: RailInfo; pids: () => number[] },
+  c: number,
+  n: number,
+  round: number,
+): Promise<Row[]> {
   const offered = await offers(s, n, c);
   const t0 = performance.now();
   const payments: string[] = [];
   for (let i = 0; i < offered.offers.length; i++) {
     const o = offered.offers[i]!;
-    payments.push(b64(await createPayment(rail.info.payerKeys[i % rail.info.payerKeys.length]!, o.accepted, o.resource)));
+    payments.push(
+      b64(await createPayment(rail.info.payerKeys[i % rail.info.payerKeys.length]!, o.accepted, o.resource)),
+    );
   }
   const signMs = performance.now() - t0;
   await sleep(500);
@@ -190,14 +343,30 @@ async function cell(s: Seller, rail: { info: RailInfo; pids: () => number[] }, c
     if (!res.headers.get('payment-response')) return 'no PAYMENT-RESPONSE';
     return null;
   });
-  const us = (ticks: number) => (ticks / CLK_TCK) * 1e6 / Math.max(1, paid.calls);
+  const us = (ticks: number) => ((ticks / CLK_TCK) * 1e6) / Math.max(1, paid.calls);
   const row = (leg: Row['leg'], r: typeof paid, extra: Partial<Row> = {}): Row => ({
-    seller: s.label, leg, c, round, calls: r.calls, rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, sellerUs: NaN, railUs: NaN,
-    ranOut: r.sent >= payments.length && r.elapsed < SECONDS * 0.95, failures: r.failures, ...extra,
+    seller: s.label,
+    leg,
+    c,
+    round,
+    calls: r.calls,
+    rps: r.rps,
+    p50: r.p50,
+    p99: r.p99,
+    errors: r.errors,
+    sellerUs: NaN,
+    railUs: NaN,
+    ranOut: r.sent >= payments.length && r.elapsed < SECONDS * 0.95,
+    failures: r.failures,
+    ...extra,
   });
   return [
     row('402', offered.leg, { ranOut: false }),
-    row('paid', paid, { sellerUs: us(ticksOf(s.pids) - before[0]!), railUs: us(ticksOf(railPids) - before[1]!), signMs }),
+    row('paid', paid, {
+      sellerUs: us(ticksOf(s.pids) - before[0]!),
+      railUs: us(ticksOf(railPids) - before[1]!),
+      signMs,
+    }),
   ];
 }
 
@@ -212,23 +381,30 @@ async function main() {
     if (wanted('embedded')) sellers.push(await startEmbedded(rail.info));
     if (wanted('distributed')) {
       const d = await startDistributed(rail.info);
-      if (d) sellers.push(d); else console.log('ours: distributed: skipped (set NATS_URL, DATABASE_URL, REDIS_URL)');
+      if (d) sellers.push(d);
+      else console.log('ours: distributed: skipped (set NATS_URL, DATABASE_URL, REDIS_URL)');
     }
     if (sellers[0]) {
       // The reference answers the bytes of one of our paid answers: the same size on the wire.
-      const { offers: [o] } = await offers(sellers[0], 1, 1);
-      const res = await post(sellers[0], { 'payment-signature': b64(await createPayment(rail.info.payerKeys[0]!, o!.accepted, o!.resource)) });
-      if (res.status !== 200) throw new Error(`a paid call to ${sellers[0].label} answered ${res.status}: ${await res.text()}`);
+      const {
+        offers: [o],
+      } = await offers(sellers[0], 1, 1);
+      const res = await post(sellers[0], {
+        'payment-signature': b64(await createPayment(rail.info.payerKeys[0]!, o!.accepted, o!.resource)),
+      });
+      if (res.status !== 200)
+        throw new Error(`a paid call to ${sellers[0].label} answered ${res.status}: ${await res.text()}`);
       bytes = Buffer.from(await res.arrayBuffer());
     }
     if (wanted('reference')) sellers.unshift(await startReference(rail.info, bytes));
     // Warm-up (JIT, pools, the facilitator's clients) and a first rate, which sizes each cell's payments.
     const rate = new Map<string, number>();
-    for (const s of sellers) for (const c of CONCURRENCY) {
-      const [, paid] = await cell(s, rail, c, Math.max(40, 3 * c), -1);
-      if (paid!.errors) console.log(`warm-up ${s.label} c=${c}: ${JSON.stringify(paid!.failures)}`);
-      rate.set(`${s.label}|${c}`, paid!.rps);
-    }
+    for (const s of sellers)
+      for (const c of CONCURRENCY) {
+        const [, paid] = await cell(s, rail, c, Math.max(40, 3 * c), -1);
+        if (paid!.errors) console.log(`warm-up ${s.label} c=${c}: ${JSON.stringify(paid!.failures)}`);
+        rate.set(`${s.label}|${c}`, paid!.rps);
+      }
     for (let round = 0; round < REPEATS; round++) {
       for (const c of CONCURRENCY) {
         for (const s of sellers) {
@@ -248,26 +424,62 @@ async function main() {
   }
 
   const groups = new Map<string, Row[]>();
-  for (const r of rows) { const k = `${r.seller}|${r.leg}|${r.c}`; groups.set(k, [...(groups.get(k) ?? []), r]); }
-  console.log(`\nmachine: ${cpus().length}× ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}; load average ${loadBefore} before, ${loadAvg()} after`);
-  console.log(`${SECONDS}s a leg at most, median of ${REPEATS} round(s); ${PAYERS} funded payers, every payment fresh and sent once; signing untimed; the 402 leg timed on its own (its own rows)`);
-  console.log('seller µs/call, rail µs/call: CPU (utime+stime) of the seller\'s processes and of the rail (facilitator + anvil) over the paid leg, per paid call\n');
-  console.log(['seller', 'leg', 'c', 'calls/s', 'p50 ms', 'p99 ms', 'calls', 'errors', 'seller µs/call', 'rail µs/call'].join('\t'));
+  for (const r of rows) {
+    const k = `${r.seller}|${r.leg}|${r.c}`;
+    groups.set(k, [...(groups.get(k) ?? []), r]);
+  }
+  console.log(
+    `\nmachine: ${cpus().length}× ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}; load average ${loadBefore} before, ${loadAvg()} after`,
+  );
+  console.log(
+    `${SECONDS}s a leg at most, median of ${REPEATS} round(s); ${PAYERS} funded payers, every payment fresh and sent once; signing untimed; the 402 leg timed on its own (its own rows)`,
+  );
+  console.log(
+    "seller µs/call, rail µs/call: CPU (utime+stime) of the seller's processes and of the rail (facilitator + anvil) over the paid leg, per paid call\n",
+  );
+  console.log(
+    ['seller', 'leg', 'c', 'calls/s', 'p50 ms', 'p99 ms', 'calls', 'errors', 'seller µs/call', 'rail µs/call'].join(
+      '\t',
+    ),
+  );
   for (const g of groups.values()) {
     const m = (f: (r: Row) => number) => median(g.map(f));
-    console.log([g[0]!.seller, g[0]!.leg, g[0]!.c, m((r) => r.rps).toFixed(1), m((r) => r.p50).toFixed(1), m((r) => r.p99).toFixed(1), m((r) => r.calls), g.reduce((a, r) => a + r.errors, 0),
-      g[0]!.leg === 'paid' ? m((r) => r.sellerUs).toFixed(0) : '', g[0]!.leg === 'paid' ? m((r) => r.railUs).toFixed(0) : ''].join('\t') + (g.some((r) => r.ranOut) ? '\t(ran out of payments before the time)' : ''));
+    console.log(
+      [
+        g[0]!.seller,
+        g[0]!.leg,
+        g[0]!.c,
+        m((r) => r.rps).toFixed(1),
+        m((r) => r.p50).toFixed(1),
+        m((r) => r.p99).toFixed(1),
+        m((r) => r.calls),
+        g.reduce((a, r) => a + r.errors, 0),
+        g[0]!.leg === 'paid' ? m((r) => r.sellerUs).toFixed(0) : '',
+        g[0]!.leg === 'paid' ? m((r) => r.railUs).toFixed(0) : '',
+      ].join('\t') + (g.some((r) => r.ranOut) ? '\t(ran out of payments before the time)' : ''),
+    );
   }
   const ref = sellers.find((s) => s.label.startsWith('reference'));
   if (!ref) return;
   console.log('\npaid leg, ours / reference (per round, median); goals: calls/s ≥ 0.8×, p99 ≤ 1.5×');
-  for (const s of sellers.filter((x) => x !== ref)) for (const c of CONCURRENCY) {
-    const ours = rows.filter((r) => r.seller === s.label && r.leg === 'paid' && r.c === c);
-    const pairs = ours.map((o) => [o, rows.find((r) => r.seller === ref.label && r.leg === 'paid' && r.c === c && r.round === o.round)!] as const).filter(([, r]) => r);
-    const rps = median(pairs.map(([o, r]) => o.rps / r.rps));
-    const p99 = median(pairs.map(([o, r]) => o.p99 / r.p99));
-    console.log(`${s.label}\tc=${c}\tcalls/s ${rps.toFixed(2)}× (${rps >= 0.8 ? 'met' : 'NOT met'})\tp99 ${p99.toFixed(2)}× (${p99 <= 1.5 ? 'met' : 'NOT met'})`);
-  }
+  for (const s of sellers.filter((x) => x !== ref))
+    for (const c of CONCURRENCY) {
+      const ours = rows.filter((r) => r.seller === s.label && r.leg === 'paid' && r.c === c);
+      const pairs = ours
+        .map(
+          (o) =>
+            [
+              o,
+              rows.find((r) => r.seller === ref.label && r.leg === 'paid' && r.c === c && r.round === o.round)!,
+            ] as const,
+        )
+        .filter(([, r]) => r);
+      const rps = median(pairs.map(([o, r]) => o.rps / r.rps));
+      const p99 = median(pairs.map(([o, r]) => o.p99 / r.p99));
+      console.log(
+        `${s.label}\tc=${c}\tcalls/s ${rps.toFixed(2)}× (${rps >= 0.8 ? 'met' : 'NOT met'})\tp99 ${p99.toFixed(2)}× (${p99 <= 1.5 ? 'met' : 'NOT met'})`,
+      );
+    }
 }
 
 await main();

@@ -15,12 +15,16 @@ const samples: Record<string, (ctx: WalkContext) => unknown> = {
   workflow: () => 'buy',
   documentId: (ctx) => ctx.documentId ?? 'doc_unknown',
 };
-export interface WalkContext { documentId?: string }
+export interface WalkContext {
+  documentId?: string;
+}
 
 /** A valid input for a capability, built from its request schema's members. */
 export function sampleInput(c: Capability, ctx: WalkContext = {}): Record<string, unknown> {
   const input: Record<string, unknown> = {};
-  for (const [name, member] of Object.entries(c.request.shape as Record<string, { safeParse(v: unknown): { success: boolean } }>)) {
+  for (const [name, member] of Object.entries(
+    c.request.shape as Record<string, { safeParse(v: unknown): { success: boolean } }>,
+  )) {
     const optional = member.safeParse(undefined).success;
     const sample = samples[name];
     if (sample) {
@@ -34,7 +38,13 @@ export function sampleInput(c: Capability, ctx: WalkContext = {}): Record<string
 }
 
 /** The capability's route with its input: query string for GET, JSON body for POST. */
-export function send(baseUrl: string, c: Capability, input: Record<string, unknown>, key?: string, headers: Record<string, string> = {}) {
+export function send(
+  baseUrl: string,
+  c: Capability,
+  input: Record<string, unknown>,
+  key?: string,
+  headers: Record<string, string> = {},
+) {
   if (c.method === 'GET') {
     const qs = new URLSearchParams(Object.entries(input).map(([k, v]) => [k, String(v)])).toString();
     return call(baseUrl, 'GET', qs ? `${c.path}?${qs}` : c.path, { key, headers });
@@ -47,7 +57,13 @@ export function send(baseUrl: string, c: Capability, input: Record<string, unkno
  * a 403 NEEDS_HUMAN handoff is completed with the named credential and its result read from the poll rail.
  * Returns the final HTTP status and answer, and how it got there.
  */
-export async function callThrough(baseUrl: string, c: Capability, input: Record<string, unknown>, key: string, headers: Record<string, string> = {}) {
+export async function callThrough(
+  baseUrl: string,
+  c: Capability,
+  input: Record<string, unknown>,
+  key: string,
+  headers: Record<string, string> = {},
+) {
   const first = await send(baseUrl, c, input, key, headers);
   if (first.status === 402 && first.json?.type === 'OFFER') {
     const settled = await call(baseUrl, 'POST', first.json.value.settle.path, { key, headers });
@@ -55,7 +71,10 @@ export async function callThrough(baseUrl: string, c: Capability, input: Record<
   }
   if (first.status === 403 && first.json?.value?.code === 'NEEDS_HUMAN') {
     const id = first.json.value.handoff.id;
-    const done = await call(baseUrl, 'POST', `/handoffs/${id}/complete`, { key, body: { outcome: 'completed', credential: first.json.value.credential } });
+    const done = await call(baseUrl, 'POST', `/handoffs/${id}/complete`, {
+      key,
+      body: { outcome: 'completed', credential: first.json.value.credential },
+    });
     if (done.status >= 400) return { status: done.status, answer: done.json, via: 'human' as const };
     const poll = await call(baseUrl, 'GET', `/handoffs/${id}`, { key });
     return { status: poll.status, answer: poll.json?.value?.result, via: 'human' as const };

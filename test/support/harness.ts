@@ -29,8 +29,10 @@ export interface Harness {
  */
 export const TEST_RATE_LIMITS = { sandbox: 100_000, live: 100_000, anonymous: 100_000, mint: 100_000 };
 const rateLimitEnv = (l: typeof TEST_RATE_LIMITS) => ({
-  RATE_LIMIT_SANDBOX_PER_MIN: String(l.sandbox), RATE_LIMIT_LIVE_PER_MIN: String(l.live),
-  RATE_LIMIT_ANON_PER_MIN: String(l.anonymous), RATE_LIMIT_MINT_PER_MIN: String(l.mint),
+  RATE_LIMIT_SANDBOX_PER_MIN: String(l.sandbox),
+  RATE_LIMIT_LIVE_PER_MIN: String(l.live),
+  RATE_LIMIT_ANON_PER_MIN: String(l.anonymous),
+  RATE_LIMIT_MINT_PER_MIN: String(l.mint),
 });
 
 export function distributedEnv() {
@@ -47,10 +49,16 @@ const SERVER_OF = { NATS_URL: 'NATS with JetStream', DATABASE_URL: 'Postgres', R
  * the compose and Chromium suites say theirs), so no run skips tests silently; in CI missing servers fail the run
  * instead. `describe.runIf(serversFor('store suite'))(…)`.
  */
-export function serversFor(suite: string, needs: (keyof typeof SERVER_OF)[] = ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']): boolean {
+export function serversFor(
+  suite: string,
+  needs: (keyof typeof SERVER_OF)[] = ['NATS_URL', 'DATABASE_URL', 'REDIS_URL'],
+): boolean {
   const missing = needs.filter((k) => !process.env[k]);
   if (missing.length && process.env.CI) throw new Error(`CI must run the ${suite}: set ${missing.join(', ')}`);
-  if (missing.length) console.warn(`${suite} skipped: it needs ${missing.map((k) => `${k} (${SERVER_OF[k]})`).join(', ')}; see DEVELOPERS.md`);
+  if (missing.length)
+    console.warn(
+      `${suite} skipped: it needs ${missing.map((k) => `${k} (${SERVER_OF[k]})`).join(', ')}; see DEVELOPERS.md`,
+    );
   return missing.length === 0;
 }
 
@@ -62,12 +70,18 @@ export function modes(): ('embedded' | 'distributed')[] {
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = createServer();
-    s.listen(0, '127.0.0.1', () => { const p = (s.address() as any).port; s.close(() => resolve(p)); });
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as any).port;
+      s.close(() => resolve(p));
+    });
   });
 }
 
 export interface HarnessOptions {
-  clock?: Clock; busTimeoutMs?: number; replicas?: Partial<Record<ServiceName, number>>; env?: Record<string, string>;
+  clock?: Clock;
+  busTimeoutMs?: number;
+  replicas?: Partial<Record<ServiceName, number>>;
+  env?: Record<string, string>;
   rateLimits?: Partial<typeof TEST_RATE_LIMITS>;
   /** Embedded only: the logger every service in the process writes to (tests capture lines with it). */
   log?: Logger;
@@ -79,14 +93,19 @@ export async function startHarness(mode: 'embedded' | 'distributed', opts: Harne
 
 export async function startEmbeddedHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const svc = await startEmbedded({
-    pgliteDir: 'memory://', log: opts.log ?? createLogger('test', 'silent'), clock: opts.clock, busTimeoutMs: opts.busTimeoutMs,
+    pgliteDir: 'memory://',
+    log: opts.log ?? createLogger('test', 'silent'),
+    clock: opts.clock,
+    busTimeoutMs: opts.busTimeoutMs,
     rateLimits: { ...TEST_RATE_LIMITS, ...(opts.rateLimits ?? {}) },
     // The one gateway setting a test passes by env in both modes.
     trustProxy: trustProxySetting.parse(opts.env?.TRUST_PROXY ?? ''),
   });
   const address = await svc.app.listen({ port: 0, host: '127.0.0.1' });
   return {
-    mode: 'embedded', baseUrl: address, stop: () => svc.stop(),
+    mode: 'embedded',
+    baseUrl: address,
+    stop: () => svc.stop(),
     sql: async (text, params = []) => (await svc.infra.db.query(text, params)).rows,
   };
 }
@@ -99,7 +118,12 @@ export async function freshStores(ownDatabaseUrl?: string): Promise<Record<strin
   const env = distributedEnv();
   if (!env) throw new Error('distributed mode needs NATS_URL, DATABASE_URL and REDIS_URL');
   const tag = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-  const stores = { ...env, REDIS_PREFIX: `vcs:${tag}:`, NATS_NAMESPACE: tag, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' };
+  const stores = {
+    ...env,
+    REDIS_PREFIX: `vcs:${tag}:`,
+    NATS_NAMESPACE: tag,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+  };
   if (ownDatabaseUrl) return { ...stores, DATABASE_URL: ownDatabaseUrl };
   const admin = new pg.Client({ connectionString: env.DATABASE_URL });
   await admin.connect();
@@ -119,7 +143,9 @@ async function waitReady(url: string, timeoutMs = READY_MS) {
     try {
       const r = await fetch(url);
       if (r.status < 500) return;
-    } catch { /* not yet listening */ }
+    } catch {
+      /* not yet listening */
+    }
     await new Promise((r) => setTimeout(r, 150));
   }
   throw new Error(`not ready: ${url}`);
@@ -140,21 +166,34 @@ async function waitPillarsReady(baseUrl: string) {
     return r.status === 200;
   }, READY_MS);
   // An unknown deal is a 404 from workflows itself; a 503 means no workflows replica has subscribed yet.
-  await waitFor(async () => (await fetch(`${baseUrl}/buy/deals/deal_ready`, { headers: { authorization: `Bearer ${key}` } })).status === 404, READY_MS);
+  await waitFor(
+    async () =>
+      (await fetch(`${baseUrl}/buy/deals/deal_ready`, { headers: { authorization: `Bearer ${key}` } })).status === 404,
+    READY_MS,
+  );
 }
 
 export async function startDistributedHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const port = await freePort();
   const env: Record<string, string> = {
-    ...(await freshStores(opts.env?.DATABASE_URL)), PORT: String(port), HOST: '127.0.0.1', BUS_TIMEOUT_MS: String(opts.busTimeoutMs ?? 3000),
-    ...rateLimitEnv({ ...TEST_RATE_LIMITS, ...(opts.rateLimits ?? {}) }), ...(opts.env ?? {}),
+    ...(await freshStores(opts.env?.DATABASE_URL)),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BUS_TIMEOUT_MS: String(opts.busTimeoutMs ?? 3000),
+    ...rateLimitEnv({ ...TEST_RATE_LIMITS, ...(opts.rateLimits ?? {}) }),
+    ...(opts.env ?? {}),
   };
   const procs = new Map<ServiceName, ChildProcess[]>();
   const startOne = (s: ServiceName, extra: Record<string, string> = {}) => {
     const child = spawnService(s, { ...env, ...extra }, 'pipe');
     let out = '';
-    child.stderr?.on('data', (d) => { out += d; if (out.length > 20_000) out = out.slice(-10_000); });
-    child.on('exit', (code) => { if (code && code !== 0 && code !== 143 && code !== 130) process.stderr.write(`[${s}] exited ${code}\n${out}\n`); });
+    child.stderr?.on('data', (d) => {
+      out += d;
+      if (out.length > 20_000) out = out.slice(-10_000);
+    });
+    child.on('exit', (code) => {
+      if (code && code !== 0 && code !== 143 && code !== 130) process.stderr.write(`[${s}] exited ${code}\n${out}\n`);
+    });
     const list = procs.get(s) ?? [];
     list.push(child);
     procs.set(s, list);
@@ -164,7 +203,8 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
   for (const s of PILLAR_SERVICES) for (let i = 0; i < (opts.replicas?.[s] ?? 1); i++) startOne(s);
   startOne('gateway');
   const baseUrl = `http://127.0.0.1:${port}`;
-  const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
+  const exited = (c: ChildProcess) =>
+    new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
   try {
     await waitReady(`${baseUrl}/signings/status`);
     await waitPillarsReady(baseUrl);
@@ -175,7 +215,10 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
     throw err;
   }
   return {
-    mode: 'distributed', baseUrl, procs, env,
+    mode: 'distributed',
+    baseUrl,
+    procs,
+    env,
     async kill(service, signal = 'SIGKILL') {
       const list = procs.get(service) ?? [];
       const c = list.shift();
@@ -183,7 +226,9 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
       c.kill(signal);
       await exited(c);
     },
-    async start(service) { startOne(service); },
+    async start(service) {
+      startOne(service);
+    },
     async startGateway() {
       const p = await freePort();
       startOne('gateway', { PORT: String(p) });
@@ -194,7 +239,11 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
     sql: async (text, params = []) => {
       const c = new pg.Client({ connectionString: env.DATABASE_URL });
       await c.connect();
-      try { return (await c.query(text, params as any[])).rows; } finally { await c.end(); }
+      try {
+        return (await c.query(text, params as any[])).rows;
+      } finally {
+        await c.end();
+      }
     },
     async stop() {
       const all = [...procs.values()].flat();
@@ -222,7 +271,11 @@ export async function dropStores(env: Record<string, string>) {
 /** A run's event stream goes with the run too (the shared NATS would otherwise keep one per run for 7 days). */
 async function dropStream(url: string, namespace: string) {
   const bus = await NatsBus.connect(url, 'harness-cleanup', namespace);
-  try { await bus.deleteStream(); } finally { await bus.drain(); }
+  try {
+    await bus.deleteStream();
+  } finally {
+    await bus.drain();
+  }
 }
 
 /** And its Redis keys (meters keep no expiry): one run left ~170 behind on the shared Redis. */
@@ -232,9 +285,16 @@ async function dropRedisKeys(url: string, prefix: string) {
   const redis = kv.redis!;
   try {
     // The client queues nothing while it connects (enableOfflineQueue: false): wait until it is ready.
-    if (redis.status !== 'ready') await new Promise((resolve, reject) => { redis.once('ready', resolve); redis.once('end', reject); });
-    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 500 }) as AsyncIterable<string[]>) if (keys.length) await redis.del(...keys);
-  } finally { await kv.close(); }
+    if (redis.status !== 'ready')
+      await new Promise((resolve, reject) => {
+        redis.once('ready', resolve);
+        redis.once('end', reject);
+      });
+    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 500 }) as AsyncIterable<string[]>)
+      if (keys.length) await redis.del(...keys);
+  } finally {
+    await kv.close();
+  }
 }
 
 /** A run's database goes with the run, so a long-lived CI machine does not collect them. */
@@ -243,27 +303,48 @@ async function dropDatabase(url: string) {
   if (!/^vcs_t[a-z0-9]+$/.test(name)) return; // only the databases freshStores made
   const admin = new pg.Client({ connectionString: distributedEnv()!.DATABASE_URL });
   await admin.connect();
-  try { await admin.query(`drop database if exists ${name} with (force)`); } finally { await admin.end(); }
+  try {
+    await admin.query(`drop database if exists ${name} with (force)`);
+  } finally {
+    await admin.end();
+  }
 }
 
 export async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000, stepMs = 100) {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    try { if (await check()) return; } catch { /* retry */ }
+    try {
+      if (await check()) return;
+    } catch {
+      /* retry */
+    }
     if (Date.now() > until) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, stepMs));
   }
 }
 
 /** Small HTTP helpers for tests. */
-export async function call(baseUrl: string, method: string, path: string, opts: { key?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+export async function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.key) headers.authorization = `Bearer ${opts.key}`;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  const r = await fetch(baseUrl + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+  const r = await fetch(baseUrl + path, {
+    method,
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
   const text = await r.text();
   let json: any = null;
-  try { json = JSON.parse(text); } catch { /* not JSON */ }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
   return { status: r.status, headers: r.headers, json, text };
 }
 

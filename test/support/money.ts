@@ -1,32 +1,78 @@
 import pg from 'pg';
 import { embeddedConfig, startEmbedded } from '@vcs/embedded';
 import { ops, type OpInput, type OpKey } from '@vcs/contract';
-import { callOp, createLogger, NatsBus, parseSettings, type Bus, type CallContext, type Queryable } from '@vcs/platform';
+import {
+  callOp,
+  createLogger,
+  NatsBus,
+  parseSettings,
+  type Bus,
+  type CallContext,
+  type Queryable,
+} from '@vcs/platform';
 import { startHarness, TEST_RATE_LIMITS, type Harness } from './harness.ts';
 
 /** A harness plus a direct look at the store and the bus, to count events and call internal subjects. */
-export interface MoneyHarness { h: Harness; db: Queryable; bus: Bus; stop(): Promise<void> }
+export interface MoneyHarness {
+  h: Harness;
+  db: Queryable;
+  bus: Bus;
+  stop(): Promise<void>;
+}
 
 /** `env`: settings for the service (the x402 rail's, say), in either mode. */
-export async function startMoneyHarness(mode: 'embedded' | 'distributed', env?: Record<string, string>): Promise<MoneyHarness> {
+export async function startMoneyHarness(
+  mode: 'embedded' | 'distributed',
+  env?: Record<string, string>,
+): Promise<MoneyHarness> {
   if (mode === 'embedded') {
     const settings = env ? parseSettings(embeddedConfig, { ...process.env, ...env }) : undefined;
-    const svc = await startEmbedded({ pgliteDir: 'memory://', log: createLogger('test', 'silent'), rateLimits: TEST_RATE_LIMITS, settings });
+    const svc = await startEmbedded({
+      pgliteDir: 'memory://',
+      log: createLogger('test', 'silent'),
+      rateLimits: TEST_RATE_LIMITS,
+      settings,
+    });
     const baseUrl = await svc.app.listen({ port: 0, host: '127.0.0.1' });
-    const h: Harness = { mode, baseUrl, stop: () => svc.stop(), sql: async (text, params = []) => (await svc.infra.db.query(text, params)).rows };
+    const h: Harness = {
+      mode,
+      baseUrl,
+      stop: () => svc.stop(),
+      sql: async (text, params = []) => (await svc.infra.db.query(text, params)).rows,
+    };
     return { h, db: svc.infra.db, bus: svc.infra.bus, stop: () => svc.stop() };
   }
   const h = await startHarness('distributed', { env });
   const pool = new pg.Pool({ connectionString: h.env!.DATABASE_URL, max: 2 });
   let bus: Bus;
-  try { bus = await NatsBus.connect(h.env!.NATS_URL!, 'money-test', h.env!.NATS_NAMESPACE); } catch (e) { await pool.end(); await h.stop(); throw e; }
-  const db: Queryable = { query: (sql, params) => pool.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 })) };
-  return { h, db, bus, async stop() { await bus.drain(); await pool.end(); await h.stop(); } };
+  try {
+    bus = await NatsBus.connect(h.env!.NATS_URL!, 'money-test', h.env!.NATS_NAMESPACE);
+  } catch (e) {
+    await pool.end();
+    await h.stop();
+    throw e;
+  }
+  const db: Queryable = {
+    query: (sql, params) => pool.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 })),
+  };
+  return {
+    h,
+    db,
+    bus,
+    async stop() {
+      await bus.drain();
+      await pool.end();
+      await h.stop();
+    },
+  };
 }
 
 /** Events of a type written for an account (the outbox is the record of what ran). */
 export async function countEvents(db: Queryable, type: string, account: string): Promise<number> {
-  const { rows } = await db.query<{ n: string }>('select count(*)::text as n from outbox_events where type = $1 and account_id = $2', [type, account]);
+  const { rows } = await db.query<{ n: string }>(
+    'select count(*)::text as n from outbox_events where type = $1 and account_id = $2',
+    [type, account],
+  );
   return Number(rows[0]!.n);
 }
 

@@ -9,10 +9,24 @@ import { freePort } from './harness.ts';
  * Private NATS, Postgres and Redis servers for fault tests, so stopping one never disturbs the shared
  * servers other test files use in parallel. Each keeps its port and data across stop/start.
  */
-export interface PrivateServer { url: string; port: number; readonly pid?: number; stop(signal?: NodeJS.Signals): Promise<void>; start(): Promise<void>; destroy(): Promise<void> }
+export interface PrivateServer {
+  url: string;
+  port: number;
+  readonly pid?: number;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+  start(): Promise<void>;
+  destroy(): Promise<void>;
+}
 
 export function portOpen(port: number): Promise<boolean> {
-  return new Promise((r) => { const s = connect(port, '127.0.0.1'); s.once('connect', () => { s.destroy(); r(true); }); s.once('error', () => r(false)); });
+  return new Promise((r) => {
+    const s = connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      r(true);
+    });
+    s.once('error', () => r(false));
+  });
 }
 export async function waitPort(port: number, open: boolean, timeoutMs = 15_000) {
   const until = Date.now() + timeoutMs;
@@ -21,16 +35,33 @@ export async function waitPort(port: number, open: boolean, timeoutMs = 15_000) 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
-const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
+const exited = (c: ChildProcess) =>
+  new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
 
 function processServer(port: number, url: string, cmd: string, args: string[], dir: string): PrivateServer {
   let child: ChildProcess | undefined;
   const server: PrivateServer = {
-    url, port,
-    get pid() { return child?.pid; },
-    async start() { child = spawn(cmd, args, { stdio: 'ignore' }); await waitPort(port, true); },
-    async stop(signal = 'SIGTERM') { if (!child) return; const c = child; child = undefined; c.kill(signal); await exited(c); await waitPort(port, false); },
-    async destroy() { await server.stop('SIGKILL').catch(() => undefined); rmSync(dir, { recursive: true, force: true }); },
+    url,
+    port,
+    get pid() {
+      return child?.pid;
+    },
+    async start() {
+      child = spawn(cmd, args, { stdio: 'ignore' });
+      await waitPort(port, true);
+    },
+    async stop(signal = 'SIGTERM') {
+      if (!child) return;
+      const c = child;
+      child = undefined;
+      c.kill(signal);
+      await exited(c);
+      await waitPort(port, false);
+    },
+    async destroy() {
+      await server.stop('SIGKILL').catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
   return server;
 }
@@ -53,7 +84,13 @@ export async function privateNats(opts: { cpu?: number } = {}): Promise<PrivateS
 export async function privateRedis(): Promise<PrivateServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'vcs-redis-'));
-  const s = processServer(port, `redis://127.0.0.1:${port}`, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], dir);
+  const s = processServer(
+    port,
+    `redis://127.0.0.1:${port}`,
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    dir,
+  );
   await s.start();
   return s;
 }
@@ -68,15 +105,42 @@ export async function privatePostgres(): Promise<PrivateServer> {
   if (asRoot) chownSync(dir, pgUser!, Number(spawnSync('id', ['-g', 'postgres']).stdout.toString().trim()));
   const bin = '/usr/lib/postgresql/15/bin';
   const run = (tool: string, args: string[]) => {
-    const r = spawnSync(asRoot ? 'runuser' : `${bin}/${tool}`, asRoot ? ['-u', 'postgres', '--', `${bin}/${tool}`, ...args] : args, { encoding: 'utf8' });
+    const r = spawnSync(
+      asRoot ? 'runuser' : `${bin}/${tool}`,
+      asRoot ? ['-u', 'postgres', '--', `${bin}/${tool}`, ...args] : args,
+      { encoding: 'utf8' },
+    );
     if (r.status !== 0) throw new Error(`${tool} failed: ${r.stderr || r.stdout}`);
   };
   run('initdb', ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
   const server: PrivateServer = {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`, port,
-    async start() { run('pg_ctl', ['-D', join(dir, 'data'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300`, '-l', join(dir, 'log'), '-w', 'start']); await waitPort(port, true); },
-    async stop() { run('pg_ctl', ['-D', join(dir, 'data'), '-m', 'fast', '-w', 'stop']); await waitPort(port, false); },
-    async destroy() { try { await server.stop(); } catch { /* already stopped */ } rmSync(dir, { recursive: true, force: true }); },
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    async start() {
+      run('pg_ctl', [
+        '-D',
+        join(dir, 'data'),
+        '-o',
+        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300`,
+        '-l',
+        join(dir, 'log'),
+        '-w',
+        'start',
+      ]);
+      await waitPort(port, true);
+    },
+    async stop() {
+      run('pg_ctl', ['-D', join(dir, 'data'), '-m', 'fast', '-w', 'stop']);
+      await waitPort(port, false);
+    },
+    async destroy() {
+      try {
+        await server.stop();
+      } catch {
+        /* already stopped */
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
   await server.start();
   return server;

@@ -1,6 +1,12 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 
-export interface Received { id: string; headers: IncomingHttpHeaders; body: string; status: number; at: number }
+export interface Received {
+  id: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  status: number;
+  at: number;
+}
 
 /**
  * A local webhook receiver, on 127.0.0.1 unless `at` says where it listens and which host its URL names (containers
@@ -14,7 +20,9 @@ export async function startReceiver(
   let n = 0;
   const server: Server = createServer((req, res) => {
     let body = '';
-    req.on('data', (c) => { body += c; });
+    req.on('data', (c) => {
+      body += c;
+    });
     req.on('end', () => {
       const r = respond(n++, body);
       const { status, headers } = typeof r === 'number' ? { status: r, headers: {} } : r;
@@ -25,5 +33,13 @@ export async function startReceiver(
   });
   await new Promise<void>((r) => server.listen(0, at.listen, () => r()));
   const url = `http://${at.urlHost}:${(server.address() as any).port}/hook`;
-  return { url, received, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url,
+    received,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }

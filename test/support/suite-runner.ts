@@ -4,7 +4,13 @@ import { mintKey } from './harness.ts';
 // The acceptance suite, run the way any outsider would: fetch /suite.json, call each case over HTTP.
 const Ajv2020 = (Ajv2020Module as any).default ?? Ajv2020Module;
 
-export interface CaseResult { id: string; capability: string; passed: boolean; why?: string; status: number }
+export interface CaseResult {
+  id: string;
+  capability: string;
+  passed: boolean;
+  why?: string;
+  status: number;
+}
 
 export async function runSuite(baseUrl: string) {
   const suite = await (await fetch(`${baseUrl}/suite.json`)).json();
@@ -15,7 +21,10 @@ export async function runSuite(baseUrl: string) {
   }
   const byCapability = new Map<string, { digest: string; passed: boolean }>();
   for (const cap of suite.capabilities) {
-    byCapability.set(cap.capability, { digest: cap.digest, passed: results.filter((r) => r.capability === cap.capability).every((r) => r.passed) });
+    byCapability.set(cap.capability, {
+      digest: cap.digest,
+      passed: results.filter((r) => r.capability === cap.capability).every((r) => r.passed),
+    });
   }
   return { suite, results, byCapability };
 }
@@ -36,14 +45,26 @@ async function runCase(baseUrl: string, ajv: any, c: any): Promise<CaseResult> {
   }
   const r = await fetch(url, { method: c.method, headers, body });
   const text = await r.text();
-  const fail = (why: string): CaseResult => ({ id: c.id, capability: c.capability, passed: false, why, status: r.status });
+  const fail = (why: string): CaseResult => ({
+    id: c.id,
+    capability: c.capability,
+    passed: false,
+    why,
+    status: r.status,
+  });
   let a: any;
-  try { a = JSON.parse(text); } catch { return fail(`not JSON: ${text.slice(0, 80)}`); }
-  if (r.status !== c.expect.status) return fail(`status ${r.status}, expected ${c.expect.status} (${a?.value?.code ?? a?.type})`);
+  try {
+    a = JSON.parse(text);
+  } catch {
+    return fail(`not JSON: ${text.slice(0, 80)}`);
+  }
+  if (r.status !== c.expect.status)
+    return fail(`status ${r.status}, expected ${c.expect.status} (${a?.value?.code ?? a?.type})`);
   // An OFFER case checks the 402 only (its body is the money issue's to define).
   if (c.expect.kind === 'OFFER') return { id: c.id, capability: c.capability, passed: true, status: r.status };
   if (a.type !== c.expect.kind) return fail(`kind ${a.type}, expected ${c.expect.kind}`);
   if (c.expect.code && a.value?.code !== c.expect.code) return fail(`code ${a.value?.code}, expected ${c.expect.code}`);
-  if (c.expect.valueSchema && !ajv.validate(c.expect.valueSchema, a.value)) return fail(`value does not match its schema: ${ajv.errorsText()}`);
+  if (c.expect.valueSchema && !ajv.validate(c.expect.valueSchema, a.value))
+    return fail(`value does not match its schema: ${ajv.errorsText()}`);
   return { id: c.id, capability: c.capability, passed: true, status: r.status };
 }

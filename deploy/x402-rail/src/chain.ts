@@ -5,7 +5,17 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { createNonceManager, createPublicClient, createTestClient, createWalletClient, defineChain, http, publicActions, type Address, type Hex } from 'viem';
+import {
+  createNonceManager,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  defineChain,
+  http,
+  publicActions,
+  type Address,
+  type Hex,
+} from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { jsonRpc } from 'viem/nonce';
 import { compileToken } from './compile.ts';
@@ -29,14 +39,20 @@ export const KEYS = {
 
 export function localChain(rpcUrl: string) {
   return defineChain({
-    id: CHAIN_ID, name: `anvil-${CHAIN_ID}`, nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    id: CHAIN_ID,
+    name: `anvil-${CHAIN_ID}`,
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [rpcUrl] } },
   });
 }
 
 const require = createRequire(import.meta.url);
 const PLATFORM_PACKAGES: Record<string, string> = {
-  'linux-x64': 'linux-amd64', 'linux-arm64': 'linux-arm64', 'darwin-x64': 'darwin-amd64', 'darwin-arm64': 'darwin-arm64', 'win32-x64': 'win32-amd64',
+  'linux-x64': 'linux-amd64',
+  'linux-arm64': 'linux-arm64',
+  'darwin-x64': 'darwin-amd64',
+  'darwin-arm64': 'darwin-arm64',
+  'win32-x64': 'win32-amd64',
 };
 
 /** The anvil binary from @foundry-rs/anvil's optional platform package (a dependency of that package, so resolved from it). */
@@ -61,17 +77,21 @@ export interface Anvil {
  * process ends (a killed test worker too), so no chain outlives the process that started it. It runs in its own
  * process group, so a terminal's Ctrl-C reaches the launcher, which stops the chain after what depends on it.
  */
-const TIED = 'exec 3<&0; "$0" "$@" </dev/null & pid=$!; ( cat <&3 >/dev/null; kill $pid 2>/dev/null ) >/dev/null 2>&1 & wait $pid';
+const TIED =
+  'exec 3<&0; "$0" "$@" </dev/null & pid=$!; ( cat <&3 >/dev/null; kill $pid 2>/dev/null ) >/dev/null 2>&1 & wait $pid';
 
 /** Start anvil on 127.0.0.1: `port` 0 (the default) takes a free port, read from anvil's "Listening on" line. */
 export async function startAnvil({ port = 0 }: { port?: number } = {}): Promise<Anvil> {
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(CHAIN_ID)];
-  const child = process.platform === 'win32'
-    ? spawn(anvilBinary(), args, { stdio: ['pipe', 'pipe', 'pipe'] })
-    : spawn('/bin/sh', ['-c', TIED, anvilBinary(), ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const child =
+    process.platform === 'win32'
+      ? spawn(anvilBinary(), args, { stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawn('/bin/sh', ['-c', TIED, anvilBinary(), ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stderr = '';
-  child.stderr.on('data', (b: Buffer) => { stderr = (stderr + b.toString()).slice(-2000); });
+  child.stderr.on('data', (b: Buffer) => {
+    stderr = (stderr + b.toString()).slice(-2000);
+  });
   const listening = new Promise<number>((resolve, reject) => {
     let head = '';
     let found = false;
@@ -79,9 +99,14 @@ export async function startAnvil({ port = 0 }: { port?: number } = {}): Promise<
       if (found) return; // after that line anvil logs every call: read and dropped
       head += b.toString();
       const m = /Listening on 127\.0\.0\.1:(\d+)/.exec(head);
-      if (m) { found = true; resolve(Number(m[1])); }
+      if (m) {
+        found = true;
+        resolve(Number(m[1]));
+      }
     });
-    child.once('exit', (code) => reject(new Error(`anvil exited (${code}) before listening: ${stderr.trim() || head.slice(-500)}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`anvil exited (${code}) before listening: ${stderr.trim() || head.slice(-500)}`)),
+    );
     // Generous: on a loaded 2-core CI machine a cold start of anvil has taken over 10 s.
     setTimeout(() => reject(new Error('anvil did not listen within 30 s')), 30_000).unref();
   });
@@ -115,24 +140,43 @@ export interface Chain {
  * Multicall3 matters: @x402/evm diagnoses a failed simulation through it (nonce used, balance, name, version);
  * without it every such failure reads `invalid_exact_evm_transaction_simulation_failed`.
  */
-export async function setUpChain({ rpcUrl, payers, mintEach }: { rpcUrl: string; payers: Address[]; mintEach: bigint }): Promise<Chain> {
+export async function setUpChain({
+  rpcUrl,
+  payers,
+  mintEach,
+}: {
+  rpcUrl: string;
+  payers: Address[];
+  mintEach: bigint;
+}): Promise<Chain> {
   const { abi, deployedBytecode } = await compileToken();
   const chain = localChain(rpcUrl);
   const reader = createPublicClient({ chain, transport: http(rpcUrl), pollingInterval: 50 });
   const deployer = createWalletClient({
     // A nonce manager of this chain's own: viem's shared one remembers nonces per address and chain id, so a second
     // rail in the same process (same keys, same chain id, a fresh chain) would send nonces the new chain waits for.
-    account: privateKeyToAccount(KEYS.deployer, { nonceManager: createNonceManager({ source: jsonRpc() }) }), chain, transport: http(rpcUrl), pollingInterval: 50,
+    account: privateKeyToAccount(KEYS.deployer, { nonceManager: createNonceManager({ source: jsonRpc() }) }),
+    chain,
+    transport: http(rpcUrl),
+    pollingInterval: 50,
   }).extend(publicActions);
   // Multicall3's runtime code: what its creation code (shipped in viem) returns when run as a call.
-  const multicall3 = (await reader.request({ method: 'eth_call', params: [{ data: multicall3Creation() }, 'latest'] })) as Hex;
+  const multicall3 = (await reader.request({
+    method: 'eth_call',
+    params: [{ data: multicall3Creation() }, 'latest'],
+  })) as Hex;
   const anvil = createTestClient({ mode: 'anvil', chain, transport: http(rpcUrl) });
   await Promise.all([
     anvil.setCode({ address: BASE_SEPOLIA_USDC, bytecode: deployedBytecode }),
     anvil.setCode({ address: MULTICALL3, bytecode: multicall3 }),
   ]);
   const mint = async (to: Address, amount: bigint) => {
-    const hash = await deployer.writeContract({ address: BASE_SEPOLIA_USDC, abi, functionName: 'mint', args: [to, amount] });
+    const hash = await deployer.writeContract({
+      address: BASE_SEPOLIA_USDC,
+      abi,
+      functionName: 'mint',
+      args: [to, amount],
+    });
     // anvil mines each transaction as it arrives: the receipt is there at once (waiting would poll for it)
     const r = await deployer.getTransactionReceipt({ hash }).catch(() => deployer.waitForTransactionReceipt({ hash }));
     if (r.status !== 'success') throw new Error(`mint to ${to} reverted (${hash})`);
@@ -141,13 +185,26 @@ export async function setUpChain({ rpcUrl, payers, mintEach }: { rpcUrl: string;
   return {
     asset: BASE_SEPOLIA_USDC,
     mint,
-    balanceOf: async (address) => (await reader.readContract({ address: BASE_SEPOLIA_USDC, abi, functionName: 'balanceOf', args: [address] })) as bigint,
-    authorizationUsed: async (from, nonce) => (await reader.readContract({ address: BASE_SEPOLIA_USDC, abi, functionName: 'authorizationState', args: [from, nonce] })) as boolean,
+    balanceOf: async (address) =>
+      (await reader.readContract({
+        address: BASE_SEPOLIA_USDC,
+        abi,
+        functionName: 'balanceOf',
+        args: [address],
+      })) as bigint,
+    authorizationUsed: async (from, nonce) =>
+      (await reader.readContract({
+        address: BASE_SEPOLIA_USDC,
+        abi,
+        functionName: 'authorizationState',
+        args: [from, nonce],
+      })) as boolean,
   };
 }
 
 /** viem ships Multicall3's creation code but does not export it: read from its CommonJS build. */
 function multicall3Creation(): Hex {
   const viemMain = require.resolve('viem'); // …/viem/_cjs/index.js
-  return (require(join(dirname(viemMain), 'constants', 'contracts.js')) as { multicall3Bytecode: Hex }).multicall3Bytecode;
+  return (require(join(dirname(viemMain), 'constants', 'contracts.js')) as { multicall3Bytecode: Hex })
+    .multicall3Bytecode;
 }

@@ -33,25 +33,35 @@ let cached: Promise<Compiled> | undefined;
 
 /** The token, compiled once (per source and compiler version). */
 export function compileToken(): Promise<Compiled> {
-  cached ??= load().catch((e: unknown) => { cached = undefined; throw e; });
+  cached ??= load().catch((e: unknown) => {
+    cached = undefined;
+    throw e;
+  });
   return cached;
 }
 
 async function load(): Promise<Compiled> {
   const content = await readFile(new URL('./token.sol', import.meta.url), 'utf8');
   const { version } = createRequire(import.meta.url)('solc/package.json') as { version: string };
-  const key = createHash('sha256').update(JSON.stringify([version, SETTINGS, content])).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(JSON.stringify([version, SETTINGS, content]))
+    .digest('hex')
+    .slice(0, 16);
   const file = new URL(`token-${key}.json`, CACHE_DIR);
   try {
     return JSON.parse(await readFile(file, 'utf8')) as Compiled;
-  } catch { /* not compiled yet */ }
+  } catch {
+    /* not compiled yet */
+  }
   const compiled = await compile(content);
   try {
     await mkdir(CACHE_DIR, { recursive: true });
     const tmp = new URL(`token-${key}.${process.pid}.tmp`, CACHE_DIR);
     await writeFile(tmp, JSON.stringify(compiled));
     await rename(tmp, file); // whole or not at all, whoever else compiles at the same time
-  } catch { /* a read-only checkout compiles each time */ }
+  } catch {
+    /* a read-only checkout compiles each time */
+  }
   return compiled;
 }
 
@@ -60,7 +70,8 @@ async function compile(content: string): Promise<Compiled> {
   const input = { language: 'Solidity', sources: { 'token.sol': { content } }, settings: SETTINGS };
   const out = JSON.parse(solc.compile(JSON.stringify(input))) as SolcOutput;
   const errors = (out.errors ?? []).filter((e) => e.severity === 'error');
-  if (errors.length) throw new Error(`token.sol does not compile:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
+  if (errors.length)
+    throw new Error(`token.sol does not compile:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
   const c = out.contracts?.['token.sol']?.TestUSDC;
   if (!c) throw new Error('token.sol: solc gave no TestUSDC contract');
   return { solc: String(solc.version()), abi: c.abi, deployedBytecode: `0x${c.evm.deployedBytecode.object}` };

@@ -42,13 +42,19 @@ export function buildFacilitator({ rpcUrl, privateKey }: { rpcUrl: string; priva
   // Its own nonce manager (not viem's shared one): a second rail in one process starts from its chain's nonce.
   const account = privateKeyToAccount(privateKey, { nonceManager: createNonceManager({ source: jsonRpc() }) });
   // Receipts polled every 50 ms (viem's default is 4 s: each settle would wait that long).
-  const client = createWalletClient({ account, chain: localChain(rpcUrl), transport: http(rpcUrl), pollingInterval: 50 }).extend(publicActions);
+  const client = createWalletClient({
+    account,
+    chain: localChain(rpcUrl),
+    transport: http(rpcUrl),
+    pollingInterval: 50,
+  }).extend(publicActions);
   const signer = toFacilitatorEvmSigner({
     address: account.address,
     getCode: (a) => client.getCode(a),
     readContract: (a) => client.readContract({ ...a, args: a.args ?? [] } as Parameters<typeof client.readContract>[0]),
     verifyTypedData: (a) => client.verifyTypedData(a as Parameters<typeof client.verifyTypedData>[0]),
-    writeContract: (a) => client.writeContract({ ...a, args: a.args ?? [] } as Parameters<typeof client.writeContract>[0]),
+    writeContract: (a) =>
+      client.writeContract({ ...a, args: a.args ?? [] } as Parameters<typeof client.writeContract>[0]),
     sendTransaction: (a) => client.sendTransaction(a),
     waitForTransactionReceipt: (a) => client.waitForTransactionReceipt(a),
   });
@@ -65,13 +71,27 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
   res.end(JSON.stringify(body, (_, v) => (typeof v === 'bigint' ? v.toString() : v)));
 };
 
-async function readJson(req: IncomingMessage): Promise<{ paymentPayload?: PaymentPayload; paymentRequirements?: PaymentRequirements } | undefined> {
+async function readJson(
+  req: IncomingMessage,
+): Promise<{ paymentPayload?: PaymentPayload; paymentRequirements?: PaymentRequirements } | undefined> {
   let body = '';
   for await (const chunk of req) body += chunk;
-  try { return JSON.parse(body); } catch { return undefined; }
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
 }
 
-export async function startFacilitator({ rpcUrl, privateKey, port = 0 }: { rpcUrl: string; privateKey: Hex; port?: number }): Promise<Facilitator> {
+export async function startFacilitator({
+  rpcUrl,
+  privateKey,
+  port = 0,
+}: {
+  rpcUrl: string;
+  privateKey: Hex;
+  port?: number;
+}): Promise<Facilitator> {
   const { facilitator, signer } = buildFacilitator({ rpcUrl, privateKey });
   const counts = { verify: 0, settle: 0, supported: 0, lost: 0 };
   const losing: ((r: SettleResponse) => void)[] = [];
@@ -85,10 +105,15 @@ export async function startFacilitator({ rpcUrl, privateKey, port = 0 }: { rpcUr
     if (closed) return void req.socket.destroy();
     if (paused === 'unavailable') return json(res, 503, { error: 'facilitator paused' });
     const path = (req.url ?? '').split('?')[0];
-    if (req.method === 'GET' && path === '/supported') { counts.supported++; return json(res, 200, facilitator.getSupported()); }
-    if (req.method !== 'POST' || (path !== '/verify' && path !== '/settle')) return json(res, 404, { error: 'not found' });
+    if (req.method === 'GET' && path === '/supported') {
+      counts.supported++;
+      return json(res, 200, facilitator.getSupported());
+    }
+    if (req.method !== 'POST' || (path !== '/verify' && path !== '/settle'))
+      return json(res, 404, { error: 'not found' });
     const body = await readJson(req);
-    if (!body?.paymentPayload || !body.paymentRequirements) return json(res, 400, { error: 'expected JSON {paymentPayload, paymentRequirements}' });
+    if (!body?.paymentPayload || !body.paymentRequirements)
+      return json(res, 400, { error: 'expected JSON {paymentPayload, paymentRequirements}' });
     if (path === '/verify') {
       counts.verify++;
       return json(res, 200, await facilitator.verify(body.paymentPayload, body.paymentRequirements));
@@ -103,17 +128,27 @@ export async function startFacilitator({ rpcUrl, privateKey, port = 0 }: { rpcUr
   };
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((e: unknown) => { if (!res.headersSent) json(res, 500, { error: e instanceof Error ? e.message : String(e) }); });
+    handle(req, res).catch((e: unknown) => {
+      if (!res.headersSent) json(res, 500, { error: e instanceof Error ? e.message : String(e) });
+    });
   });
-  server.on('connection', (s) => { sockets.add(s); s.once('close', () => sockets.delete(s)); });
-  const listen = (p: number) => new Promise<number>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(p, '127.0.0.1', () => { server.off('error', reject); resolve((server.address() as { port: number }).port); });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
   });
-  const closeListener = () => new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    for (const s of sockets) s.destroy();
-  });
+  const listen = (p: number) =>
+    new Promise<number>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(p, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve((server.address() as { port: number }).port);
+      });
+    });
+  const closeListener = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const s of sockets) s.destroy();
+    });
   const actual = await listen(port);
 
   const resume = async () => {
@@ -132,12 +167,20 @@ export async function startFacilitator({ rpcUrl, privateKey, port = 0 }: { rpcUr
       paused = mode;
       if (mode === 'held') {
         let open!: () => void;
-        gate = { promise: new Promise<void>((r) => { open = r; }), open };
+        gate = {
+          promise: new Promise<void>((r) => {
+            open = r;
+          }),
+          open,
+        };
       }
       if (mode === 'refused') await closeListener();
     },
     resume,
-    loseNextSettleAnswer: () => new Promise<SettleResponse>((resolve) => { losing.push(resolve); }),
+    loseNextSettleAnswer: () =>
+      new Promise<SettleResponse>((resolve) => {
+        losing.push(resolve);
+      }),
     stats: () => ({ ...counts }),
     async close() {
       closed = true;

@@ -10,7 +10,18 @@ import { CHAIN_ID, KEYS, NETWORK, PAY_TO, setUpChain, startAnvil } from './chain
 import { compileToken } from './compile.ts';
 import { startFacilitator, type Facilitator } from './facilitator.ts';
 
-export { BASE_SEPOLIA_USDC, CHAIN_ID, KEYS, MULTICALL3, NETWORK, PAY_TO, anvilBinary, localChain, setUpChain, startAnvil } from './chain.ts';
+export {
+  BASE_SEPOLIA_USDC,
+  CHAIN_ID,
+  KEYS,
+  MULTICALL3,
+  NETWORK,
+  PAY_TO,
+  anvilBinary,
+  localChain,
+  setUpChain,
+  startAnvil,
+} from './chain.ts';
 export { buildFacilitator, startFacilitator, type Facilitator, type PauseMode } from './facilitator.ts';
 export { createPayment, payingFetch, receiptOf, type PayingFetchOptions } from './pay.ts';
 
@@ -59,15 +70,33 @@ export async function startRail({ payers = 1, mintEach = 100_000_000n, port = {}
     const payerKeys = Array.from({ length: payers }, (_, i) => payerKey(i));
     const payerAddresses = payerKeys.map((k) => privateKeyToAccount(k).address);
     const chain = await setUpChain({ rpcUrl: anvil.rpcUrl, payers: payerAddresses, mintEach });
-    const facilitator = await startFacilitator({ rpcUrl: anvil.rpcUrl, privateKey: KEYS.facilitator, port: port.facilitator });
+    const facilitator = await startFacilitator({
+      rpcUrl: anvil.rpcUrl,
+      privateKey: KEYS.facilitator,
+      port: port.facilitator,
+    });
     let stopped: Promise<void> | undefined;
     return {
-      rpcUrl: anvil.rpcUrl, chainId: CHAIN_ID, network: NETWORK, asset: chain.asset, payTo: PAY_TO,
-      facilitatorUrl: facilitator.url, payerKeys, payerAddresses, facilitator,
-      balanceOf: chain.balanceOf, mint: chain.mint, authorizationUsed: chain.authorizationUsed,
+      rpcUrl: anvil.rpcUrl,
+      chainId: CHAIN_ID,
+      network: NETWORK,
+      asset: chain.asset,
+      payTo: PAY_TO,
+      facilitatorUrl: facilitator.url,
+      payerKeys,
+      payerAddresses,
+      facilitator,
+      balanceOf: chain.balanceOf,
+      mint: chain.mint,
+      authorizationUsed: chain.authorizationUsed,
       requirements: (amount) => ({
-        scheme: 'exact', network: NETWORK, amount: String(amount), asset: chain.asset, payTo: PAY_TO,
-        maxTimeoutSeconds: 900, extra: { name: 'USDC', version: '2' },
+        scheme: 'exact',
+        network: NETWORK,
+        amount: String(amount),
+        asset: chain.asset,
+        payTo: PAY_TO,
+        maxTimeoutSeconds: 900,
+        extra: { name: 'USDC', version: '2' },
       }),
       setFacilitatorDown: (down) => (down ? facilitator.pause('refused') : facilitator.resume()),
       exited: anvil.exited,

@@ -34,7 +34,10 @@ function clientFor(payerKey: Hex) {
 }
 
 /** A fetch that answers a 402 by paying it from `payerKey`'s wallet and retrying, as @x402/fetch does. */
-export function payingFetch(payerKey: Hex = (process.env.X402_PAYER_KEY as Hex | undefined) ?? KEYS.payer, { maxPerPayment = '$10', fetch = globalThis.fetch }: PayingFetchOptions = {}) {
+export function payingFetch(
+  payerKey: Hex = (process.env.X402_PAYER_KEY as Hex | undefined) ?? KEYS.payer,
+  { maxPerPayment = '$10', fetch = globalThis.fetch }: PayingFetchOptions = {},
+) {
   return wrapFetchWithPayment(fetch, clientFor(payerKey).setSpendControls({ maxAmountPerPayment: maxPerPayment }));
 }
 
@@ -43,8 +46,14 @@ export function payingFetch(payerKey: Hex = (process.env.X402_PAYER_KEY as Hex |
  * createPaymentPayload with the exact EVM scheme: a fresh EIP-3009 authorization, validBefore now + maxTimeoutSeconds),
  * without spend limits: for tests and benchmarks that talk to a facilitator or a server directly.
  */
-export function createPayment(payerKey: Hex, requirements: PaymentRequirements, resource: ResourceInfo = { url: 'http://127.0.0.1/', description: '', mimeType: 'application/json' }): Promise<PaymentPayload> {
-  return clientFor(payerKey).setSpendControls(false).createPaymentPayload({ x402Version: 2, resource, accepts: [requirements] });
+export function createPayment(
+  payerKey: Hex,
+  requirements: PaymentRequirements,
+  resource: ResourceInfo = { url: 'http://127.0.0.1/', description: '', mimeType: 'application/json' },
+): Promise<PaymentPayload> {
+  return clientFor(payerKey)
+    .setSpendControls(false)
+    .createPaymentPayload({ x402Version: 2, resource, accepts: [requirements] });
 }
 
 /** The settlement receipt a paid answer carries (v2 PAYMENT-RESPONSE, v1 X-PAYMENT-RESPONSE), decoded. */
@@ -55,15 +64,27 @@ export function receiptOf(res: Response) {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const argv = process.argv.slice(2);
-  const opt = (name: string) => { const i = argv.indexOf(`--${name}`); return i >= 0 ? argv[i + 1] : undefined; };
+  const opt = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
   const url = argv[0];
   if (!url || url.startsWith('--')) {
-    console.error("usage: tsx deploy/x402-rail/src/pay.ts <url> [--body '<json>'] [--method POST] [--key 0x<payer key>] [--max '$10']");
+    console.error(
+      "usage: tsx deploy/x402-rail/src/pay.ts <url> [--body '<json>'] [--method POST] [--key 0x<payer key>] [--max '$10']",
+    );
     process.exit(2);
   }
   const body = opt('body');
-  const pay = payingFetch((opt('key') as Hex | undefined) ?? (process.env.X402_PAYER_KEY as Hex | undefined) ?? KEYS.payer, { maxPerPayment: opt('max') ?? '$10' });
-  const res = await pay(url, { method: opt('method') ?? (body === undefined ? 'GET' : 'POST'), headers: body === undefined ? {} : { 'content-type': 'application/json' }, body });
+  const pay = payingFetch(
+    (opt('key') as Hex | undefined) ?? (process.env.X402_PAYER_KEY as Hex | undefined) ?? KEYS.payer,
+    { maxPerPayment: opt('max') ?? '$10' },
+  );
+  const res = await pay(url, {
+    method: opt('method') ?? (body === undefined ? 'GET' : 'POST'),
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body,
+  });
   const receipt = receiptOf(res);
   console.log(res.status, receipt ? JSON.stringify(receipt) : '(no receipt header)');
   console.log(await res.text());

@@ -14,10 +14,14 @@ import { railOptionsFrom, summaryOf } from './up.ts';
 
 const argv = process.argv.slice(2);
 const entry = builtEntryOf('embedded');
-if (!existsSync(entry)) { console.error(`${entry} is missing: build first (tsx deploy/build.ts), as pnpm start:x402 does`); process.exit(1); }
+if (!existsSync(entry)) {
+  console.error(`${entry} is missing: build first (tsx deploy/build.ts), as pnpm start:x402 does`);
+  process.exit(1);
+}
 
 const rail = await startRail(railOptionsFrom(argv, { payers: 3 }));
-const host = process.env.HOST && process.env.HOST !== '0.0.0.0' && process.env.HOST !== '::' ? process.env.HOST : '127.0.0.1';
+const host =
+  process.env.HOST && process.env.HOST !== '0.0.0.0' && process.env.HOST !== '::' ? process.env.HOST : '127.0.0.1';
 const base = `http://${host.includes(':') ? `[${host}]` : host}:${process.env.PORT ?? 8080}`;
 const env = {
   X402_FACILITATOR_URL: rail.facilitatorUrl,
@@ -27,11 +31,17 @@ const env = {
   X402_ASSET: rail.asset,
 };
 console.log(`x402 rail: ${JSON.stringify(summaryOf(rail))}`);
-console.log(`x402 rail: service settings ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+console.log(
+  `x402 rail: service settings ${Object.entries(env)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')}`,
+);
 
 const service = spawn(process.execPath, [...NODE_FLAGS, entry], { env: { ...process.env, ...env }, stdio: 'inherit' });
 let stopping = false;
-const stopService = () => { if (service.exitCode === null && service.signalCode === null) service.kill('SIGTERM'); };
+const stopService = () => {
+  if (service.exitCode === null && service.signalCode === null) service.kill('SIGTERM');
+};
 service.once('exit', (code, signal) => {
   stopping = true;
   void rail.stop().finally(() => process.exit(code ?? (signal ? 1 : 0)));
@@ -42,22 +52,30 @@ void rail.exited.then(() => {
   stopping = true;
   stopService();
 });
-const onSignal = () => { stopping = true; stopService(); };
+const onSignal = () => {
+  stopping = true;
+  stopService();
+};
 process.once('SIGINT', onSignal);
 process.once('SIGTERM', onSignal);
 
 // Once the service answers, say how to pay it.
 for (let i = 0; i < 600 && !stopping; i++) {
-  const up = await fetch(`${base}/healthz`).then(() => true, () => false);
+  const up = await fetch(`${base}/healthz`).then(
+    () => true,
+    () => false,
+  );
   if (up) {
-    console.log([
-      '',
-      'x402 rail: funded payers (test USDC on the local chain only):',
-      ...rail.payerKeys.map((k, j) => `  ${rail.payerAddresses[j]}  key ${k}`),
-      'x402 rail: pay for a call as an agent would:',
-      `  npx --yes pnpm@10.34.8 exec tsx deploy/x402-rail/src/pay.ts ${base}/signings/quote --body '{"vin":"1HGCM82633A004352"}' --key ${rail.payerKeys[0]}`,
-      '',
-    ].join('\n'));
+    console.log(
+      [
+        '',
+        'x402 rail: funded payers (test USDC on the local chain only):',
+        ...rail.payerKeys.map((k, j) => `  ${rail.payerAddresses[j]}  key ${k}`),
+        'x402 rail: pay for a call as an agent would:',
+        `  npx --yes pnpm@10.34.8 exec tsx deploy/x402-rail/src/pay.ts ${base}/signings/quote --body '{"vin":"1HGCM82633A004352"}' --key ${rail.payerKeys[0]}`,
+        '',
+      ].join('\n'),
+    );
     break;
   }
   await new Promise((r) => setTimeout(r, 100));

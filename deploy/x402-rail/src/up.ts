@@ -8,15 +8,24 @@ import { startRail, type Rail, type RailOptions } from './index.ts';
 
 /** The rail's options from `--payers`, `--mint`, `--rpc-port`, `--facilitator-port` (shared with start.ts). */
 export function railOptionsFrom(argv: string[], { payers = 1 }: { payers?: number } = {}): RailOptions {
-  const opt = (name: string) => { const i = argv.indexOf(`--${name}`); return i >= 0 ? argv[i + 1] : undefined; };
+  const opt = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
   const whole = (name: string, dflt: number) => {
     const raw = opt(name);
     if (raw === undefined) return dflt;
-    if (!/^\d+$/.test(raw)) { console.error(`--${name}: expected a whole number (got ${JSON.stringify(raw)})`); process.exit(2); }
+    if (!/^\d+$/.test(raw)) {
+      console.error(`--${name}: expected a whole number (got ${JSON.stringify(raw)})`);
+      process.exit(2);
+    }
     return Number(raw);
   };
   const mint = opt('mint');
-  if (mint !== undefined && !/^\d+$/.test(mint)) { console.error(`--mint: expected atomic units, a whole number (got ${JSON.stringify(mint)})`); process.exit(2); }
+  if (mint !== undefined && !/^\d+$/.test(mint)) {
+    console.error(`--mint: expected atomic units, a whole number (got ${JSON.stringify(mint)})`);
+    process.exit(2);
+  }
   return {
     payers: Math.max(1, whole('payers', payers)),
     mintEach: mint === undefined ? undefined : BigInt(mint),
@@ -27,15 +36,25 @@ export function railOptionsFrom(argv: string[], { payers = 1 }: { payers?: numbe
 /** What a service and a client need, as one JSON-able object. */
 export function summaryOf(rail: Rail) {
   return {
-    rpcUrl: rail.rpcUrl, chainId: rail.chainId, network: rail.network, asset: rail.asset, payTo: rail.payTo,
-    facilitatorUrl: rail.facilitatorUrl, facilitatorSigner: rail.facilitator.signer,
-    payerKeys: rail.payerKeys, payerAddresses: rail.payerAddresses,
+    rpcUrl: rail.rpcUrl,
+    chainId: rail.chainId,
+    network: rail.network,
+    asset: rail.asset,
+    payTo: rail.payTo,
+    facilitatorUrl: rail.facilitatorUrl,
+    facilitatorSigner: rail.facilitator.signer,
+    payerKeys: rail.payerKeys,
+    payerAddresses: rail.payerAddresses,
   };
 }
 
 /** Stop the rail on SIGINT/SIGTERM, then exit. */
 export function stopOnSignals(rail: Rail, before: () => Promise<void> = async () => {}) {
-  const stop = () => { void before().finally(() => rail.stop()).finally(() => process.exit(0)); };
+  const stop = () => {
+    void before()
+      .finally(() => rail.stop())
+      .finally(() => process.exit(0));
+  };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 }

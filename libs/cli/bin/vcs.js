@@ -22,7 +22,8 @@ function newest(dir) {
 // A checkout has the sources beside the bin; an installed package has only the bundle.
 if (existsSync(join(here, '..', 'src'))) {
   const sources = ['cli/src', 'sdk/src', 'contract/src'].map((d) => join(here, '..', '..', d));
-  if (!existsSync(bundle) || statSync(bundle).mtimeMs < Math.max(...sources.map(newest))) await (await import('../scripts/build.js')).bundleCli();
+  if (!existsSync(bundle) || statSync(bundle).mtimeMs < Math.max(...sources.map(newest)))
+    await (await import('../scripts/build.js')).bundleCli();
 }
 const { main } = await import(bundle);
 process.exitCode = await main(process.argv.slice(2));

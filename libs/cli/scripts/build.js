@@ -16,8 +16,17 @@ export const EXTERNAL = ['@x402/core', '@x402/core/*', '@x402/evm', '@x402/evm/*
 export async function bundleCli() {
   const { build } = await import('esbuild');
   const out = await build({
-    entryPoints: [join(pkg, 'src', 'main.ts')], outfile: BUNDLE, bundle: true, platform: 'node', format: 'esm',
-    target: 'node20', external: EXTERNAL, logLevel: 'error', legalComments: 'none', minifyWhitespace: true, write: false,
+    entryPoints: [join(pkg, 'src', 'main.ts')],
+    outfile: BUNDLE,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: EXTERNAL,
+    logLevel: 'error',
+    legalComments: 'none',
+    minifyWhitespace: true,
+    write: false,
   });
   mkdirSync(dirname(BUNDLE), { recursive: true });
   const tmp = `${BUNDLE}.${process.pid}.tmp`;

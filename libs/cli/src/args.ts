@@ -1,6 +1,10 @@
 import { jsonSchemaOf, type Capability } from '@vcs/contract';
 
-export interface Parsed { positional: string[]; flags: Record<string, string>; problems: string[] }
+export interface Parsed {
+  positional: string[];
+  flags: Record<string, string>;
+  problems: string[];
+}
 
 /** Flags that take no value. */
 export const SWITCHES = new Set(['json', 'pay']);
@@ -15,13 +19,25 @@ export function parseArgs(argv: string[]): Parsed {
   const problems: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (!a.startsWith('--')) { positional.push(a); continue; }
+    if (!a.startsWith('--')) {
+      positional.push(a);
+      continue;
+    }
     const eq = a.indexOf('=');
-    if (eq > 0) { flags[a.slice(2, eq)] = a.slice(eq + 1); continue; }
+    if (eq > 0) {
+      flags[a.slice(2, eq)] = a.slice(eq + 1);
+      continue;
+    }
     const name = a.slice(2);
-    if (SWITCHES.has(name)) { flags[name] = 'true'; continue; }
+    if (SWITCHES.has(name)) {
+      flags[name] = 'true';
+      continue;
+    }
     const next = argv[i + 1];
-    if (next !== undefined && !next.startsWith('--')) { flags[name] = next; i++; } else problems.push(`--${name} needs a value (--${name} <value> or --${name}=<value>)`);
+    if (next !== undefined && !next.startsWith('--')) {
+      flags[name] = next;
+      i++;
+    } else problems.push(`--${name} needs a value (--${name} <value> or --${name}=<value>)`);
   }
   return { positional, flags, problems };
 }
@@ -33,7 +49,12 @@ export function paramsFor(cap: Capability, flags: Record<string, string>): Recor
   for (const [name, raw] of Object.entries(flags)) {
     const t = props[name]?.type;
     if (t && t !== 'string') {
-      try { out[name] = JSON.parse(raw); continue; } catch { /* sent as text; the service says what to fix */ }
+      try {
+        out[name] = JSON.parse(raw);
+        continue;
+      } catch {
+        /* sent as text; the service says what to fix */
+      }
     }
     out[name] = raw;
   }

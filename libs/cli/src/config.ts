@@ -7,10 +7,18 @@ export function configPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'vcs', 'config.json');
 }
 
-export interface StoredConfig { key?: string; account?: string; baseUrl?: string }
+export interface StoredConfig {
+  key?: string;
+  account?: string;
+  baseUrl?: string;
+}
 
 export function readConfig(path = configPath()): StoredConfig {
-  try { return JSON.parse(readFileSync(path, 'utf8')) as StoredConfig; } catch { return {}; }
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as StoredConfig;
+  } catch {
+    return {};
+  }
 }
 
 /** Owner-only: the directory 0700 and the file 0600, since it holds a secret. */

@@ -10,8 +10,18 @@ import { DEFAULT_MAX_PAYMENT, overMax, paySettings, walletPayer } from './pay.ts
 export const EXIT = { OK: 0, transport: 1, usage: 2, EMPTY: 3, OFFER: 4, BLOCKED: 5 } as const;
 const RESERVED = new Set(['base-url', 'key', 'trigger', 'json', 'pay', 'max']);
 
-interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean; env: NodeJS.ProcessEnv }
-const defaultIo = (): Io => ({ out: (s) => process.stdout.write(s + '\n'), err: (s) => process.stderr.write(s + '\n'), tty: !!process.stdout.isTTY, env: process.env });
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  tty: boolean;
+  env: NodeJS.ProcessEnv;
+}
+const defaultIo = (): Io => ({
+  out: (s) => process.stdout.write(s + '\n'),
+  err: (s) => process.stderr.write(s + '\n'),
+  tty: !!process.stdout.isTTY,
+  env: process.env,
+});
 
 function usage(): string {
   return [
@@ -27,13 +37,17 @@ function usage(): string {
 
 function catalogListing(): string {
   const w = Math.max(...capabilities.map((c) => c.name.length));
-  return capabilities.map((c) => `${c.name.padEnd(w)}  ${c.method.padEnd(4)} ${c.path}  [${c.gate}]  ${c.summary}`).join('\n');
+  return capabilities
+    .map((c) => `${c.name.padEnd(w)}  ${c.method.padEnd(4)} ${c.path}  [${c.gate}]  ${c.summary}`)
+    .join('\n');
 }
 
 export function helpFor(c: Capability): string {
   const schema = jsonSchemaOf(c.request, 'input') as { properties?: Record<string, any>; required?: string[] };
-  const params = Object.entries(schema.properties ?? {}).map(([k, p]) =>
-    `  --${k} <${p.type ?? 'value'}>${schema.required?.includes(k) ? ' (required)' : ''}${p.description ? `  ${p.description}` : ''}`);
+  const params = Object.entries(schema.properties ?? {}).map(
+    ([k, p]) =>
+      `  --${k} <${p.type ?? 'value'}>${schema.required?.includes(k) ? ' (required)' : ''}${p.description ? `  ${p.description}` : ''}`,
+  );
   return [
     `${c.name}: ${c.summary}`,
     `  ${c.method} ${c.path} · gate ${c.gate} · mode ${c.mode} · answers ${c.answer}`,
@@ -45,12 +59,17 @@ export function helpFor(c: Capability): string {
 }
 
 // An offer-gated call mints a key so that its OFFER can be settled by the key route; a wallet pays without one.
-const needsKey = (c: Capability, paying: boolean) => c.gate === 'key' || c.gate === 'offer' && !paying;
+const needsKey = (c: Capability, paying: boolean) => c.gate === 'key' || (c.gate === 'offer' && !paying);
 const keyRequired = (a: Answer<unknown>) => a.type === 'BLOCKED' && a.value.code === 'key-required';
 
 async function mintKey(baseUrl: string, io: Io): Promise<string> {
-  const raw = (await createClient({ baseUrl }).request('POST', '/keys')) as { type?: string; key?: string; account?: string };
-  if (raw.type !== 'OK' || !raw.key) throw new TransportError(`POST /keys did not mint a key: ${JSON.stringify(raw).slice(0, 300)}`);
+  const raw = (await createClient({ baseUrl }).request('POST', '/keys')) as {
+    type?: string;
+    key?: string;
+    account?: string;
+  };
+  if (raw.type !== 'OK' || !raw.key)
+    throw new TransportError(`POST /keys did not mint a key: ${JSON.stringify(raw).slice(0, 300)}`);
   const path = configPath(io.env);
   writeConfig({ ...readConfig(path), key: raw.key, account: raw.account, baseUrl }, path);
   io.err(`vcs: minted a sandbox key for account ${raw.account} and stored it in ${path} (mode 0600)`);
@@ -73,13 +92,24 @@ const PENDING_FOR_MS = 30_000;
  * answers that the payment's outcome is not known yet, the same signed payment is sent again after its Retry-After:
  * it is never charged twice, and a fresh signature is never made for it.
  */
-async function pay(offer: Offer, client: ReturnType<typeof createClient>, walletKey: `0x${string}`, max: string, io: Io): Promise<Answer<unknown>> {
+async function pay(
+  offer: Offer,
+  client: ReturnType<typeof createClient>,
+  walletKey: `0x${string}`,
+  max: string,
+  io: Io,
+): Promise<Answer<unknown>> {
   const why = overMax(offer, max);
-  if (why) { io.err(`vcs: not paid: ${why}`); return offer; }
+  if (why) {
+    io.err(`vcs: not paid: ${why}`);
+    return offer;
+  }
   const payer = await walletPayer(walletKey, max);
   // Signed before anything is sent (settle reuses this signature): a payment the stock client refuses to make (its
   // spend controls, an asset it does not know) leaves the OFFER unpaid rather than failing the call.
-  try { await payer.createPaymentPayload(offer.value.x402!); } catch (e) {
+  try {
+    await payer.createPaymentPayload(offer.value.x402!);
+  } catch (e) {
     io.err(`vcs: not paid: the x402 client would not sign it (wallet ${payer.address}): ${(e as Error).message}`);
     return offer;
   }
@@ -92,47 +122,82 @@ async function pay(offer: Offer, client: ReturnType<typeof createClient>, wallet
     a = await settle(offer, { client, payer });
   }
   const p = a.meter?.payment;
-  if (p) io.err(`vcs: paid $${p.amount} from ${p.payer} to ${p.payTo} on ${p.network}, transaction ${p.transaction ?? '(found on chain by its authorization)'} (intent ${offer.value.intent.id})`);
-  else io.err(`vcs: not paid (intent ${offer.value.intent.id}, wallet ${payer.address}): ${a.type === 'BLOCKED' ? `${a.value.code}: ${a.value.message}` : `the settlement answered ${a.type}`}`);
+  if (p)
+    io.err(
+      `vcs: paid $${p.amount} from ${p.payer} to ${p.payTo} on ${p.network}, transaction ${p.transaction ?? '(found on chain by its authorization)'} (intent ${offer.value.intent.id})`,
+    );
+  else
+    io.err(
+      `vcs: not paid (intent ${offer.value.intent.id}, wallet ${payer.address}): ${a.type === 'BLOCKED' ? `${a.value.code}: ${a.value.message}` : `the settlement answered ${a.type}`}`,
+    );
   return a;
 }
 
 export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
   const { positional, flags, problems } = parseArgs(argv);
-  if (problems.length) { io.err(`vcs: ${problems.join('; ')}`); return EXIT.usage; }
+  if (problems.length) {
+    io.err(`vcs: ${problems.join('; ')}`);
+    return EXIT.usage;
+  }
   const [cmd, arg] = positional;
-  if (!cmd || cmd === 'help' && !arg) { io.out(usage()); return cmd ? EXIT.OK : EXIT.usage; }
-  if (cmd === 'catalog') { io.out(catalogListing()); return EXIT.OK; }
+  if (!cmd || (cmd === 'help' && !arg)) {
+    io.out(usage());
+    return cmd ? EXIT.OK : EXIT.usage;
+  }
+  if (cmd === 'catalog') {
+    io.out(catalogListing());
+    return EXIT.OK;
+  }
   if (cmd === 'help') {
     const c = capabilityByName(arg);
-    if (!c) { io.err(`vcs: no capability ${arg}; see \`vcs catalog\``); return EXIT.usage; }
+    if (!c) {
+      io.err(`vcs: no capability ${arg}; see \`vcs catalog\``);
+      return EXIT.usage;
+    }
     io.out(helpFor(c));
     return EXIT.OK;
   }
   const cap = capabilityByName(cmd);
-  if (!cap) { io.err(`vcs: no capability ${cmd}; see \`vcs catalog\`\n${usage()}`); return EXIT.usage; }
+  if (!cap) {
+    io.err(`vcs: no capability ${cmd}; see \`vcs catalog\`\n${usage()}`);
+    return EXIT.usage;
+  }
   // A misspelt flag is a usage error naming the flags there are, not a call the service refuses (or, worse, a call).
   const known = [...Object.keys((jsonSchemaOf(cap.request, 'input').properties ?? {}) as object), ...RESERVED];
   const unknown = Object.keys(flags).filter((f) => !known.includes(f));
   if (unknown.length) {
-    io.err(`vcs: ${cap.name} has no flag ${unknown.map((f) => `--${f}`).join(', ')}; its flags: ${known.map((f) => `--${f}`).join(' ')}`);
+    io.err(
+      `vcs: ${cap.name} has no flag ${unknown.map((f) => `--${f}`).join(', ')}; its flags: ${known.map((f) => `--${f}`).join(' ')}`,
+    );
     return EXIT.usage;
   }
 
   const paying = paySettings(flags, io.env);
-  if ('problem' in paying) { io.err(`vcs: ${paying.problem}`); return EXIT.usage; }
-  if (!paying.pay && flags.max !== undefined) { io.err('vcs: --max limits a payment: set X402_PAYER_KEY to pay'); return EXIT.usage; }
+  if ('problem' in paying) {
+    io.err(`vcs: ${paying.problem}`);
+    return EXIT.usage;
+  }
+  if (!paying.pay && flags.max !== undefined) {
+    io.err('vcs: --max limits a payment: set X402_PAYER_KEY to pay');
+    return EXIT.usage;
+  }
 
-  const baseUrl = flags['base-url'] ?? io.env.VCS_BASE_URL ?? readConfig(configPath(io.env)).baseUrl ?? 'http://127.0.0.1:8080';
+  const baseUrl =
+    flags['base-url'] ?? io.env.VCS_BASE_URL ?? readConfig(configPath(io.env)).baseUrl ?? 'http://127.0.0.1:8080';
   let key = flags.key ?? io.env.VCS_API_KEY ?? readConfig(configPath(io.env)).key;
   const params = paramsFor(cap, Object.fromEntries(Object.entries(flags).filter(([k]) => !RESERVED.has(k))));
   const headers = flags.trigger ? { 'sandbox-trigger': flags.trigger } : undefined;
-  const send = async () => (await createClient({ baseUrl, key }).request(cap.method, cap.path, params, { headers })) as Answer<unknown>;
+  const send = async () =>
+    (await createClient({ baseUrl, key }).request(cap.method, cap.path, params, { headers })) as Answer<unknown>;
   try {
     if (!key && needsKey(cap, paying.pay)) key = await mintKey(baseUrl, io);
     let a = await send();
-    if (keyRequired(a) && !flags.key && !io.env.VCS_API_KEY) { key = await mintKey(baseUrl, io); a = await send(); }
-    if (!a || typeof a !== 'object' || !(a.type in EXIT)) throw new TransportError(`not an Answer: ${JSON.stringify(a).slice(0, 300)}`);
+    if (keyRequired(a) && !flags.key && !io.env.VCS_API_KEY) {
+      key = await mintKey(baseUrl, io);
+      a = await send();
+    }
+    if (!a || typeof a !== 'object' || !(a.type in EXIT))
+      throw new TransportError(`not an Answer: ${JSON.stringify(a).slice(0, 300)}`);
     if (a.type === 'OFFER' && paying.pay) a = await pay(a, createClient({ baseUrl, key }), paying.key, paying.max, io);
     print(a, io, flags.json === 'true');
     return EXIT[a.type];

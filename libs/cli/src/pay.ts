@@ -17,26 +17,38 @@ export function paySettings(flags: Record<string, string>, env: NodeJS.ProcessEn
   const key = env.X402_PAYER_KEY?.trim();
   if (!key) {
     return flags.pay === 'true'
-      ? { problem: '--pay needs a wallet: set X402_PAYER_KEY to the payer\'s private key (0x and 64 hex digits) in the environment; vcs takes no key on the command line' }
+      ? {
+          problem:
+            "--pay needs a wallet: set X402_PAYER_KEY to the payer's private key (0x and 64 hex digits) in the environment; vcs takes no key on the command line",
+        }
       : { pay: false };
   }
-  if (!KEY.test(key)) return { problem: 'X402_PAYER_KEY is not a private key (0x and 64 hex digits); unset it to call without paying' };
+  if (!KEY.test(key))
+    return { problem: 'X402_PAYER_KEY is not a private key (0x and 64 hex digits); unset it to call without paying' };
   const rawMax = flags.max ?? env.X402_MAX_PAYMENT ?? DEFAULT_MAX_PAYMENT;
   const max = DOLLARS.exec(rawMax.trim())?.[1];
-  if (max === undefined) return { problem: `${flags.max !== undefined ? '--max' : 'X402_MAX_PAYMENT'} must be dollars, as 2.50 or $2.50 (not ${JSON.stringify(rawMax)})` };
+  if (max === undefined)
+    return {
+      problem: `${flags.max !== undefined ? '--max' : 'X402_MAX_PAYMENT'} must be dollars, as 2.50 or $2.50 (not ${JSON.stringify(rawMax)})`,
+    };
   return { pay: true, key: key as `0x${string}`, max };
 }
 
 /** Dollars as text to cents, exactly (no floating point): "1.005" is 100.5 cents, so compared in millionths. */
-const micros = (dollars: string) => { const [w, f = ''] = dollars.split('.'); return BigInt(w!) * 1_000_000n + BigInt((f + '000000').slice(0, 6)); };
+const micros = (dollars: string) => {
+  const [w, f = ''] = dollars.split('.');
+  return BigInt(w!) * 1_000_000n + BigInt((f + '000000').slice(0, 6));
+};
 
 /** Why this offer is not paid under `max`, or undefined when it may be: the most it can cost (its ceiling) decides. */
 export function overMax(offer: Offer, max: string): string | undefined {
   const { ceiling, price } = offer.value;
   if (!offer.value.x402) return 'it carries no x402 terms (value.x402); settle it with a key instead';
-  if (ceiling.currency !== 'USD' || !DOLLARS.test(ceiling.amount)) return `its ceiling is ${ceiling.amount} ${ceiling.currency}, not dollars`;
+  if (ceiling.currency !== 'USD' || !DOLLARS.test(ceiling.amount))
+    return `its ceiling is ${ceiling.amount} ${ceiling.currency}, not dollars`;
   if (micros(ceiling.amount) <= micros(max)) return undefined;
-  const asks = ceiling.amount === price.amount ? `$${price.amount}` : `up to $${ceiling.amount} (price $${price.amount})`;
+  const asks =
+    ceiling.amount === price.amount ? `$${price.amount}` : `up to $${ceiling.amount} (price $${price.amount})`;
   return `it asks ${asks}, more than the most vcs pays at once ($${max}: --max, else X402_MAX_PAYMENT, else $${DEFAULT_MAX_PAYMENT}); pass --max ${ceiling.amount} to pay it`;
 }
 
@@ -47,7 +59,9 @@ export function overMax(offer: Offer, max: string): string | undefined {
  */
 export async function walletPayer(key: `0x${string}`, max: string): Promise<X402Payer & { address: string }> {
   const [{ x402Client }, { registerExactEvmScheme }, { privateKeyToAccount }] = await Promise.all([
-    import('@x402/core/client'), import('@x402/evm/exact/client'), import('viem/accounts'),
+    import('@x402/core/client'),
+    import('@x402/evm/exact/client'),
+    import('viem/accounts'),
   ]);
   const account = privateKeyToAccount(key);
   const client = new x402Client();

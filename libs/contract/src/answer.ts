@@ -13,7 +13,10 @@ export const money = z
   .object({ amount: decimalString, currency: z.string().length(3).meta({ example: 'USD' }) })
   .meta({ description: 'Money as {amount, currency}' });
 
-export const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/).meta({ description: 'A date, YYYY-MM-DD', example: '2026-01-15' });
+export const isoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/)
+  .meta({ description: 'A date, YYYY-MM-DD', example: '2026-01-15' });
 export const timestamp = z.string().meta({ description: 'An ISO 8601 timestamp', example: '2026-01-15T12:00:00.000Z' });
 
 export const provenance = z.object({
@@ -31,19 +34,28 @@ export const paymentReceipt = z.object({
   payer: z.string().meta({ description: 'The paying address' }),
   payTo: z.string(),
   amount: decimalString.meta({ description: 'The amount transferred, in the token (USD)' }),
-  transaction: z.string().nullable().meta({ description: 'The transfer\'s transaction hash (null when it was found on chain by its authorization only)' }),
+  transaction: z.string().nullable().meta({
+    description: "The transfer's transaction hash (null when it was found on chain by its authorization only)",
+  }),
 });
 export type PaymentReceipt = z.infer<typeof paymentReceipt>;
 
 export const meter = z.object({
-  charged: decimalString.meta({ description: 'What this call collected: 0.00 for a simulated settlement (the sandbox key route) or a free call; the amount an x402 payment moved' }),
+  charged: decimalString.meta({
+    description:
+      'What this call collected: 0.00 for a simulated settlement (the sandbox key route) or a free call; the amount an x402 payment moved',
+  }),
   posted: z.boolean().meta({ description: 'Whether the charge is posted to the account ledger' }),
   payment: paymentReceipt.optional().meta({ description: 'The x402 payment that paid for this call, when one did' }),
 });
 export type Meter = z.infer<typeof meter>;
 
 /** One problem with the input, by field path (dot-joined), said so a caller can fix it. */
-export const problem = z.object({ field: z.string(), in: z.enum(['query', 'body', 'header']).optional(), message: z.string() });
+export const problem = z.object({
+  field: z.string(),
+  in: z.enum(['query', 'body', 'header']).optional(),
+  message: z.string(),
+});
 export type Problem = z.infer<typeof problem>;
 
 /**
@@ -51,10 +63,12 @@ export type Problem = z.infer<typeof problem>;
  * and OFFER answers carry it as `value.next` whenever the way forward is a request to this service, and their
  * message names it too (docs/decisions.md).
  */
-export const nextRequest = z.object({
-  method: z.enum(['GET', 'POST']),
-  path: z.string().meta({ example: '/keys' }),
-}).meta({ description: 'The next request to make: method and path' });
+export const nextRequest = z
+  .object({
+    method: z.enum(['GET', 'POST']),
+    path: z.string().meta({ example: '/keys' }),
+  })
+  .meta({ description: 'The next request to make: method and path' });
 export type NextRequest = z.infer<typeof nextRequest>;
 /** A next request as the message names it: `POST /keys`. */
 export const requestText = (n: NextRequest) => `${n.method} ${n.path}`;
@@ -86,11 +100,26 @@ export const offerValue = z
     }),
     settle: z.object({ method: z.literal('POST'), path: z.string() }),
     next: nextRequest.optional().meta({ description: 'The next request to make: the settlement, as in `settle`' }),
-    x402: z.looseObject({
-      x402Version: z.literal(2),
-      resource: z.looseObject({ url: z.string() }),
-      accepts: z.array(z.looseObject({ scheme: z.string(), network: z.string(), amount: z.string(), asset: z.string(), payTo: z.string(), maxTimeoutSeconds: z.number() })),
-    }).optional().meta({ description: 'The same offer as x402 v2 PaymentRequired (what PAYMENT-REQUIRED carries): sign a payment for it with any x402 client and send it as PAYMENT-SIGNATURE to the same request or to `settle`' }),
+    x402: z
+      .looseObject({
+        x402Version: z.literal(2),
+        resource: z.looseObject({ url: z.string() }),
+        accepts: z.array(
+          z.looseObject({
+            scheme: z.string(),
+            network: z.string(),
+            amount: z.string(),
+            asset: z.string(),
+            payTo: z.string(),
+            maxTimeoutSeconds: z.number(),
+          }),
+        ),
+      })
+      .optional()
+      .meta({
+        description:
+          'The same offer as x402 v2 PaymentRequired (what PAYMENT-REQUIRED carries): sign a payment for it with any x402 client and send it as PAYMENT-SIGNATURE to the same request or to `settle`',
+      }),
   })
   .catchall(z.unknown());
 export type OfferValue = z.infer<typeof offerValue>;
@@ -121,10 +150,22 @@ interface Envelope {
   events: unknown[];
   meter: Meter;
 }
-export interface Ok<T> extends Envelope { type: 'OK'; value: T }
-export interface Empty extends Envelope { type: 'EMPTY'; value: Record<string, unknown> }
-export interface Blocked extends Envelope { type: 'BLOCKED'; value: BlockedValue }
-export interface Offer extends Envelope { type: 'OFFER'; value: OfferValue }
+export interface Ok<T> extends Envelope {
+  type: 'OK';
+  value: T;
+}
+export interface Empty extends Envelope {
+  type: 'EMPTY';
+  value: Record<string, unknown>;
+}
+export interface Blocked extends Envelope {
+  type: 'BLOCKED';
+  value: BlockedValue;
+}
+export interface Offer extends Envelope {
+  type: 'OFFER';
+  value: OfferValue;
+}
 /** A caller must narrow on `type` (and handle the Offer) before reading an OK value. */
 export type Answer<T> = Ok<T> | Empty | Blocked | Offer;
 
@@ -149,18 +190,33 @@ export function blocked(
   // The message names the next request too, for a reader that reads only the text.
   const said = next && !message.includes(requestText(next)) ? `${message} (next: ${requestText(next)})` : message;
   const value = { code, message: said, ...extra } as BlockedValue;
-  return { type: 'BLOCKED', answers: 'Blocked@1', value, evidence: value, provenance: provenanceIn, events: [], meter: FREE_METER };
+  return {
+    type: 'BLOCKED',
+    answers: 'Blocked@1',
+    value,
+    evidence: value,
+    provenance: provenanceIn,
+    events: [],
+    meter: FREE_METER,
+  };
 }
-
-
 
 /**
  * Problems from a zod error. An unknown member is named as its own field (zod reports it on its parent), so a
  * misspelt query parameter reads `{field: "vinn", in: "query"}`, not a problem with the whole body.
  */
-export function problemsOf(issues: readonly { code?: string; path: readonly PropertyKey[]; message: string; keys?: readonly string[] }[], where?: 'query' | 'body' | 'header'): Problem[] {
+export function problemsOf(
+  issues: readonly { code?: string; path: readonly PropertyKey[]; message: string; keys?: readonly string[] }[],
+  where?: 'query' | 'body' | 'header',
+): Problem[] {
   const at = (path: readonly PropertyKey[]) => path.map(String).join('.') || `(${where ?? 'body'})`;
-  return issues.flatMap((i) => (i.code === 'unrecognized_keys' && i.keys?.length
-    ? i.keys.map((k) => ({ field: at([...i.path, k]), ...(where ? { in: where } : {}), message: `"${k}" is not a parameter of this operation; remove it (or check its spelling)` }))
-    : [{ field: at(i.path), ...(where ? { in: where } : {}), message: i.message }]));
+  return issues.flatMap((i) =>
+    i.code === 'unrecognized_keys' && i.keys?.length
+      ? i.keys.map((k) => ({
+          field: at([...i.path, k]),
+          ...(where ? { in: where } : {}),
+          message: `"${k}" is not a parameter of this operation; remove it (or check its spelling)`,
+        }))
+      : [{ field: at(i.path), ...(where ? { in: where } : {}), message: i.message }],
+  );
 }

@@ -28,7 +28,11 @@ export type EventWhen = 'run' | 'success' | 'failure' | 'outcome';
  * or `failureData` when it fails: `eventDataSchema` (catalog.ts) gives the schema, the catalog and docs/events.md
  * list it.
  */
-export interface EventDecl { type: `${string}.${string}@${number}`; when: EventWhen; extra?: z.ZodObject }
+export interface EventDecl {
+  type: `${string}.${string}@${number}`;
+  when: EventWhen;
+  extra?: z.ZodObject;
+}
 
 export interface Trigger {
   /** Value of the `Sandbox-Trigger` header. */
@@ -38,7 +42,11 @@ export interface Trigger {
   description: string;
 }
 
-export interface HumanGate { verb: HumanVerb; credential: string; terminus: { name: string; staffed: string; price: string } }
+export interface HumanGate {
+  verb: HumanVerb;
+  credential: string;
+  terminus: { name: string; staffed: string; price: string };
+}
 
 export interface CapabilitySpec<Req extends z.ZodObject = z.ZodObject, Val extends z.ZodType = z.ZodType> {
   method: 'GET' | 'POST';
@@ -64,8 +72,10 @@ export interface CapabilitySpec<Req extends z.ZodObject = z.ZodObject, Val exten
   changesKey?: true;
 }
 
-export interface Capability<Req extends z.ZodObject = z.ZodObject, Val extends z.ZodType = z.ZodType>
-  extends CapabilitySpec<Req, Val> {
+export interface Capability<
+  Req extends z.ZodObject = z.ZodObject,
+  Val extends z.ZodType = z.ZodType,
+> extends CapabilitySpec<Req, Val> {
   noun: string;
   verb: string;
   /** Wire name `noun.verb`. */
@@ -76,7 +86,11 @@ export interface Capability<Req extends z.ZodObject = z.ZodObject, Val extends z
   triggers: Trigger[];
 }
 
-export interface NounSpec<Caps extends Record<string, CapabilitySpec<any, any>>, Name extends string = string, P extends Pillar = Pillar> {
+export interface NounSpec<
+  Caps extends Record<string, CapabilitySpec<any, any>>,
+  Name extends string = string,
+  P extends Pillar = Pillar,
+> {
   noun: Name;
   pillar: P;
   /** The spec's display pillar (Data, Services, Commerce, Workflows, AI). */
@@ -88,8 +102,11 @@ export interface NounSpec<Caps extends Record<string, CapabilitySpec<any, any>>,
   capabilities: Caps;
 }
 
-export interface Noun<Caps extends Record<string, CapabilitySpec<any, any>> = Record<string, CapabilitySpec<any, any>>, Name extends string = string, P extends Pillar = Pillar>
-  extends Omit<NounSpec<Caps, Name, P>, 'capabilities'> {
+export interface Noun<
+  Caps extends Record<string, CapabilitySpec<any, any>> = Record<string, CapabilitySpec<any, any>>,
+  Name extends string = string,
+  P extends Pillar = Pillar,
+> extends Omit<NounSpec<Caps, Name, P>, 'capabilities'> {
   capabilities: { [K in keyof Caps]: Capability<Caps[K]['request'], Caps[K]['value']> };
   facets: Record<Facet, number>;
 }
@@ -97,11 +114,19 @@ export interface Noun<Caps extends Record<string, CapabilitySpec<any, any>> = Re
 /** Every capability can be forced to these outcomes in the sandbox; capabilities add their own. */
 export const commonTriggers: Trigger[] = [
   { name: 'empty', forces: 'EMPTY', description: 'Answer EMPTY: the question is valid but there is nothing to say.' },
-  { name: 'blocked', forces: 'BLOCKED', description: 'Answer BLOCKED (422, code sandbox-blocked) as if the counterparty refused.' },
+  {
+    name: 'blocked',
+    forces: 'BLOCKED',
+    description: 'Answer BLOCKED (422, code sandbox-blocked) as if the counterparty refused.',
+  },
 ];
 
 /** The noun's name and pillar stay literal types, so each pillar's handler map is typed from the catalog (platform PillarHandlers). */
-export function defineNoun<const Caps extends Record<string, CapabilitySpec<any, any>>, const Name extends string, const P extends Pillar>(spec: NounSpec<Caps, Name, P>): Noun<Caps, Name, P> {
+export function defineNoun<
+  const Caps extends Record<string, CapabilitySpec<any, any>>,
+  const Name extends string,
+  const P extends Pillar,
+>(spec: NounSpec<Caps, Name, P>): Noun<Caps, Name, P> {
   const caps = {} as Record<string, Capability>;
   const facets: Record<Facet, number> = { data: 0, services: 0, commerce: 0 };
   for (const [verb, c] of Object.entries(spec.capabilities)) {
@@ -109,17 +134,40 @@ export function defineNoun<const Caps extends Record<string, CapabilitySpec<any,
     const extra: Trigger[] = [];
     if (c.gate === 'offer') {
       extra.push(
-        { name: 'offer-declined', forces: 'BLOCKED', description: 'Settling the intent is declined (402, code offer-declined); the intent is marked failed.' },
-        { name: 'offer-expired', forces: 'BLOCKED', description: 'The intent is created already expired; settling it answers 410 intent-expired.' },
+        {
+          name: 'offer-declined',
+          forces: 'BLOCKED',
+          description: 'Settling the intent is declined (402, code offer-declined); the intent is marked failed.',
+        },
+        {
+          name: 'offer-expired',
+          forces: 'BLOCKED',
+          description: 'The intent is created already expired; settling it answers 410 intent-expired.',
+        },
       );
     }
     if (c.events.some((e) => e.when === 'failure')) {
-      extra.push({ name: 'fail', forces: 'BLOCKED', description: `Execution fails and emits ${c.events.filter((e) => e.when === 'failure').map((e) => e.type).join(', ')}.` });
+      extra.push({
+        name: 'fail',
+        forces: 'BLOCKED',
+        description: `Execution fails and emits ${c.events
+          .filter((e) => e.when === 'failure')
+          .map((e) => e.type)
+          .join(', ')}.`,
+      });
     }
     if (c.gate === 'human') {
       extra.push(
-        { name: 'human-completed', forces: 'OK', description: 'The handoff is completed at once by the sandbox desk; poll it to read the result.' },
-        { name: 'human-refused', forces: 'BLOCKED', description: 'The handoff is refused by the sandbox desk; the poll rail says refused.' },
+        {
+          name: 'human-completed',
+          forces: 'OK',
+          description: 'The handoff is completed at once by the sandbox desk; poll it to read the result.',
+        },
+        {
+          name: 'human-refused',
+          forces: 'BLOCKED',
+          description: 'The handoff is refused by the sandbox desk; the poll rail says refused.',
+        },
       );
     }
     caps[verb] = {
@@ -136,7 +184,15 @@ export function defineNoun<const Caps extends Record<string, CapabilitySpec<any,
 }
 
 /** A noun that is only named: it appears in the catalog with its counts, and publishes no operations yet. */
-export interface NamedNoun { noun: string; pillar: Pillar; displayPillar: string; capabilityCount: number; mode: 'sandbox'; published: false; summary: string }
+export interface NamedNoun {
+  noun: string;
+  pillar: Pillar;
+  displayPillar: string;
+  capabilityCount: number;
+  mode: 'sandbox';
+  published: false;
+  summary: string;
+}
 
 // Shared request shapes.
 export const noInput = z.object({}).strict();

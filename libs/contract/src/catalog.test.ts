@@ -1,6 +1,20 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { anyAnswer, answerSchema, canonicalJson, capabilities, catalogDigest, describeCatalog, idSequence, isIdOf, newId, nouns, percentText, price, priceText } from './index.ts';
+import {
+  anyAnswer,
+  answerSchema,
+  canonicalJson,
+  capabilities,
+  catalogDigest,
+  describeCatalog,
+  idSequence,
+  isIdOf,
+  newId,
+  nouns,
+  percentText,
+  price,
+  priceText,
+} from './index.ts';
 import { sha256Hex } from './sha256.ts';
 
 describe('the catalog', () => {
@@ -40,7 +54,17 @@ describe('the catalog', () => {
     const nodeSha = (s: string) => createHash('sha256').update(s).digest('hex');
     expect(catalogDigest()).toBe('sha256:' + nodeSha(canonicalJson(describeCatalog())));
     // Every padding boundary (55, 56, 63, 64 bytes), multi-byte UTF-8, and an empty string.
-    for (const s of ['', 'abc', 'a'.repeat(55), 'a'.repeat(56), 'a'.repeat(63), 'a'.repeat(64), 'a'.repeat(1000), 'é€𝄞 ünïcode', '{"k":"v"}'.repeat(97)]) {
+    for (const s of [
+      '',
+      'abc',
+      'a'.repeat(55),
+      'a'.repeat(56),
+      'a'.repeat(63),
+      'a'.repeat(64),
+      'a'.repeat(1000),
+      'é€𝄞 ünïcode',
+      '{"k":"v"}'.repeat(97),
+    ]) {
       expect(sha256Hex(s)).toBe(nodeSha(s));
     }
     expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
@@ -58,8 +82,18 @@ describe('the catalog', () => {
   });
 
   it('keeps rates as decimal strings and turns them into percentages without float arithmetic', () => {
-    expect(['0.029', '0.05', '0.1', '0.01', '0.125', '0.0001', '1'].map(percentText)).toEqual(['2.9', '5', '10', '1', '12.5', '0.01', '100']);
-    expect(priceText(price.takeRate('0.029', 'the amount paid', '4.35', '10.00'))).toBe('2.9% of the amount paid, sandbox quote 4.35 USD (ceiling 10.00)');
+    expect(['0.029', '0.05', '0.1', '0.01', '0.125', '0.0001', '1'].map(percentText)).toEqual([
+      '2.9',
+      '5',
+      '10',
+      '1',
+      '12.5',
+      '0.01',
+      '100',
+    ]);
+    expect(priceText(price.takeRate('0.029', 'the amount paid', '4.35', '10.00'))).toBe(
+      '2.9% of the amount paid, sandbox quote 4.35 USD (ceiling 10.00)',
+    );
     expect(() => price.takeRate('2.9', 'x', '1.00', '1.00')).toThrow(/between 0 and 1/);
     expect(() => price.takeRate('0.0', 'x', '1.00', '1.00')).toThrow(/between 0 and 1/);
     const takeRates = capabilities.flatMap((c) => (c.price.model === 'take-rate' ? [c.price] : []));
@@ -68,13 +102,25 @@ describe('the catalog', () => {
   });
 
   it('validates envelopes of every kind and rejects malformed ones', () => {
-    const base = { answers: 'X@1', evidence: {}, provenance: { simulated: true, environment: 'sandbox', source: 't@1' }, events: [], meter: { charged: '0.00', posted: true } };
+    const base = {
+      answers: 'X@1',
+      evidence: {},
+      provenance: { simulated: true, environment: 'sandbox', source: 't@1' },
+      events: [],
+      meter: { charged: '0.00', posted: true },
+    };
     expect(anyAnswer.safeParse({ type: 'OK', value: { a: 1 }, ...base }).success).toBe(true);
     expect(anyAnswer.safeParse({ type: 'EMPTY', value: {}, ...base }).success).toBe(true);
-    expect(anyAnswer.safeParse({ type: 'BLOCKED', value: { code: 'key-required', message: 'm' }, ...base }).success).toBe(true);
-    expect(anyAnswer.safeParse({ type: 'BLOCKED', value: { code: 'no-such-code', message: 'm' }, ...base }).success).toBe(false);
+    expect(
+      anyAnswer.safeParse({ type: 'BLOCKED', value: { code: 'key-required', message: 'm' }, ...base }).success,
+    ).toBe(true);
+    expect(
+      anyAnswer.safeParse({ type: 'BLOCKED', value: { code: 'no-such-code', message: 'm' }, ...base }).success,
+    ).toBe(false);
     expect(anyAnswer.safeParse({ type: 'MAYBE', value: {}, ...base }).success).toBe(false);
-    expect(anyAnswer.safeParse({ type: 'OK', value: {}, ...base, meter: { charged: '0', posted: true } }).success).toBe(false);
+    expect(anyAnswer.safeParse({ type: 'OK', value: {}, ...base, meter: { charged: '0', posted: true } }).success).toBe(
+      false,
+    );
     const typed = answerSchema(capabilities[0]!.value);
     expect(typed.safeParse({ type: 'OK', value: { nonsense: true }, ...base }).success).toBe(false);
   });

@@ -17,7 +17,18 @@ import { vehicle } from './nouns/vehicle.ts';
 import { webhook } from './nouns/webhook.ts';
 
 /** Every published noun, in catalog order. Adding a noun here is all it takes to route, validate and document it. */
-export const nouns = [apiKey, signing, mco, poa, webhook, frameInspection, totalLoss, vehicle, transport, deal] as const satisfies readonly Noun<any>[];
+export const nouns = [
+  apiKey,
+  signing,
+  mco,
+  poa,
+  webhook,
+  frameInspection,
+  totalLoss,
+  vehicle,
+  transport,
+  deal,
+] as const satisfies readonly Noun<any>[];
 export { namedNouns };
 
 export const capabilities: Capability[] = nouns.flatMap((n) => Object.values(n.capabilities) as Capability[]);
@@ -38,21 +49,31 @@ export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output' = 'output
   return z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
 }
 
-type JsonSchema = { type?: string | string[]; enum?: unknown[]; const?: unknown; items?: JsonSchema; anyOf?: JsonSchema[]; properties?: Record<string, JsonSchema>; required?: string[] };
+type JsonSchema = {
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  items?: JsonSchema;
+  anyOf?: JsonSchema[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+};
 /** A JSON Schema's type in a few characters: `string`, `"in-person"|"ron"`, `string[]`, `object`. */
 function typeText(s: JsonSchema): string {
   if (s.enum) return s.enum.map((v) => JSON.stringify(v)).join('|');
   if (s.const !== undefined) return JSON.stringify(s.const);
   if (s.anyOf) return s.anyOf.map(typeText).join('|');
   if (s.type === 'array') return `${s.items ? typeText(s.items) : 'any'}[]`;
-  return Array.isArray(s.type) ? s.type.join('|') : s.type ?? 'any';
+  return Array.isArray(s.type) ? s.type.join('|') : (s.type ?? 'any');
 }
 
 /** A capability's inputs with their types, `?` marking optional ones: `vin?: string, state: string`. */
 export function inputsText(c: Capability): string {
   const schema = jsonSchemaOf(c.request, 'input') as JsonSchema;
   const required = new Set(schema.required ?? []);
-  const fields = Object.entries(schema.properties ?? {}).map(([k, v]) => `${k}${required.has(k) ? '' : '?'}: ${typeText(v)}`);
+  const fields = Object.entries(schema.properties ?? {}).map(
+    ([k, v]) => `${k}${required.has(k) ? '' : '?'}: ${typeText(v)}`,
+  );
   return fields.length ? fields.join(', ') : 'none';
 }
 
@@ -64,10 +85,22 @@ export function callLine(c: Capability): string {
 /** A plain-JSON description of one capability: what discovery documents, the SDK and the digest are made of. */
 export function describeCapability(c: Capability) {
   return {
-    name: c.name, noun: c.noun, verb: c.verb, pillar: c.pillar, facet: c.facet,
-    method: c.method, path: c.path, gate: c.gate, mode: c.mode, summary: c.summary,
-    answer: c.answer, events: c.events, price: c.price, human: c.human ?? null,
-    triggers: c.triggers, notes: c.notes ?? [],
+    name: c.name,
+    noun: c.noun,
+    verb: c.verb,
+    pillar: c.pillar,
+    facet: c.facet,
+    method: c.method,
+    path: c.path,
+    gate: c.gate,
+    mode: c.mode,
+    summary: c.summary,
+    answer: c.answer,
+    events: c.events,
+    price: c.price,
+    human: c.human ?? null,
+    triggers: c.triggers,
+    notes: c.notes ?? [],
     request: jsonSchemaOf(c.request, 'input'),
     value: jsonSchemaOf(c.value, 'output'),
   };
@@ -93,19 +126,45 @@ const capabilityEventData = (c: Capability, decl: EventDecl): z.ZodType => {
  * An event of a declared type written outside the capability runner (which builds its own from each capability's
  * declaration): `data` parsed against `eventDataSchema`, so an undeclared type or a member of the wrong shape throws.
  */
-export function declaredEvent(type: EventEnvelope['type'], envelope: Omit<EventEnvelope, 'id' | 'type' | 'data'>, data: Record<string, unknown>): Omit<EventEnvelope, 'id'> {
+export function declaredEvent(
+  type: EventEnvelope['type'],
+  envelope: Omit<EventEnvelope, 'id' | 'type' | 'data'>,
+  data: Record<string, unknown>,
+): Omit<EventEnvelope, 'id'> {
   const schema = eventDataSchema(type, envelope.capability);
-  if (!schema) throw new Error(`event ${type} is not declared: declare it in a capability's events or in platformEvents (contract events.ts)`);
+  if (!schema)
+    throw new Error(
+      `event ${type} is not declared: declare it in a capability's events or in platformEvents (contract events.ts)`,
+    );
   return { type, ...envelope, data: schema.parse(data) as Record<string, unknown> };
 }
 
 /** Every event type, declared once: who emits it, when, and its `data` as JSON Schema (catalog `events`, docs/events.md). */
 export function describeEvents() {
-  const types = new Map<string, { type: string; emittedBy: { capability: string; when: string }[]; producer: string | null; summary: string | null; data: Record<string, unknown> }>();
+  const types = new Map<
+    string,
+    {
+      type: string;
+      emittedBy: { capability: string; when: string }[];
+      producer: string | null;
+      summary: string | null;
+      data: Record<string, unknown>;
+    }
+  >();
   for (const c of capabilities) {
     for (const e of c.events) {
       let row = types.get(e.type);
-      if (!row) types.set(e.type, (row = { type: e.type, emittedBy: [], producer: null, summary: null, data: jsonSchemaOf(eventDataSchema(e.type, c.name)!) }));
+      if (!row)
+        types.set(
+          e.type,
+          (row = {
+            type: e.type,
+            emittedBy: [],
+            producer: null,
+            summary: null,
+            data: jsonSchemaOf(eventDataSchema(e.type, c.name)!),
+          }),
+        );
       row.emittedBy.push({ capability: c.name, when: e.when });
     }
   }
@@ -121,7 +180,11 @@ export function describeEvents() {
 export function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   if (v && typeof v === 'object') {
-    return `{${Object.keys(v).sort().filter((k) => (v as any)[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonicalJson((v as any)[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .filter((k) => (v as any)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as any)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v);
 }
@@ -135,8 +198,15 @@ export function describeCatalog() {
 function describeCatalogOnce() {
   return {
     nouns: nouns.map((n) => ({
-      noun: n.noun, pillar: n.pillar, displayPillar: n.displayPillar, entity: n.entity, door: n.door, summary: n.summary,
-      facets: n.facets, capabilityCount: Object.keys(n.capabilities).length, published: true,
+      noun: n.noun,
+      pillar: n.pillar,
+      displayPillar: n.displayPillar,
+      entity: n.entity,
+      door: n.door,
+      summary: n.summary,
+      facets: n.facets,
+      capabilityCount: Object.keys(n.capabilities).length,
+      published: true,
       capabilities: (Object.values(n.capabilities) as Capability[]).map(describeCapability),
     })),
     namedNouns,

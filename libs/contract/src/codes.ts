@@ -11,13 +11,13 @@ export const blockedCodes = {
   'key-revoked': 401,
   'key-superseded': 401,
   'key-expired': 401,
-  'forbidden': 403,
-  'NEEDS_HUMAN': 403,
+  forbidden: 403,
+  NEEDS_HUMAN: 403,
   'mandate-ceiling-exceeded': 403,
   'mandate-per-action-exceeded': 403,
   'mandate-expired': 403,
   'mandate-required': 403,
-  'tripwire': 403,
+  tripwire: 403,
   'not-found': 404,
   'intent-not-found': 404,
   'handoff-not-found': 404,
@@ -57,7 +57,7 @@ export const blockedCodes = {
   'human-refused': 403,
   'pillar-unavailable': 503,
   'store-unavailable': 503,
-  'internal': 500,
+  internal: 500,
 } as const;
 
 export type BlockedCode = keyof typeof blockedCodes;

@@ -32,14 +32,21 @@ export const signer = z.object({
 // Prices are data: every figure on /pricing and in offers comes from these calls in the noun files.
 export const price = {
   free: (): Price => ({ model: 'free' }),
-  metered: (amount: string, per: string, ceiling = amount): Price => ({ model: 'metered', amount, currency: 'USD', per, ceiling }),
+  metered: (amount: string, per: string, ceiling = amount): Price => ({
+    model: 'metered',
+    amount,
+    currency: 'USD',
+    per,
+    ceiling,
+  }),
   flat: (amount: string, ceiling = amount): Price => ({ model: 'flat', amount, currency: 'USD', ceiling }),
   /**
    * A take-rate on dispatched work or on the deal: `rate` a decimal string fraction (`"0.029"` is 2.9 %), `amount`
    * the sandbox quote, `ceiling` caps the total.
    */
   takeRate: (rate: string, base: string, amount: string, ceiling: string): Price => {
-    if (!/^0\.\d*[1-9]$/.test(rate)) throw new Error(`take-rate ${rate}: a decimal string between 0 and 1, like "0.029"`);
+    if (!/^0\.\d*[1-9]$/.test(rate))
+      throw new Error(`take-rate ${rate}: a decimal string between 0 and 1, like "0.029"`);
     return { model: 'take-rate', rate, base, amount, currency: 'USD', ceiling };
   },
 };

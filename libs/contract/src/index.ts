@@ -14,8 +14,19 @@ export { mco } from './nouns/mco.ts';
 export { vehicle, decodeRecord } from './nouns/vehicle.ts';
 export { transport } from './nouns/transport.ts';
 export {
-  deal, dealOpenValue, workflowIds, buyDealRequest, usZip, dealStates, stepStatuses, dealLifecycleEvents, dealStep, dealValue, dealEventRecord,
-  type DealValue, type DealStep,
+  deal,
+  dealOpenValue,
+  workflowIds,
+  buyDealRequest,
+  usZip,
+  dealStates,
+  stepStatuses,
+  dealLifecycleEvents,
+  dealStep,
+  dealValue,
+  dealEventRecord,
+  type DealValue,
+  type DealStep,
 } from './nouns/deal.ts';
 export { poa, poaDocumentValue } from './nouns/poa.ts';
 export { frameInspection, inspectionValue } from './nouns/frameInspection.ts';

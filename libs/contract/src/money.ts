@@ -2,10 +2,23 @@ import type { Capability, HumanVerb, Price } from './capability.ts';
 import { toCents } from './mandate.ts';
 
 /** What an offer-gated call costs and the most it can cost, read from the capability's catalog price. */
-export function offerTerms(c: Capability): { price: { amount: string; currency: string }; ceiling: { amount: string; currency: string }; ceilingCents: number } {
+export function offerTerms(c: Capability): {
+  price: { amount: string; currency: string };
+  ceiling: { amount: string; currency: string };
+  ceilingCents: number;
+} {
   const p: Price = c.price;
-  if (p.model === 'free') return { price: { amount: '0.00', currency: 'USD' }, ceiling: { amount: '0.00', currency: 'USD' }, ceilingCents: 0 };
-  return { price: { amount: p.amount, currency: p.currency }, ceiling: { amount: p.ceiling, currency: p.currency }, ceilingCents: toCents(p.ceiling) ?? 0 };
+  if (p.model === 'free')
+    return {
+      price: { amount: '0.00', currency: 'USD' },
+      ceiling: { amount: '0.00', currency: 'USD' },
+      ceilingCents: 0,
+    };
+  return {
+    price: { amount: p.amount, currency: p.currency },
+    ceiling: { amount: p.ceiling, currency: p.currency },
+    ceilingCents: toCents(p.ceiling) ?? 0,
+  };
 }
 
 /**
@@ -24,10 +37,14 @@ export function percentText(rate: string): string {
 /** A price in words, the one wording for pages, the MCP search, the SDK's docs and the CLI; figures from the catalog. */
 export function priceText(p: Price): string {
   switch (p.model) {
-    case 'free': return 'free';
-    case 'metered': return `${p.amount} ${p.currency} per ${p.per} (ceiling ${p.ceiling})`;
-    case 'flat': return `${p.amount} ${p.currency} flat (ceiling ${p.ceiling})`;
-    case 'take-rate': return `${percentText(p.rate)}% of ${p.base}, sandbox quote ${p.amount} ${p.currency} (ceiling ${p.ceiling})`;
+    case 'free':
+      return 'free';
+    case 'metered':
+      return `${p.amount} ${p.currency} per ${p.per} (ceiling ${p.ceiling})`;
+    case 'flat':
+      return `${p.amount} ${p.currency} flat (ceiling ${p.ceiling})`;
+    case 'take-rate':
+      return `${percentText(p.rate)}% of ${p.base}, sandbox quote ${p.amount} ${p.currency} (ceiling ${p.ceiling})`;
   }
 }
 
@@ -36,17 +53,33 @@ export function pricingRow(c: Capability) {
   const p = c.price;
   const base = { capability: c.name, method: c.method, path: c.path, gate: c.gate, facet: c.facet, model: p.model };
   if (p.model === 'free') return { ...base, currency: null, amount: '0.00', ceiling: '0.00' };
-  if (p.model === 'take-rate') return { ...base, rate: p.rate, base: p.base, amount: p.amount, currency: p.currency, ceiling: p.ceiling };
+  if (p.model === 'take-rate')
+    return { ...base, rate: p.rate, base: p.base, amount: p.amount, currency: p.currency, ceiling: p.ceiling };
   if (p.model === 'metered') return { ...base, amount: p.amount, per: p.per, currency: p.currency, ceiling: p.ceiling };
   return { ...base, amount: p.amount, currency: p.currency, ceiling: p.ceiling };
 }
 
 /** The sandbox desks that take a handoff when no capability names its own terminus. */
-export const sandboxDesks: Record<HumanVerb, { credential: string; terminus: { name: string; staffed: string; price: string } }> = {
-  authorize: { credential: 'authorizer', terminus: { name: 'Sandbox Authorization Desk', staffed: 'always (sandbox)', price: '0.00 USD' } },
-  notarize: { credential: 'notary', terminus: { name: 'Sandbox Notary Desk', staffed: 'always (sandbox)', price: '0.00 USD' } },
-  sign: { credential: 'signer', terminus: { name: 'Sandbox Signing Desk', staffed: 'always (sandbox)', price: '0.00 USD' } },
-  pay: { credential: 'payer', terminus: { name: 'Sandbox Payments Desk', staffed: 'always (sandbox)', price: '0.00 USD' } },
+export const sandboxDesks: Record<
+  HumanVerb,
+  { credential: string; terminus: { name: string; staffed: string; price: string } }
+> = {
+  authorize: {
+    credential: 'authorizer',
+    terminus: { name: 'Sandbox Authorization Desk', staffed: 'always (sandbox)', price: '0.00 USD' },
+  },
+  notarize: {
+    credential: 'notary',
+    terminus: { name: 'Sandbox Notary Desk', staffed: 'always (sandbox)', price: '0.00 USD' },
+  },
+  sign: {
+    credential: 'signer',
+    terminus: { name: 'Sandbox Signing Desk', staffed: 'always (sandbox)', price: '0.00 USD' },
+  },
+  pay: {
+    credential: 'payer',
+    terminus: { name: 'Sandbox Payments Desk', staffed: 'always (sandbox)', price: '0.00 USD' },
+  },
 };
 
 /** Capabilities that need a mandate when called on someone else's behalf (a `Delegated-For` header or a mandate-bound key). */

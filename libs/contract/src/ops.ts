@@ -14,7 +14,11 @@ import { buyDealRequest, dealValue } from './nouns/deal.ts';
  * On the wire: request `{ input, ctx }` on `subject` (queue group `pillar.<pillar>`); reply framed as a capability's
  * (`<status> <kind> <served-by>[ replayed]\n<answer JSON>`, platform/src/bus/call.ts).
  */
-export interface Op<I extends z.ZodType = z.ZodType, P extends Pillar = Pillar, R extends z.ZodType<Record<string, unknown>> = z.ZodType<Record<string, unknown>>> {
+export interface Op<
+  I extends z.ZodType = z.ZodType,
+  P extends Pillar = Pillar,
+  R extends z.ZodType<Record<string, unknown>> = z.ZodType<Record<string, unknown>>,
+> {
   /** `<noun>.<verb>`, also the OpenAPI operationId. */
   readonly name: string;
   readonly subject: string;
@@ -38,14 +42,29 @@ export interface Op<I extends z.ZodType = z.ZodType, P extends Pillar = Pillar, 
    */
   readonly timeouts?: number;
   /** The HTTP face, when it has one: path parameters are input members of the same name. */
-  readonly route?: { method: 'GET' | 'POST'; path: string; summary: string; key: 'required' | 'optional' | 'none'; answers: string };
+  readonly route?: {
+    method: 'GET' | 'POST';
+    path: string;
+    summary: string;
+    key: 'required' | 'optional' | 'none';
+    answers: string;
+  };
 }
 
 /** What a platform operation answers: the HTTP status, the answer, and whether it is a stored answer replayed. */
-export interface OpReply { status: number; answer: Record<string, unknown>; replayed?: boolean }
+export interface OpReply {
+  status: number;
+  answer: Record<string, unknown>;
+  replayed?: boolean;
+}
 
 /** The codes any operation may answer whatever it declares: its input refused at its server, or the transport's. */
-export const transportCodes = ['invalid-input', 'pillar-unavailable', 'store-unavailable', 'internal'] as const satisfies readonly BlockedCode[];
+export const transportCodes = [
+  'invalid-input',
+  'pillar-unavailable',
+  'store-unavailable',
+  'internal',
+] as const satisfies readonly BlockedCode[];
 
 const envelope = answerSchema(z.record(z.string(), z.unknown())).options;
 /** Answer envelopes by type: `ok(value)` for an OK record, and the BLOCKED and OFFER envelopes. */
@@ -65,15 +84,24 @@ export function opTimeouts(o: Pick<Op, 'timeouts'>, busTimeoutMs: number, sent?:
   return { timeoutMs, waitMs: timeoutMs + (n > 1 ? 500 : 0), innerMs: Math.max(1000, timeoutMs - 500) };
 }
 
-const op = <I extends z.ZodType, const P extends Pillar, R extends z.ZodType<Record<string, unknown>>>(o: Op<I, P, R>): Op<I, P, R> => o;
-const id = (prefix: string, what: string) => z.string().min(1).max(200).meta({ description: `The ${what} id (${prefix}…)` });
+const op = <I extends z.ZodType, const P extends Pillar, R extends z.ZodType<Record<string, unknown>>>(
+  o: Op<I, P, R>,
+): Op<I, P, R> => o;
+const id = (prefix: string, what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(200)
+    .meta({ description: `The ${what} id (${prefix}…)` });
 /**
  * An input member the gateway sets (a header's value, the time-out it waits), never taken from the caller's body:
  * the route drops it from the body and the OpenAPI document leaves it out.
  */
 const setByGateway = <T extends z.ZodType>(s: T): T => s.meta({ setByGateway: true });
 export const setByGatewayMembers = (o: Op): string[] =>
-  Object.entries((o.input as unknown as z.ZodObject).shape ?? {}).filter(([, v]) => (v as z.ZodType).meta()?.setByGateway).map(([k]) => k);
+  Object.entries((o.input as unknown as z.ZodObject).shape ?? {})
+    .filter(([, v]) => (v as z.ZodType).meta()?.setByGateway)
+    .map(([k]) => k);
 /** How long the pillar may take before it answers a time-out itself (the gateway waits a little longer). */
 const timeoutMs = setByGateway(z.number().int().min(100).max(120_000).optional());
 /** Where an intent or handoff came from: the deal and the step position that opened it. */
@@ -83,142 +111,422 @@ const anyRecord = z.record(z.string(), z.unknown());
 
 /** A key row as commerce sends it to the gateway (`keys.lookup`): the hash in hex, times as ISO text. */
 export const keyRowWire = z.object({
-  id: z.string(), account_id: z.string(), prefix: z.string(), secret_hash: z.string().regex(/^[0-9a-f]*$/), scopes: z.array(z.string()),
-  mandate_binding: z.string(), trust_tier: z.string(), status: z.enum(['active', 'superseded', 'revoked']), superseded_by: z.string().nullable(),
-  grace_until: timestamp.nullable(), created_at: timestamp, last_rotated_at: timestamp.nullable(), expires_at: timestamp.nullable(), revoked_at: timestamp.nullable(),
+  id: z.string(),
+  account_id: z.string(),
+  prefix: z.string(),
+  secret_hash: z.string().regex(/^[0-9a-f]*$/),
+  scopes: z.array(z.string()),
+  mandate_binding: z.string(),
+  trust_tier: z.string(),
+  status: z.enum(['active', 'superseded', 'revoked']),
+  superseded_by: z.string().nullable(),
+  grace_until: timestamp.nullable(),
+  created_at: timestamp,
+  last_rotated_at: timestamp.nullable(),
+  expires_at: timestamp.nullable(),
+  revoked_at: timestamp.nullable(),
 });
 /** The BLOCKED codes of an x402 payment refused for good, or whose outcome is not known yet. */
-export const paymentCodes = ['payment-invalid', 'payment-invalid-signature', 'payment-wrong-amount', 'payment-wrong-recipient', 'payment-wrong-asset', 'payment-wrong-network',
-  'payment-wrong-scheme', 'payment-expired', 'payment-already-used', 'payment-other-intent', 'payment-insufficient-funds', 'payments-not-accepted', 'payment-unavailable', 'payment-pending'] as const satisfies readonly BlockedCode[];
+export const paymentCodes = [
+  'payment-invalid',
+  'payment-invalid-signature',
+  'payment-wrong-amount',
+  'payment-wrong-recipient',
+  'payment-wrong-asset',
+  'payment-wrong-network',
+  'payment-wrong-scheme',
+  'payment-expired',
+  'payment-already-used',
+  'payment-other-intent',
+  'payment-insufficient-funds',
+  'payments-not-accepted',
+  'payment-unavailable',
+  'payment-pending',
+] as const satisfies readonly BlockedCode[];
 /** The Intent@1 value (GET /intents/{id}). */
 const intentValue = z.object({
-  id: z.string(), status: z.enum(['pending', 'settled', 'expired', 'failed']), capability: z.string(), account: z.string().nullable(),
-  price: money, ceiling: money, expiresAt: timestamp, createdAt: timestamp, settledAt: timestamp.nullable(),
+  id: z.string(),
+  status: z.enum(['pending', 'settled', 'expired', 'failed']),
+  capability: z.string(),
+  account: z.string().nullable(),
+  price: money,
+  ceiling: money,
+  expiresAt: timestamp,
+  createdAt: timestamp,
+  settledAt: timestamp.nullable(),
   origin: z.object({ dealId: z.string(), step: z.number().int() }).nullable(),
-  executions: z.number().int().meta({ description: 'How many times the capability ran for this intent: 0 or 1, never more' }),
-  settle: link('POST'), answer: anyRecord.nullable(),
-  charged: money.meta({ description: 'What settling it collected: 0.00 for a simulated settlement, the payment\'s amount for an x402 one' }),
-  payment: paymentReceipt.extend({ status: z.enum(['verifying', 'settling', 'settled', 'unknown', 'refused', 'expired']), reason: z.string().nullable() }).nullable()
-    .meta({ description: 'The x402 payment bound to this intent, when one was sent: its network, payer, amount, transaction and status' }),
+  executions: z
+    .number()
+    .int()
+    .meta({ description: 'How many times the capability ran for this intent: 0 or 1, never more' }),
+  settle: link('POST'),
+  answer: anyRecord.nullable(),
+  charged: money.meta({
+    description: "What settling it collected: 0.00 for a simulated settlement, the payment's amount for an x402 one",
+  }),
+  payment: paymentReceipt
+    .extend({
+      status: z.enum(['verifying', 'settling', 'settled', 'unknown', 'refused', 'expired']),
+      reason: z.string().nullable(),
+    })
+    .nullable()
+    .meta({
+      description:
+        'The x402 payment bound to this intent, when one was sent: its network, payer, amount, transaction and status',
+    }),
 });
 /** The Handoff@1 value (GET /handoffs/{id}, and its completion). */
 const handoffValue = z.object({
-  id: z.string(), status: z.enum(['pending', 'completed', 'refused']), verb: z.string(), credential: z.string(), capability: z.string().nullable(),
-  terminus: anyRecord, account: z.string().nullable(), origin: z.object({ dealId: z.string(), step: z.number().int() }).nullable(),
-  createdAt: timestamp, completedAt: timestamp.nullable(), poll: link('GET'), complete: link('POST').extend({ body: anyRecord }), result: anyRecord.nullable(),
+  id: z.string(),
+  status: z.enum(['pending', 'completed', 'refused']),
+  verb: z.string(),
+  credential: z.string(),
+  capability: z.string().nullable(),
+  terminus: anyRecord,
+  account: z.string().nullable(),
+  origin: z.object({ dealId: z.string(), step: z.number().int() }).nullable(),
+  createdAt: timestamp,
+  completedAt: timestamp.nullable(),
+  poll: link('GET'),
+  complete: link('POST').extend({ body: anyRecord }),
+  result: anyRecord.nullable(),
 });
 /** A NEEDS_HUMAN refusal: the desk to reach and the handoff to poll. */
 const needsHuman = blockedAnswer.extend({
   value: z.looseObject({
-    code: z.literal('NEEDS_HUMAN'), message: z.string(), verb: z.string(), credential: z.string(), capability: z.string().nullable(), terminus: anyRecord,
+    code: z.literal('NEEDS_HUMAN'),
+    message: z.string(),
+    verb: z.string(),
+    credential: z.string(),
+    capability: z.string().nullable(),
+    terminus: anyRecord,
     handoff: z.object({ id: z.string(), status: z.string(), poll: link('GET') }),
   }),
 });
 /** What a settled capability answered: its OK or EMPTY envelope. */
 const capabilityAnswer = z.union([envelope[0], envelope[1]]);
 const connectionValue = z.object({
-  id: z.string(), kind: z.string(), system: z.string(), nouns: z.array(z.string()), status: z.string(), place: z.number().int().nullable(), of: z.number().int(),
+  id: z.string(),
+  kind: z.string(),
+  system: z.string(),
+  nouns: z.array(z.string()),
+  status: z.string(),
+  place: z.number().int().nullable(),
+  of: z.number().int(),
 });
-const queueEntry = z.looseObject({ place: z.number().int(), id: z.string(), kind: z.string(), system: z.string(), nouns: z.array(z.string()), submittedAt: timestamp, score: z.number(), mine: z.boolean() });
+const queueEntry = z.looseObject({
+  place: z.number().int(),
+  id: z.string(),
+  kind: z.string(),
+  system: z.string(),
+  nouns: z.array(z.string()),
+  submittedAt: timestamp,
+  score: z.number(),
+  mine: z.boolean(),
+});
 
 export const ops = {
   keysMint: op({
-    name: 'keys.mint', subject: 'sys.commerce.keys.mint', pillar: 'commerce', input: z.object({}), idempotent: false, codes: [],
+    name: 'keys.mint',
+    subject: 'sys.commerce.keys.mint',
+    pillar: 'commerce',
+    input: z.object({}),
+    idempotent: false,
+    codes: [],
     // The gateway adds links to it (POST /keys); its secret is in this one answer only.
-    reply: z.object({ type: z.literal('OK'), key: secret(z.string(), 'The new key: shown in this answer only'), account: z.string(), keyId: z.string(), prefix: z.string() }),
-    route: { method: 'POST', path: '/keys', summary: 'Mint an anonymous sandbox key and its account (no body).', key: 'none', answers: 'ApiKeyMinted@1' },
+    reply: z.object({
+      type: z.literal('OK'),
+      key: secret(z.string(), 'The new key: shown in this answer only'),
+      account: z.string(),
+      keyId: z.string(),
+      prefix: z.string(),
+    }),
+    route: {
+      method: 'POST',
+      path: '/keys',
+      summary: 'Mint an anonymous sandbox key and its account (no body).',
+      key: 'none',
+      answers: 'ApiKeyMinted@1',
+    },
   }),
   keysLookup: op({
     // The gateway checks keys through commerce, which owns their table; it caches the row for a few seconds.
-    name: 'keys.lookup', subject: 'sys.commerce.keys.lookup', pillar: 'commerce', idempotent: true, codes: [],
+    name: 'keys.lookup',
+    subject: 'sys.commerce.keys.lookup',
+    pillar: 'commerce',
+    idempotent: true,
+    codes: [],
     input: z.object({ prefix: z.string().min(1).max(100) }),
-    reply: z.union([z.object({ type: z.literal('OK'), answers: z.literal('ApiKeyRow@1'), value: keyRowWire }), z.object({ type: z.literal('EMPTY'), value: z.object({}) })]),
+    reply: z.union([
+      z.object({ type: z.literal('OK'), answers: z.literal('ApiKeyRow@1'), value: keyRowWire }),
+      z.object({ type: z.literal('EMPTY'), value: z.object({}) }),
+    ]),
   }),
   intentsCreate: op({
-    name: 'intents.create', subject: 'sys.commerce.intents.create', pillar: 'commerce', idempotent: false, codes: ['invalid-input'],
-    input: z.object({ capability: z.string(), input: z.record(z.string(), z.unknown()), origin }), reply: offerAnswer,
+    name: 'intents.create',
+    subject: 'sys.commerce.intents.create',
+    pillar: 'commerce',
+    idempotent: false,
+    codes: ['invalid-input'],
+    input: z.object({ capability: z.string(), input: z.record(z.string(), z.unknown()), origin }),
+    reply: offerAnswer,
   }),
   intentsGet: op({
-    name: 'intents.get', subject: 'sys.commerce.intents.get', pillar: 'commerce', idempotent: true, codes: ['intent-not-found', 'intent-other-account'],
-    input: z.object({ intentId: id('pi_', 'intent') }), reply: ok(intentValue),
-    route: { method: 'GET', path: '/intents/{intentId}', summary: "An intent's state: pending, settled (with its answer), expired or failed.", key: 'optional', answers: 'Intent@1' },
+    name: 'intents.get',
+    subject: 'sys.commerce.intents.get',
+    pillar: 'commerce',
+    idempotent: true,
+    codes: ['intent-not-found', 'intent-other-account'],
+    input: z.object({ intentId: id('pi_', 'intent') }),
+    reply: ok(intentValue),
+    route: {
+      method: 'GET',
+      path: '/intents/{intentId}',
+      summary: "An intent's state: pending, settled (with its answer), expired or failed.",
+      key: 'optional',
+      answers: 'Intent@1',
+    },
   }),
   intentsSettle: op({
-    name: 'intents.settle', subject: 'sys.commerce.intents.settle', pillar: 'commerce', idempotent: false,
-    codes: ['intent-not-found', 'intent-other-account', 'intent-expired', 'offer-declined', 'idempotency-in-flight', 'forbidden', 'invalid-mandate', 'mandate-ceiling-exceeded', 'mandate-per-action-exceeded', 'mandate-expired', 'tripwire', 'payment-failed', 'execution-failed',
-      'key-required', 'execution-pending', ...paymentCodes],
-    passesCapabilityCodes: true, timeouts: 2,
+    name: 'intents.settle',
+    subject: 'sys.commerce.intents.settle',
+    pillar: 'commerce',
+    idempotent: false,
+    codes: [
+      'intent-not-found',
+      'intent-other-account',
+      'intent-expired',
+      'offer-declined',
+      'idempotency-in-flight',
+      'forbidden',
+      'invalid-mandate',
+      'mandate-ceiling-exceeded',
+      'mandate-per-action-exceeded',
+      'mandate-expired',
+      'tripwire',
+      'payment-failed',
+      'execution-failed',
+      'key-required',
+      'execution-pending',
+      ...paymentCodes,
+    ],
+    passesCapabilityCodes: true,
+    timeouts: 2,
     input: z.object({
-      intentId: id('pi_', 'intent'), mandate: setByGateway(mandate.optional()), timeoutMs,
+      intentId: id('pi_', 'intent'),
+      mandate: setByGateway(mandate.optional()),
+      timeoutMs,
       /** The decoded x402 payment (PAYMENT-SIGNATURE v2 or X-PAYMENT v1); commerce parses it. */
       payment: setByGateway(z.record(z.string(), z.unknown()).optional()),
     }),
     reply: capabilityAnswer,
-    route: { method: 'POST', path: '/intents/{intentId}/settle', summary: 'Settle the intent of a 402 OFFER with a key (simulated in the sandbox) or an x402 payment (PAYMENT-SIGNATURE or X-PAYMENT); the capability then executes, once.', key: 'optional', answers: 'the capability\'s answer' },
+    route: {
+      method: 'POST',
+      path: '/intents/{intentId}/settle',
+      summary:
+        'Settle the intent of a 402 OFFER with a key (simulated in the sandbox) or an x402 payment (PAYMENT-SIGNATURE or X-PAYMENT); the capability then executes, once.',
+      key: 'optional',
+      answers: "the capability's answer",
+    },
   }),
   executionsRun: op({
     // A deal step runs its capability as a durable execution of commerce's: created once per (source, sourceId),
     // so sending it again (a retry, a step taken up after a lease) returns the same execution's answer.
-    name: 'executions.run', subject: 'sys.commerce.executions.run', pillar: 'commerce', idempotent: true, codes: ['execution-pending', 'idempotency-in-flight'],
-    passesCapabilityCodes: true, timeouts: 2,
+    name: 'executions.run',
+    subject: 'sys.commerce.executions.run',
+    pillar: 'commerce',
+    idempotent: true,
+    codes: ['execution-pending', 'idempotency-in-flight'],
+    passesCapabilityCodes: true,
+    timeouts: 2,
     input: z.object({
-      source: z.literal('deal'), sourceId: z.string().min(1).max(200), capability: z.string(), input: z.record(z.string(), z.unknown()).nullable(), origin, timeoutMs,
+      source: z.literal('deal'),
+      sourceId: z.string().min(1).max(200),
+      capability: z.string(),
+      input: z.record(z.string(), z.unknown()).nullable(),
+      origin,
+      timeoutMs,
     }),
     reply: capabilityAnswer,
   }),
   handoffsCreate: op({
-    name: 'handoffs.create', subject: 'sys.commerce.handoffs.create', pillar: 'commerce', idempotent: false, codes: ['NEEDS_HUMAN', 'invalid-input'],
+    name: 'handoffs.create',
+    subject: 'sys.commerce.handoffs.create',
+    pillar: 'commerce',
+    idempotent: false,
+    codes: ['NEEDS_HUMAN', 'invalid-input'],
     // A sandbox trigger has the desk complete it at once, running its capability.
     timeouts: 2,
-    input: z.object({ verb: z.enum(['authorize', 'notarize', 'sign', 'pay']), credential: z.string(), capability: z.string().nullable(), input: z.record(z.string(), z.unknown()).nullable(), origin }),
+    input: z.object({
+      verb: z.enum(['authorize', 'notarize', 'sign', 'pay']),
+      credential: z.string(),
+      capability: z.string().nullable(),
+      input: z.record(z.string(), z.unknown()).nullable(),
+      origin,
+    }),
     reply: needsHuman,
   }),
   handoffsGet: op({
-    name: 'handoffs.get', subject: 'sys.commerce.handoffs.get', pillar: 'commerce', idempotent: true, codes: ['handoff-not-found', 'forbidden'],
-    input: z.object({ handoffId: id('ho_', 'handoff') }), reply: ok(handoffValue),
-    route: { method: 'GET', path: '/handoffs/{handoffId}', summary: 'Poll a NEEDS_HUMAN handoff.', key: 'required', answers: 'Handoff@1' },
+    name: 'handoffs.get',
+    subject: 'sys.commerce.handoffs.get',
+    pillar: 'commerce',
+    idempotent: true,
+    codes: ['handoff-not-found', 'forbidden'],
+    input: z.object({ handoffId: id('ho_', 'handoff') }),
+    reply: ok(handoffValue),
+    route: {
+      method: 'GET',
+      path: '/handoffs/{handoffId}',
+      summary: 'Poll a NEEDS_HUMAN handoff.',
+      key: 'required',
+      answers: 'Handoff@1',
+    },
   }),
   handoffsComplete: op({
-    name: 'handoffs.complete', subject: 'sys.commerce.handoffs.complete', pillar: 'commerce', idempotent: false, codes: ['handoff-not-found', 'forbidden', 'invalid-input', 'idempotency-in-flight', 'human-refused', 'execution-pending'], timeouts: 2, reply: ok(handoffValue),
+    name: 'handoffs.complete',
+    subject: 'sys.commerce.handoffs.complete',
+    pillar: 'commerce',
+    idempotent: false,
+    codes: [
+      'handoff-not-found',
+      'forbidden',
+      'invalid-input',
+      'idempotency-in-flight',
+      'human-refused',
+      'execution-pending',
+    ],
+    timeouts: 2,
+    reply: ok(handoffValue),
     input: z.object({
       handoffId: id('ho_', 'handoff'),
       outcome: z.enum(['completed', 'refused']).meta({ description: 'What the human did' }),
       credential: z.string().min(1).meta({ description: 'The credential the handoff names, for example "notary"' }),
       timeoutMs,
     }),
-    route: { method: 'POST', path: '/handoffs/{handoffId}/complete', summary: 'The credentialed human completes or refuses a handoff.', key: 'required', answers: 'Handoff@1' },
+    route: {
+      method: 'POST',
+      path: '/handoffs/{handoffId}/complete',
+      summary: 'The credentialed human completes or refuses a handoff.',
+      key: 'required',
+      answers: 'Handoff@1',
+    },
   }),
   dealsForVin: op({
     // The VIN record shows the deals on a car; workflows owns them.
-    name: 'deals.forVin', subject: 'sys.workflows.deals.forVin', pillar: 'workflows', idempotent: true, codes: [],
+    name: 'deals.forVin',
+    subject: 'sys.workflows.deals.forVin',
+    pillar: 'workflows',
+    idempotent: true,
+    codes: [],
     input: z.object({ vin: z.string().min(1).max(17) }),
-    reply: z.object({ type: z.literal('OK'), answers: z.literal('DealsOfVin@1'), value: z.object({ deals: z.array(z.object({ id: z.string(), workflow: z.string(), state: z.string(), checklist: z.unknown(), createdAt: timestamp, updatedAt: timestamp })) }) }),
+    reply: z.object({
+      type: z.literal('OK'),
+      answers: z.literal('DealsOfVin@1'),
+      value: z.object({
+        deals: z.array(
+          z.object({
+            id: z.string(),
+            workflow: z.string(),
+            state: z.string(),
+            checklist: z.unknown(),
+            createdAt: timestamp,
+            updatedAt: timestamp,
+          }),
+        ),
+      }),
+    }),
   }),
   dealsOpen: op({
-    name: 'deals.create', subject: 'sys.workflows.deals.open', pillar: 'workflows', idempotent: false, codes: ['invalid-input', 'key-required'], input: buyDealRequest, reply: ok(dealValue),
-    route: { method: 'POST', path: '/buy/deals', summary: 'Open a buy deal for a VIN: its id, state OPENED and checklist.', key: 'required', answers: 'Deal@1' },
+    name: 'deals.create',
+    subject: 'sys.workflows.deals.open',
+    pillar: 'workflows',
+    idempotent: false,
+    codes: ['invalid-input', 'key-required'],
+    input: buyDealRequest,
+    reply: ok(dealValue),
+    route: {
+      method: 'POST',
+      path: '/buy/deals',
+      summary: 'Open a buy deal for a VIN: its id, state OPENED and checklist.',
+      key: 'required',
+      answers: 'Deal@1',
+    },
   }),
   dealsGet: op({
-    name: 'deals.get', subject: 'sys.workflows.deals.get', pillar: 'workflows', idempotent: true, codes: ['deal-not-found', 'key-required'],
-    input: z.object({ dealId: id('deal_', 'deal') }), reply: ok(dealValue),
-    route: { method: 'GET', path: '/buy/deals/{dealId}', summary: 'A deal, its state and checklist.', key: 'required', answers: 'Deal@1' },
+    name: 'deals.get',
+    subject: 'sys.workflows.deals.get',
+    pillar: 'workflows',
+    idempotent: true,
+    codes: ['deal-not-found', 'key-required'],
+    input: z.object({ dealId: id('deal_', 'deal') }),
+    reply: ok(dealValue),
+    route: {
+      method: 'GET',
+      path: '/buy/deals/{dealId}',
+      summary: 'A deal, its state and checklist.',
+      key: 'required',
+      answers: 'Deal@1',
+    },
   }),
   dealsAdvance: op({
-    name: 'deals.advance', subject: 'sys.workflows.deals.advance', pillar: 'workflows', idempotent: false, codes: ['deal-not-found', 'deal-step-conflict', 'key-required', 'NEEDS_HUMAN', 'offer-declined', 'execution-failed'],
+    name: 'deals.advance',
+    subject: 'sys.workflows.deals.advance',
+    pillar: 'workflows',
+    idempotent: false,
+    codes: [
+      'deal-not-found',
+      'deal-step-conflict',
+      'key-required',
+      'NEEDS_HUMAN',
+      'offer-declined',
+      'execution-failed',
+    ],
     // It may run several free steps (their failures keep their codes) and open an offer or a handoff.
-    passesCapabilityCodes: true, timeouts: 3,
-    input: z.object({ dealId: id('deal_', 'deal') }), reply: z.union([ok(dealValue), offerAnswer, needsHuman]),
-    route: { method: 'POST', path: '/buy/deals/{dealId}/advance', summary: 'Run the deal to its next human act, offer or the end.', key: 'required', answers: 'Deal@1' },
+    passesCapabilityCodes: true,
+    timeouts: 3,
+    input: z.object({ dealId: id('deal_', 'deal') }),
+    reply: z.union([ok(dealValue), offerAnswer, needsHuman]),
+    route: {
+      method: 'POST',
+      path: '/buy/deals/{dealId}/advance',
+      summary: 'Run the deal to its next human act, offer or the end.',
+      key: 'required',
+      answers: 'Deal@1',
+    },
   }),
   connectionsSubmit: op({
-    name: 'connections.submit', subject: 'sys.services.connections.submit', pillar: 'services', idempotent: false, codes: ['invalid-input', 'key-required'], input: connectionSubmission,
+    name: 'connections.submit',
+    subject: 'sys.services.connections.submit',
+    pillar: 'services',
+    idempotent: false,
+    codes: ['invalid-input', 'key-required'],
+    input: connectionSubmission,
     reply: ok(connectionValue),
-    route: { method: 'POST', path: '/connections', summary: 'Go live: submit a connection (a credential for a dealer system or consumer account).', key: 'required', answers: 'Connection@1' },
+    route: {
+      method: 'POST',
+      path: '/connections',
+      summary: 'Go live: submit a connection (a credential for a dealer system or consumer account).',
+      key: 'required',
+      answers: 'Connection@1',
+    },
   }),
   connectionsQueue: op({
-    name: 'connections.queue', subject: 'sys.services.connections.queue', pillar: 'services', idempotent: true, codes: [], input: z.object({}),
-    reply: ok(z.object({ entries: z.array(queueEntry), mine: z.array(z.object({ id: z.string(), place: z.number().int() })) })),
-    route: { method: 'GET', path: '/activation-queue', summary: 'The activation queue: every connection waiting, ranked, yours marked.', key: 'required', answers: 'ActivationQueue@1' },
+    name: 'connections.queue',
+    subject: 'sys.services.connections.queue',
+    pillar: 'services',
+    idempotent: true,
+    codes: [],
+    input: z.object({}),
+    reply: ok(
+      z.object({ entries: z.array(queueEntry), mine: z.array(z.object({ id: z.string(), place: z.number().int() })) }),
+    ),
+    route: {
+      method: 'GET',
+      path: '/activation-queue',
+      summary: 'The activation queue: every connection waiting, ranked, yours marked.',
+      key: 'required',
+      answers: 'ActivationQueue@1',
+    },
   }),
 } as const;
 

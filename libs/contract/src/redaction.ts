@@ -19,15 +19,20 @@ function tables() {
   if (byAnswer && flatByRoute) return { byAnswer, flatByRoute };
   byAnswer = new Map();
   flatByRoute = new Map();
-  const add = (name: string, paths: string[][]) => { if (paths.length) byAnswer!.set(name, [...(byAnswer!.get(name) ?? []), ...paths]); };
+  const add = (name: string, paths: string[][]) => {
+    if (paths.length) byAnswer!.set(name, [...(byAnswer!.get(name) ?? []), ...paths]);
+  };
   for (const c of capabilities) add(c.answer, secretPaths(c.value));
   for (const o of opList) {
-    const members = 'options' in o.reply ? (o.reply as unknown as z.ZodUnion).options as z.ZodType[] : [o.reply];
+    const members = 'options' in o.reply ? ((o.reply as unknown as z.ZodUnion).options as z.ZodType[]) : [o.reply];
     for (const m of members) {
       const shape = (m as z.ZodObject).shape as Record<string, z.ZodType> | undefined;
       const answers = shape?.answers?.def as { type?: string; values?: unknown[] } | undefined;
       if (shape?.value && answers?.type === 'literal') add(String(answers.values![0]), secretPaths(shape.value));
-      else if (o.route && shape && !shape.value) { const p = secretPaths(m); if (p.length) flatByRoute.set(`${o.route.method} ${o.route.path}`, p); }
+      else if (o.route && shape && !shape.value) {
+        const p = secretPaths(m);
+        if (p.length) flatByRoute.set(`${o.route.method} ${o.route.path}`, p);
+      }
     }
   }
   return { byAnswer, flatByRoute };
@@ -50,7 +55,10 @@ function masked(v: unknown, a: Map<string, string[][]>): unknown {
   let out: Record<string, unknown> | undefined;
   for (const k in o) {
     const x = o[k];
-    if (x && typeof x === 'object') { const m = masked(x, a); if (m !== x) (out ??= { ...o })[k] = m; }
+    if (x && typeof x === 'object') {
+      const m = masked(x, a);
+      if (m !== x) (out ??= { ...o })[k] = m;
+    }
   }
   const paths = typeof o.answers === 'string' ? a.get(o.answers) : undefined;
   if (paths) {
@@ -71,7 +79,11 @@ export function withoutSecrets(json: string, route?: string): string {
   if (!secretMemberNames().some((n) => json.includes(`"${n}"`))) return json;
   const { byAnswer: a, flatByRoute: f } = tables();
   let v: unknown;
-  try { v = JSON.parse(json); } catch { return json; }
+  try {
+    v = JSON.parse(json);
+  } catch {
+    return json;
+  }
   const flat = route ? f.get(route) : undefined;
   return JSON.stringify(masked(flat ? hideSecrets(v, flat, 'mask') : v, a));
 }

@@ -4,7 +4,8 @@ import { z } from 'zod';
  * A secret member, marked once in its schema (`secret: true` in its metadata, which the catalog's JSON Schema shows):
  * shown in the one answer that makes it, and kept out of everything else that is derived from the schema.
  */
-export const secret = <S extends z.ZodType>(schema: S, description: string): S => schema.meta({ secret: true, description }) as S;
+export const secret = <S extends z.ZodType>(schema: S, description: string): S =>
+  schema.meta({ secret: true, description }) as S;
 export const isSecret = (schema: z.ZodType): boolean => z.globalRegistry.get(schema)?.secret === true;
 
 /** `schema` without its secret-marked members, at any depth of nested objects (what an event's `data` may hold). */
@@ -13,7 +14,10 @@ export function publicSchema(schema: z.ZodType): z.ZodType {
     const shape: Record<string, z.ZodType> = {};
     let changed = false;
     for (const [k, v] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
-      if (isSecret(v)) { changed = true; continue; }
+      if (isSecret(v)) {
+        changed = true;
+        continue;
+      }
       const p = publicSchema(v);
       if (p !== v) changed = true;
       shape[k] = p;
@@ -33,11 +37,18 @@ export function publicSchema(schema: z.ZodType): z.ZodType {
  */
 export function secretPaths(schema: z.ZodType, at: string[] = []): string[][] {
   if (schema instanceof z.ZodObject) {
-    return Object.entries(schema.shape as Record<string, z.ZodType>).flatMap(([k, v]) => (isSecret(v) ? [[...at, k]] : secretPaths(v, [...at, k])));
+    return Object.entries(schema.shape as Record<string, z.ZodType>).flatMap(([k, v]) =>
+      isSecret(v) ? [[...at, k]] : secretPaths(v, [...at, k]),
+    );
   }
-  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault) return secretPaths(schema.unwrap() as z.ZodType, at);
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault)
+    return secretPaths(schema.unwrap() as z.ZodType, at);
   if (schema instanceof z.ZodUnion) return dedupe((schema.options as z.ZodType[]).flatMap((o) => secretPaths(o, at)));
-  if (schema instanceof z.ZodIntersection) return dedupe([...secretPaths(schema.def.left as z.ZodType, at), ...secretPaths(schema.def.right as z.ZodType, at)]);
+  if (schema instanceof z.ZodIntersection)
+    return dedupe([
+      ...secretPaths(schema.def.left as z.ZodType, at),
+      ...secretPaths(schema.def.right as z.ZodType, at),
+    ]);
   return [];
 }
 const dedupe = (paths: string[][]) => [...new Map(paths.map((p) => [p.join('.'), p])).values()];
@@ -52,7 +63,11 @@ export function hideSecrets<T>(value: T, paths: readonly string[][], how: 'mask'
   const heads = new Map<string, string[][]>();
   for (const [head, ...rest] of paths) {
     if (!(head! in out)) continue;
-    if (!rest.length) { if (how === 'omit') delete out[head!]; else if (out[head!] !== undefined) out[head!] = SECRET_NOT_REPLAYED; continue; }
+    if (!rest.length) {
+      if (how === 'omit') delete out[head!];
+      else if (out[head!] !== undefined) out[head!] = SECRET_NOT_REPLAYED;
+      continue;
+    }
     heads.set(head!, [...(heads.get(head!) ?? []), rest]);
   }
   for (const [head, rest] of heads) out[head] = hideSecrets(out[head], rest, how);

@@ -2,8 +2,29 @@ import { z } from 'zod';
 
 // ISO 3779 / 49 CFR 565 rules, shared by every schema that takes a VIN and by the decoder.
 const TRANSLITERATION: Record<string, number> = {
-  A: 1, B: 2, C: 3, D: 4, E: 5, F: 6, G: 7, H: 8, J: 1, K: 2, L: 3, M: 4, N: 5, P: 7, R: 9,
-  S: 2, T: 3, U: 4, V: 5, W: 6, X: 7, Y: 8, Z: 9,
+  A: 1,
+  B: 2,
+  C: 3,
+  D: 4,
+  E: 5,
+  F: 6,
+  G: 7,
+  H: 8,
+  J: 1,
+  K: 2,
+  L: 3,
+  M: 4,
+  N: 5,
+  P: 7,
+  R: 9,
+  S: 2,
+  T: 3,
+  U: 4,
+  V: 5,
+  W: 6,
+  X: 7,
+  Y: 8,
+  Z: 9,
 };
 const WEIGHTS = [8, 7, 6, 5, 4, 3, 2, 10, 0, 9, 8, 7, 6, 5, 4, 3, 2];
 
@@ -31,12 +52,22 @@ export function vinProblem(vin: string): VinProblem | null {
     const ch = vin[i]!;
     if (!/[A-HJ-NPR-Z0-9]/.test(ch)) {
       const why = 'IOQ'.includes(ch) ? ' (I, O and Q are never used in VINs)' : '';
-      return { rule: 'forbidden-character', message: `character ${JSON.stringify(ch)} at position ${i + 1} is not in the VIN alphabet${why}`, character: ch, position: i + 1 };
+      return {
+        rule: 'forbidden-character',
+        message: `character ${JSON.stringify(ch)} at position ${i + 1} is not in the VIN alphabet${why}`,
+        character: ch,
+        position: i + 1,
+      };
     }
   }
   const expected = expectedCheckDigit(vin);
   if (vin[8] !== expected) {
-    return { rule: 'check-digit', message: `check digit at position 9 is ${vin[8]} but the VIN's characters require ${expected}`, expected, found: vin[8]! };
+    return {
+      rule: 'check-digit',
+      message: `check digit at position 9 is ${vin[8]} but the VIN's characters require ${expected}`,
+      expected,
+      found: vin[8]!,
+    };
   }
   return null;
 }
@@ -50,6 +81,15 @@ export const vin = z
   .overwrite(normaliseVin)
   .check((ctx) => {
     const p = vinProblem(ctx.value);
-    if (p) ctx.issues.push({ code: 'custom', message: `invalid VIN (${p.rule}): ${p.message}`, input: ctx.value, params: p });
+    if (p)
+      ctx.issues.push({
+        code: 'custom',
+        message: `invalid VIN (${p.rule}): ${p.message}`,
+        input: ctx.value,
+        params: p,
+      });
   })
-  .meta({ description: 'Vehicle identification number (17 characters, check digit verified)', example: '1HGCM82633A004352' });
+  .meta({
+    description: 'Vehicle identification number (17 characters, check digit verified)',
+    example: '1HGCM82633A004352',
+  });

@@ -17,12 +17,18 @@ export const systemClock: Clock = {
 export class ManualClock implements Clock {
   private sleepers: { until: number; wake: () => void }[] = [];
   constructor(private t = new Date('2026-01-15T12:00:00.000Z')) {}
-  now() { return new Date(this.t); }
+  now() {
+    return new Date(this.t);
+  }
   sleep(ms: number): Promise<void> {
     if (ms <= 0) return Promise.resolve();
-    return new Promise((wake) => { this.sleepers.push({ until: this.t.getTime() + ms, wake }); });
+    return new Promise((wake) => {
+      this.sleepers.push({ until: this.t.getTime() + ms, wake });
+    });
   }
-  advance(ms: number) { this.set(new Date(this.t.getTime() + ms)); }
+  advance(ms: number) {
+    this.set(new Date(this.t.getTime() + ms));
+  }
   set(d: Date) {
     this.t = new Date(d);
     const due = this.sleepers.filter((s) => s.until <= this.t.getTime()).sort((a, b) => a.until - b.until);
@@ -30,5 +36,7 @@ export class ManualClock implements Clock {
     for (const s of due) s.wake();
   }
   /** How many sleeps are waiting on this clock (a test waits for its subject to be asleep before it moves time). */
-  get sleeping() { return this.sleepers.length; }
+  get sleeping() {
+    return this.sleepers.length;
+  }
 }

@@ -3,20 +3,50 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** A whole number from a setting; an empty value is a mistake, not zero (`PORT=` used to pick a random port). */
-const int = (min: number, max: number) => z.string().trim().regex(/^-?\d+$/, 'expected a whole number').transform(Number).pipe(z.number().int().min(min).max(max));
+const int = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^-?\d+$/, 'expected a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
 /** `true` or `false`, nothing else (a typo is a mistake, not "off"). */
 const bool = z.enum(['true', 'false'], { message: 'expected true or false' }).transform((v) => v === 'true');
 /** A decimal number such as 0.1. */
-const decimal = (min: number, max: number) => z.string().trim().regex(/^\d+(\.\d+)?$/, 'expected a number such as 0.1').transform(Number).pipe(z.number().min(min).max(max));
+const decimal = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/, 'expected a number such as 0.1')
+    .transform(Number)
+    .pipe(z.number().min(min).max(max));
 export const setting = { int, bool, decimal };
 
 /**
  * NATS servers: one URL, or a comma-separated seed list (a cluster's nodes). Each must be a `nats://` or `tls://` URL
  * (a list is not one URL: it used to be refused as `Invalid URL`). Spaces around the commas are allowed.
  */
-const natsServers = z.string().transform((v) => v.split(',').map((u) => u.trim()).filter(Boolean).join(','))
-  .refine((v) => v.length > 0 && v.split(',').every((u) => { try { return /^(nats|tls):$/.test(new URL(u).protocol) && new URL(u).hostname !== ''; } catch { return false; } }),
-    'expected nats://host:port, or several separated by commas (nats://a:4222,nats://b:4222)');
+const natsServers = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((u) => u.trim())
+      .filter(Boolean)
+      .join(','),
+  )
+  .refine(
+    (v) =>
+      v.length > 0 &&
+      v.split(',').every((u) => {
+        try {
+          return /^(nats|tls):$/.test(new URL(u).protocol) && new URL(u).hostname !== '';
+        } catch {
+          return false;
+        }
+      }),
+    'expected nats://host:port, or several separated by commas (nats://a:4222,nats://b:4222)',
+  );
 
 /** Settings every process reads. Each service extends this with its own. */
 export const baseConfig = z.object({
@@ -28,7 +58,10 @@ export const baseConfig = z.object({
   EVENT_STREAM_REPLICAS: int(1, 5).default(1),
   DATABASE_URL: z.string().url().optional(),
   REDIS_URL: z.string().url().optional(),
-  NATS_NAMESPACE: z.string().regex(/^[A-Za-z0-9_-]*$/, 'letters, digits, - and _ only (it prefixes subjects and the stream name)').default(''),
+  NATS_NAMESPACE: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]*$/, 'letters, digits, - and _ only (it prefixes subjects and the stream name)')
+    .default(''),
   REDIS_PREFIX: z.string().default(''),
   PGLITE_DIR: z.string().default('.data/pglite'),
   PG_POOL_MAX: int(1, 100).default(5),
@@ -45,10 +78,17 @@ export const baseConfig = z.object({
 export type BaseConfig = z.infer<typeof baseConfig>;
 
 /** An address to listen on: an IP address or a host name (a name with spaces used to fail with a stack trace). */
-export const listenHost = z.string().refine((h) => isIP(h) !== 0 || /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(h), 'expected an IP address or a host name, such as 127.0.0.1 or 0.0.0.0');
+export const listenHost = z
+  .string()
+  .refine(
+    (h) => isIP(h) !== 0 || /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(h),
+    'expected an IP address or a host name, such as 127.0.0.1 or 0.0.0.0',
+  );
 
 /** Thrown for a wrong setting found after parsing (a value only a service can judge); exits 78 with one line. */
-export class ConfigError extends Error { override name = 'ConfigError'; }
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
 
 /**
  * A setting may come from a file: `NAME_FILE=/run/secrets/name` (Docker and Kubernetes secrets) when `NAME` is unset;
@@ -60,8 +100,12 @@ function withFiles(keys: string[], env: Record<string, string | undefined>): Rec
     const file = env[`${k}_FILE`];
     if (file === undefined) continue;
     if (env[k] !== undefined) throw new ConfigError(`config error: ${k}: set either ${k} or ${k}_FILE, not both`);
-    try { out[k] = readFileSync(file, 'utf8').replace(/\r?\n$/, ''); } catch (e) {
-      throw new ConfigError(`config error: ${k}_FILE: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    try {
+      out[k] = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (e) {
+      throw new ConfigError(
+        `config error: ${k}_FILE: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      );
     }
   }
   return out;
@@ -94,14 +138,24 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: NodeJS.Process
 export function requireDistributed(cfg: BaseConfig): { natsUrl: string; databaseUrl: string; redisUrl: string } {
   const missing = (['NATS_URL', 'DATABASE_URL', 'REDIS_URL'] as const).filter((k) => !cfg[k]);
   if (missing.length) {
-    process.stderr.write(`config error: ${missing.join(', ')}: required to run as a separate process (distributed mode); use \`pnpm start\` for the embedded mode\n`);
+    process.stderr.write(
+      `config error: ${missing.join(', ')}: required to run as a separate process (distributed mode); use \`pnpm start\` for the embedded mode\n`,
+    );
     process.exit(78);
   }
   return { natsUrl: cfg.NATS_URL!, databaseUrl: cfg.DATABASE_URL!, redisUrl: cfg.REDIS_URL! };
 }
 
 /** A URL fit for a log line: the password, if any, replaced. */
-export const redactUrl = (u: string) => { try { const x = new URL(u); if (x.password) x.password = '***'; return x.toString(); } catch { return '(unparseable URL)'; } };
+export const redactUrl = (u: string) => {
+  try {
+    const x = new URL(u);
+    if (x.password) x.password = '***';
+    return x.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+};
 
 /**
  * Run a process's start-up; a failure is one line on stderr and a non-zero exit, never a stack dump of minified

@@ -28,8 +28,14 @@ export const callContext = z.object({
 export type CallContext = z.infer<typeof callContext>;
 
 /** The context of a call no caller's key stands behind (a keyless face, a key check): sandbox, anonymous, no trigger. */
-export const anonymousContext = (requestId: string): CallContext =>
-  ({ requestId, account: null, keyId: null, environment: 'sandbox', trigger: null, settled: false });
+export const anonymousContext = (requestId: string): CallContext => ({
+  requestId,
+  account: null,
+  keyId: null,
+  environment: 'sandbox',
+  trigger: null,
+  settled: false,
+});
 
 export interface Services {
   db: Db;
@@ -46,12 +52,27 @@ export interface Services {
 }
 
 /** The provenance block of an answer this process makes. */
-export const provenanceOf = (ctx: Pick<CallContext, 'environment'>, services: Pick<Services, 'source'>) =>
-  ({ simulated: ctx.environment === 'sandbox', environment: ctx.environment, source: services.source });
+export const provenanceOf = (ctx: Pick<CallContext, 'environment'>, services: Pick<Services, 'source'>) => ({
+  simulated: ctx.environment === 'sandbox',
+  environment: ctx.environment,
+  source: services.source,
+});
 
 /** A platform operation's plain OK answer of a record (an intent, a handoff, a deal, a connection), whole envelope. */
-export const recordAnswer = (services: Pick<Services, 'source'>, ctx: Pick<CallContext, 'environment'>, answers: string, value: unknown) =>
-  ({ type: 'OK' as const, answers, value, evidence: value, provenance: provenanceOf(ctx, services), events: [] as never[], meter: FREE_METER });
+export const recordAnswer = (
+  services: Pick<Services, 'source'>,
+  ctx: Pick<CallContext, 'environment'>,
+  answers: string,
+  value: unknown,
+) => ({
+  type: 'OK' as const,
+  answers,
+  value,
+  evidence: value,
+  provenance: provenanceOf(ctx, services),
+  events: [] as never[],
+  meter: FREE_METER,
+});
 
 export interface HandlerTools extends Services {
   ctx: CallContext;
@@ -64,10 +85,17 @@ export type HandlerResult<V> =
   | { kind: 'EMPTY'; value?: Record<string, unknown> }
   | { kind: 'BLOCKED'; code: BlockedCode; message: string; extra?: Record<string, unknown>; events?: string[] };
 
-export const ok = <V>(value: V, opts: { events?: string[]; eventData?: Record<string, unknown> } = {}): HandlerResult<V> => ({ kind: 'OK', value, ...opts });
+export const ok = <V>(
+  value: V,
+  opts: { events?: string[]; eventData?: Record<string, unknown> } = {},
+): HandlerResult<V> => ({ kind: 'OK', value, ...opts });
 export const empty = (value: Record<string, unknown> = {}): HandlerResult<never> => ({ kind: 'EMPTY', value });
-export const refuse = (code: BlockedCode, message: string, extra?: Record<string, unknown>, events?: string[]): HandlerResult<never> =>
-  ({ kind: 'BLOCKED', code, message, extra, events });
+export const refuse = (
+  code: BlockedCode,
+  message: string,
+  extra?: Record<string, unknown>,
+  events?: string[],
+): HandlerResult<never> => ({ kind: 'BLOCKED', code, message, extra, events });
 
 export type Handler<C extends Capability<any, any>> = (
   input: z.output<C['request']>,

@@ -32,8 +32,18 @@ export function keyMatches(key: string, storedHash: Buffer | Uint8Array): boolea
 }
 
 export interface KeyRow {
-  id: string; account_id: string; prefix: string; secret_hash: Buffer; scopes: string[]; mandate_binding: string;
-  trust_tier: string; status: 'active' | 'superseded' | 'revoked'; superseded_by: string | null; grace_until: Date | null;
-  created_at: Date; last_rotated_at: Date | null; expires_at: Date | null; revoked_at: Date | null;
+  id: string;
+  account_id: string;
+  prefix: string;
+  secret_hash: Buffer;
+  scopes: string[];
+  mandate_binding: string;
+  trust_tier: string;
+  status: 'active' | 'superseded' | 'revoked';
+  superseded_by: string | null;
+  grace_until: Date | null;
+  created_at: Date;
+  last_rotated_at: Date | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
 }
-

@@ -5,14 +5,31 @@ import type { Bus } from './bus/types.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
-import { baseConfig, listenHost, loadConfig, parseSettings, redactUrl, requireDistributed, runMain, setting, type BaseConfig } from './config.ts';
+import {
+  baseConfig,
+  listenHost,
+  loadConfig,
+  parseSettings,
+  redactUrl,
+  requireDistributed,
+  runMain,
+  setting,
+  type BaseConfig,
+} from './config.ts';
 import { OutboxRelay } from './events/outbox.ts';
 import type { Services } from './handler.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { metricsRegistry, readiness, watchOutbox } from './metrics.ts';
 import { servePillar, type PillarHandlers } from './runner.ts';
 import { serveOps, type OpsImpl } from './bus/serve.ts';
-import { createPgDb, migrate, platformMigrations, StoreUnavailableError, type Db, type Migrations } from './store/db.ts';
+import {
+  createPgDb,
+  migrate,
+  platformMigrations,
+  StoreUnavailableError,
+  type Db,
+  type Migrations,
+} from './store/db.ts';
 import { createRedisKv, type Kv } from './store/kv.ts';
 import { startTracing, stopTracing } from './tracing.ts';
 
@@ -21,8 +38,16 @@ import { startTracing, stopTracing } from './tracing.ts';
  * in-process bus, PGlite) or `distributed` (NATS, Postgres, Redis).
  */
 export type RunMode = 'embedded' | 'distributed';
-export interface Infra { bus: Bus; db: Db; kv: Kv; clock: Clock; mode: RunMode }
-export interface Stoppable { stop(): Promise<void> | void }
+export interface Infra {
+  bus: Bus;
+  db: Db;
+  kv: Kv;
+  clock: Clock;
+  mode: RunMode;
+}
+export interface Stoppable {
+  stop(): Promise<void> | void;
+}
 
 /** A pillar service: its handlers and platform operations (both typed from the contract) and any background work it owns. */
 export interface PillarDefinition<P extends Pillar = Pillar> {
@@ -41,16 +66,25 @@ export interface PillarDefinition<P extends Pillar = Pillar> {
 }
 
 /** A pillar's migrations folder, beside its `src/`: `ownMigrations('commerce', import.meta.url)`. */
-export const ownMigrations = (owner: string, moduleUrl: string): Migrations => ({ owner, dir: fileURLToPath(new URL('../migrations', moduleUrl)) });
+export const ownMigrations = (owner: string, moduleUrl: string): Migrations => ({
+  owner,
+  dir: fileURLToPath(new URL('../migrations', moduleUrl)),
+});
 
 /** Any one pillar's definition (each typed for its own pillar). */
 export type AnyPillarDefinition = { [P in Pillar]: PillarDefinition<P> }[Pillar];
 
 /** Start a pillar on given infrastructure: serve its capabilities and operations, relay its outbox, start its background work. */
-export async function startPillar(def: AnyPillarDefinition, infra: Infra, log: Logger, shared: { relay?: OutboxRelay; settings?: Record<string, unknown> } = {}): Promise<Stoppable> {
+export async function startPillar(
+  def: AnyPillarDefinition,
+  infra: Infra,
+  log: Logger,
+  shared: { relay?: OutboxRelay; settings?: Record<string, unknown> } = {},
+): Promise<Stoppable> {
   // Started on its own (a test, a tool), a pillar parses its settings here, from the environment.
   // Passed in or parsed here, they were parsed with a schema that extends the base one (the process's, or the embedded one).
-  const settings = (shared.settings ?? parseSettings(baseConfig.extend(def.settings?.shape ?? {}), process.env)) as Services['settings'];
+  const settings = (shared.settings ??
+    parseSettings(baseConfig.extend(def.settings?.shape ?? {}), process.env)) as Services['settings'];
   const services: Services = { ...infra, log, source: `${def.name}@${def.version}`, settings };
   // Pillars in one process share one store, so they share one relay (the embedded mode passes it).
   const ownRelay = shared.relay ? undefined : new OutboxRelay(infra.db, infra.bus, log).start();
@@ -79,16 +113,24 @@ export async function connectInfra(name: string, cfg: BaseConfig, own: Migration
   const db = createPgDb(urls.databaseUrl, cfg.PG_POOL_MAX, log);
   const until = Date.now() + cfg.STARTUP_TIMEOUT_MS;
   for (;;) {
-    try { await migrate(db, [platformMigrations, ...own]); break; } catch (e) {
+    try {
+      await migrate(db, [platformMigrations, ...own]);
+      break;
+    } catch (e) {
       const unreachable = e instanceof StoreUnavailableError;
       if (!unreachable || Date.now() > until) {
         await db.close().catch(() => undefined);
-        throw new Error(`Postgres at ${redactUrl(urls.databaseUrl)}: ${(e as Error).message}${unreachable ? ` (waited ${cfg.STARTUP_TIMEOUT_MS / 1000} s: STARTUP_TIMEOUT_MS)` : ''}`);
+        throw new Error(
+          `Postgres at ${redactUrl(urls.databaseUrl)}: ${(e as Error).message}${unreachable ? ` (waited ${cfg.STARTUP_TIMEOUT_MS / 1000} s: STARTUP_TIMEOUT_MS)` : ''}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 500));
     }
   }
-  const bus = await NatsBus.connect(urls.natsUrl, name, cfg.NATS_NAMESPACE, cfg.STARTUP_TIMEOUT_MS, { replicas: cfg.EVENT_STREAM_REPLICAS, log });
+  const bus = await NatsBus.connect(urls.natsUrl, name, cfg.NATS_NAMESPACE, cfg.STARTUP_TIMEOUT_MS, {
+    replicas: cfg.EVENT_STREAM_REPLICAS,
+    log,
+  });
   const kv = createRedisKv(urls.redisUrl, cfg.REDIS_PREFIX, log);
   return { bus, db, kv, clock: systemClock, mode: 'distributed' };
 }
@@ -101,7 +143,11 @@ export function healthServer(infra: Infra, port: number, host = '127.0.0.1', eve
   const server = createServer(async (req, res) => {
     const path = (req.url ?? '').split('?')[0];
     try {
-      if (path === '/healthz') { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"status":"alive"}'); return; }
+      if (path === '/healthz') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"status":"alive"}');
+        return;
+      }
       if (path === '/readyz') {
         const r = await readiness(infra, eventStallMs);
         res.writeHead(r.ready ? 200 : 503, { 'content-type': 'application/json' });
@@ -110,11 +156,15 @@ export function healthServer(infra: Infra, port: number, host = '127.0.0.1', eve
       }
       if (path === '/metrics') {
         const body = await metricsRegistry.metrics();
-        res.writeHead(200, { 'content-type': metricsRegistry.contentType }); res.end(body); return;
+        res.writeHead(200, { 'content-type': metricsRegistry.contentType });
+        res.end(body);
+        return;
       }
-      res.writeHead(404, { 'content-type': 'application/json' }); res.end('{"type":"BLOCKED","value":{"code":"not-found","message":"GET /healthz, /readyz or /metrics"}}');
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end('{"type":"BLOCKED","value":{"code":"not-found","message":"GET /healthz, /readyz or /metrics"}}');
     } catch {
-      res.writeHead(503, { 'content-type': 'application/json' }); res.end('{"type":"BLOCKED","value":{"code":"store-unavailable","message":"a check failed"}}');
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end('{"type":"BLOCKED","value":{"code":"store-unavailable","message":"a check failed"}}');
     }
   });
   server.listen(port, host);
@@ -131,16 +181,28 @@ export function onShutdown(log: Logger, timeoutMs: number, shutdown: () => Promi
     if (closing) return;
     closing = true;
     log.info({ signal }, 'shutting down');
-    const hard = setTimeout(() => { log.error('shutdown timed out; exiting'); process.exit(1); }, timeoutMs);
+    const hard = setTimeout(() => {
+      log.error('shutdown timed out; exiting');
+      process.exit(1);
+    }, timeoutMs);
     hard.unref();
-    shutdown().then(() => process.exit(0), (err) => { log.error({ err }, 'shutdown failed'); process.exit(1); });
+    shutdown().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
   };
   process.once('SIGTERM', () => handler('SIGTERM'));
   process.once('SIGINT', () => handler('SIGINT'));
 }
 
 /** What a pillar process reads besides its pillar's own settings: the base settings and its health server's. */
-export const pillarProcessConfig = baseConfig.extend({ HEALTH_PORT: setting.int(0, 65535).default(0), HEALTH_HOST: listenHost.default('127.0.0.1') });
+export const pillarProcessConfig = baseConfig.extend({
+  HEALTH_PORT: setting.int(0, 65535).default(0),
+  HEALTH_HOST: listenHost.default('127.0.0.1'),
+});
 
 /** Entry point of a pillar as its own OS process (distributed mode). */
 export async function runPillarProcess(def: AnyPillarDefinition) {
@@ -149,12 +211,17 @@ export async function runPillarProcess(def: AnyPillarDefinition) {
   await runMain(def.name, () => startPillarProcess(def, cfg));
 }
 
-async function startPillarProcess(def: AnyPillarDefinition, cfg: BaseConfig & { HEALTH_PORT: number; HEALTH_HOST: string }) {
+async function startPillarProcess(
+  def: AnyPillarDefinition,
+  cfg: BaseConfig & { HEALTH_PORT: number; HEALTH_HOST: string },
+) {
   const log = createLogger(def.name, cfg.LOG_LEVEL);
   await startTracing(def.name, cfg); // OTEL_EXPORTER_OTLP_ENDPOINT set: spans exported; unset: nothing is loaded
   const infra = await connectInfra(def.name, cfg, def.migrations ? [def.migrations] : [], log);
   const pillar = await startPillar(def, infra, log, { settings: cfg });
-  const health = cfg.HEALTH_PORT ? healthServer(infra, cfg.HEALTH_PORT, cfg.HEALTH_HOST, cfg.EVENT_STALL_READY_MS) : undefined;
+  const health = cfg.HEALTH_PORT
+    ? healthServer(infra, cfg.HEALTH_PORT, cfg.HEALTH_HOST, cfg.EVENT_STALL_READY_MS)
+    : undefined;
   watchOutbox(infra.db);
   log.info({ pillar: def.pillar, pid: process.pid }, 'pillar ready');
   onShutdown(log, cfg.SHUTDOWN_TIMEOUT_MS, async () => {

@@ -1,26 +1,64 @@
-import { problemsOf, capabilitiesOfPillar, httpStatusOf, publicValue, withoutSecrets, type nouns, type Capability, type EventEnvelope, type Pillar } from '@vcs/contract';
+import {
+  problemsOf,
+  capabilitiesOfPillar,
+  httpStatusOf,
+  publicValue,
+  withoutSecrets,
+  type nouns,
+  type Capability,
+  type EventEnvelope,
+  type Pillar,
+} from '@vcs/contract';
 import { serveFramed } from './bus/serve.ts';
 import type { OutboxRelay } from './events/outbox.ts';
 import { eventWrites } from './events/outbox.ts';
-import { provenanceOf, type CallContext, type HandlerResult, type Handler, type NounHandlers, type Services } from './handler.ts';
+import {
+  provenanceOf,
+  type CallContext,
+  type HandlerResult,
+  type Handler,
+  type NounHandlers,
+  type Services,
+} from './handler.ts';
 import { mergeWrites, type BulkWrite, type Queryable, type Statement } from './store/db.ts';
 import { lazyTx } from './store/lazyTx.ts';
 
 /** What a caller sends on `cap.<pillar>.<noun>.<verb>` (bus/call.ts). */
-export interface CapabilityRequest { input: Record<string, unknown>; ctx: CallContext }
+export interface CapabilityRequest {
+  input: Record<string, unknown>;
+  ctx: CallContext;
+}
 
 /** One handler map per noun of the pillar, typed from the catalog: a missing noun or verb does not compile. */
-export type PillarHandlers<P extends Pillar = Pillar> = { [N in CatalogNoun as N['pillar'] extends P ? N['noun'] : never]: NounHandlers<N> };
+export type PillarHandlers<P extends Pillar = Pillar> = {
+  [N in CatalogNoun as N['pillar'] extends P ? N['noun'] : never]: NounHandlers<N>;
+};
 type CatalogNoun = (typeof nouns)[number];
 
 function envelope(c: Capability, result: HandlerResult<any>, ctx: CallContext, source: string) {
   const provenance = provenanceOf(ctx, { source });
   if (result.kind === 'BLOCKED') {
     const value = { code: result.code, message: result.message, ...(result.extra ?? {}) };
-    return { type: 'BLOCKED', answers: 'Blocked@1', value, evidence: value, provenance, events: [], meter: { charged: '0.00', posted: false } };
+    return {
+      type: 'BLOCKED',
+      answers: 'Blocked@1',
+      value,
+      evidence: value,
+      provenance,
+      events: [],
+      meter: { charged: '0.00', posted: false },
+    };
   }
   const value = result.value ?? {};
-  return { type: result.kind, answers: c.answer, value, evidence: value, provenance, events: [], meter: { charged: '0.00', posted: true } };
+  return {
+    type: result.kind,
+    answers: c.answer,
+    value,
+    evidence: value,
+    provenance,
+    events: [],
+    meter: { charged: '0.00', posted: true },
+  };
 }
 
 /** Which declared events a result emits: the handler's choice, else `run` + `success` (or `run` + `failure`). */
@@ -35,13 +73,32 @@ function eventsFor(c: Capability, result: HandlerResult<any>, failed: boolean): 
  * transaction together with its events (outbox) and the fact it posts, and shape the envelope.
  */
 export async function runCapability(
-  c: Capability, handler: Handler<any>, req: CapabilityRequest, services: Services,
-): Promise<{ answer: Record<string, unknown>; status: number; events: EventEnvelope[]; valueJson?: string; replayed?: boolean }> {
+  c: Capability,
+  handler: Handler<any>,
+  req: CapabilityRequest,
+  services: Services,
+): Promise<{
+  answer: Record<string, unknown>;
+  status: number;
+  events: EventEnvelope[];
+  valueJson?: string;
+  replayed?: boolean;
+}> {
   const { ctx } = req;
   const parsed = c.request.safeParse(req.input ?? {});
   if (!parsed.success) {
     const problems = problemsOf(parsed.error.issues);
-    const a = envelope(c, { kind: 'BLOCKED', code: 'invalid-input', message: 'the input does not match the capability', extra: { problems } }, ctx, services.source);
+    const a = envelope(
+      c,
+      {
+        kind: 'BLOCKED',
+        code: 'invalid-input',
+        message: 'the input does not match the capability',
+        extra: { problems },
+      },
+      ctx,
+      services.source,
+    );
     return { answer: a, status: 400, events: [] };
   }
   const sandbox = ctx.environment === 'sandbox';
@@ -50,10 +107,21 @@ export async function runCapability(
   let result: HandlerResult<any> | undefined;
   let failed = false;
   if (trigger === 'empty') result = { kind: 'EMPTY', value: {} };
-  else if (trigger === 'blocked') result = { kind: 'BLOCKED', code: 'sandbox-blocked', message: `blocked by the sandbox trigger "blocked"; send ${c.method} ${c.path} again without the Sandbox-Trigger header`, extra: { trigger, next: { method: c.method, path: c.path } } };
+  else if (trigger === 'blocked')
+    result = {
+      kind: 'BLOCKED',
+      code: 'sandbox-blocked',
+      message: `blocked by the sandbox trigger "blocked"; send ${c.method} ${c.path} again without the Sandbox-Trigger header`,
+      extra: { trigger, next: { method: c.method, path: c.path } },
+    };
   else if (trigger === 'fail' && failureEvents.length) {
     failed = true;
-    result = { kind: 'BLOCKED', code: c.failureCode ?? 'execution-failed', message: `${c.name} failed (sandbox trigger "fail")`, extra: { trigger } };
+    result = {
+      kind: 'BLOCKED',
+      code: c.failureCode ?? 'execution-failed',
+      message: `${c.name} failed (sandbox trigger "fail")`,
+      extra: { trigger },
+    };
   }
   const vin = (parsed.data as { vin?: string }).vin ?? null;
   // A run for a durable execution commits its effects under the execution id, once, ever.
@@ -85,18 +153,36 @@ export async function runCapability(
 
 /** Run the handler (unless a trigger decided) and make the writes its answer carries: its events (outbox) and fact. */
 async function effectsOf(
-  c: Capability, handler: Handler<any>, input: unknown, decided: HandlerResult<any> | undefined, failed: boolean,
-  vin: string | null, ctx: CallContext, services: Services, q: Queryable,
+  c: Capability,
+  handler: Handler<any>,
+  input: unknown,
+  decided: HandlerResult<any> | undefined,
+  failed: boolean,
+  vin: string | null,
+  ctx: CallContext,
+  services: Services,
+  q: Queryable,
 ) {
-  const result = decided ?? await handler(input, { ...services, ctx, tx: q });
+  const result = decided ?? (await handler(input, { ...services, ctx, tx: q }));
   const types = eventsFor(c, result, failed);
   const value = result.kind === 'OK' ? (result.value as Record<string, unknown>) : {};
   const eventVin = (typeof value.vin === 'string' ? value.vin : vin) ?? null;
   // Secret-marked members (contract secret.ts) never enter an event: its data is the value without them.
-  const data = result.kind === 'OK' ? { ...publicValue(c, value), ...(result.eventData ?? {}) } : { ...(result.kind === 'BLOCKED' ? { code: result.code, message: result.message } : {}) };
-  const { envelopes, writes } = eventWrites(types.map((type) => ({
-    type, occurredAt: services.clock.now().toISOString(), account: ctx.account, capability: c.name, vin: eventVin, data, simulated: ctx.environment === 'sandbox',
-  })));
+  const data =
+    result.kind === 'OK'
+      ? { ...publicValue(c, value), ...(result.eventData ?? {}) }
+      : { ...(result.kind === 'BLOCKED' ? { code: result.code, message: result.message } : {}) };
+  const { envelopes, writes } = eventWrites(
+    types.map((type) => ({
+      type,
+      occurredAt: services.clock.now().toISOString(),
+      account: ctx.account,
+      capability: c.name,
+      vin: eventVin,
+      data,
+      simulated: ctx.environment === 'sandbox',
+    })),
+  );
   if (result.kind === 'OK' && eventVin) writes.push(factWrite(c, ctx, factJson(c, value), eventVin));
   return { result, writes, envelopes };
 }
@@ -105,9 +191,17 @@ async function effectsOf(
 class AlreadyCommitted extends Error {}
 
 async function storedCommit(q: Queryable, executionId: string) {
-  const { rows } = await q.query<{ status: number; answer: unknown }>('select status, answer from capability_commits where execution_id = $1', [executionId]);
+  const { rows } = await q.query<{ status: number; answer: unknown }>(
+    'select status, answer from capability_commits where execution_id = $1',
+    [executionId],
+  );
   const r = rows[0];
-  return r ? { status: r.status, answer: (typeof r.answer === 'string' ? JSON.parse(r.answer) : r.answer) as Record<string, unknown> } : undefined;
+  return r
+    ? {
+        status: r.status,
+        answer: (typeof r.answer === 'string' ? JSON.parse(r.answer) : r.answer) as Record<string, unknown>,
+      }
+    : undefined;
 }
 
 /**
@@ -117,8 +211,14 @@ async function storedCommit(q: Queryable, executionId: string) {
  * only the first to commit keeps its effects; the other rolls back and answers the stored answer, `replayed`.
  */
 async function runOnce(
-  c: Capability, handler: Handler<any>, input: unknown, decided: HandlerResult<any> | undefined, failed: boolean,
-  vin: string | null, ctx: CallContext, services: Services,
+  c: Capability,
+  handler: Handler<any>,
+  input: unknown,
+  decided: HandlerResult<any> | undefined,
+  failed: boolean,
+  vin: string | null,
+  ctx: CallContext,
+  services: Services,
 ): Promise<{ answer: Record<string, unknown>; status: number; events: EventEnvelope[]; replayed?: boolean }> {
   const id = ctx.executionId!;
   // No look before: a first attempt (nearly every one) would pay a query for nothing; a repeat runs the handler,
@@ -129,8 +229,10 @@ async function runOnce(
       for (const st of mergeWrites(done.writes)) await q.query(st.sql, st.params);
       const answer = envelope(c, done.result, ctx, services.source);
       const status = httpStatusOf(answer as any);
-      const won = await q.query('insert into capability_commits(execution_id, capability, status, answer) values ($1, $2, $3, $4) on conflict do nothing returning execution_id',
-        [id, c.name, status, withoutSecrets(JSON.stringify(answer))]);
+      const won = await q.query(
+        'insert into capability_commits(execution_id, capability, status, answer) values ($1, $2, $3, $4) on conflict do nothing returning execution_id',
+        [id, c.name, status, withoutSecrets(JSON.stringify(answer))],
+      );
       if (!won.rowCount) throw new AlreadyCommitted();
       return { answer, status, events: done.envelopes };
     });
@@ -171,12 +273,21 @@ const factUpsert: BulkWrite = {
          order by vin, capability, ord desc
         on conflict (vin, capability) do update set value = excluded.value, account_id = excluded.account_id, posted_at = now()`,
 };
-const factWrite = (c: Capability, ctx: CallContext, json: string, vin: string): Statement =>
-  ({ bulk: factUpsert, row: [vin, c.noun, c.name, ctx.account, c.answer, json] });
+const factWrite = (c: Capability, ctx: CallContext, json: string, vin: string): Statement => ({
+  bulk: factUpsert,
+  row: [vin, c.noun, c.name, ctx.account, c.answer, json],
+});
 
 /** Facts posted to each store by this process, by (vin, capability) → value; bounded, so memory stays flat. */
 const postedFactsByStore = new WeakMap<object, Map<string, string>>();
-async function postFactOnce(services: Services, c: Capability, ctx: CallContext, value: Record<string, unknown>, inputVin: string | null, valueJson: string) {
+async function postFactOnce(
+  services: Services,
+  c: Capability,
+  ctx: CallContext,
+  value: Record<string, unknown>,
+  inputVin: string | null,
+  valueJson: string,
+) {
   const vin = typeof value.vin === 'string' ? value.vin : inputVin;
   if (!vin) return;
   const json = factJson(c, value, valueJson);
@@ -190,15 +301,27 @@ async function postFactOnce(services: Services, c: Capability, ctx: CallContext,
 }
 
 /** Serve every capability of a pillar on its subject, queue group = pillar, so replicas share the load. */
-export function servePillar<P extends Pillar>(pillar: P, handlers: PillarHandlers<P>, services: Services, relay?: OutboxRelay) {
+export function servePillar<P extends Pillar>(
+  pillar: P,
+  handlers: PillarHandlers<P>,
+  services: Services,
+  relay?: OutboxRelay,
+) {
   const byNoun = handlers as unknown as Record<string, Record<string, Handler<any>>>;
   const stops = capabilitiesOfPillar(pillar).map((c) => {
     const handler = byNoun[c.noun]?.[c.verb];
     if (!handler) throw new Error(`pillar ${pillar} has no handler for ${c.name}`); // the types make this unreachable
     return serveFramed(services, c.subject, pillar, c.name, async (req) => {
       // A child logger per call only when something will be logged: building one is a real cost per request.
-      const log = services.log.isLevelEnabled('info') ? services.log.child({ requestId: req.ctx?.requestId, capability: c.name }) : services.log;
-      const { answer, status, events, valueJson, replayed } = await runCapability(c, handler, req as CapabilityRequest, { ...services, log });
+      const log = services.log.isLevelEnabled('info')
+        ? services.log.child({ requestId: req.ctx?.requestId, capability: c.name })
+        : services.log;
+      const { answer, status, events, valueJson, replayed } = await runCapability(
+        c,
+        handler,
+        req as CapabilityRequest,
+        { ...services, log },
+      );
       if (events.length) relay?.kick();
       // Debug: at info the gateway's one line per request says it (route, status, duration, served-by).
       log.debug({ status, type: answer.type, replayed }, 'capability answered');

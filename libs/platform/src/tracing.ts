@@ -1,4 +1,14 @@
-import { context, propagation, trace, SpanKind, SpanStatusCode, ROOT_CONTEXT, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  trace,
+  SpanKind,
+  SpanStatusCode,
+  ROOT_CONTEXT,
+  type Attributes,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 import type { Headers } from './bus/types.ts';
 
 /**
@@ -12,7 +22,10 @@ import type { Headers } from './bus/types.ts';
  */
 export const tracing = { on: false };
 
-export interface TracingSettings { OTEL_EXPORTER_OTLP_ENDPOINT?: string; OTEL_SERVICE_NAME?: string }
+export interface TracingSettings {
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  OTEL_SERVICE_NAME?: string;
+}
 
 let provider: { forceFlush(): Promise<void>; shutdown(): Promise<void> } | undefined;
 const tracer = () => trace.getTracer('vcs');
@@ -26,10 +39,19 @@ export async function startTracing(serviceName: string, settings: TracingSetting
   const endpoint = settings.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (!endpoint || tracing.on) return tracing.on;
   // These are CommonJS packages: bundled (deploy/build.ts), import() gives their exports as `default`.
-  const named = <M>(m: M): M => ((m as { default?: M }).default ?? m);
-  const [{ BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { W3CTraceContextPropagator }, { AsyncLocalStorageContextManager }, { resourceFromAttributes }] = await Promise.all([
-    import('@opentelemetry/sdk-trace-base').then(named), import('@opentelemetry/exporter-trace-otlp-http').then(named), import('@opentelemetry/core').then(named),
-    import('@opentelemetry/context-async-hooks').then(named), import('@opentelemetry/resources').then(named),
+  const named = <M>(m: M): M => (m as { default?: M }).default ?? m;
+  const [
+    { BasicTracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    { W3CTraceContextPropagator },
+    { AsyncLocalStorageContextManager },
+    { resourceFromAttributes },
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-trace-base').then(named),
+    import('@opentelemetry/exporter-trace-otlp-http').then(named),
+    import('@opentelemetry/core').then(named),
+    import('@opentelemetry/context-async-hooks').then(named),
+    import('@opentelemetry/resources').then(named),
   ]);
   const exporter = new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` });
   const p = new BasicTracerProvider({
@@ -51,11 +73,15 @@ export async function stopTracing(): Promise<void> {
   provider = undefined;
   tracing.on = false;
   await p.shutdown().catch(() => undefined);
-  trace.disable(); context.disable(); propagation.disable();
+  trace.disable();
+  context.disable();
+  propagation.disable();
 }
 
 /** Send spans now (tests, before asking the collector). */
-export const flushTracing = async () => { await provider?.forceFlush(); };
+export const flushTracing = async () => {
+  await provider?.forceFlush();
+};
 
 /** The `traceparent` of a context (the active one by default), or undefined. */
 export function traceparentOf(ctx?: Context): string | undefined {
@@ -91,7 +117,8 @@ export function startSpan(name: string, kind: SpanKind, attributes?: Attributes,
 export function endSpan(span: Span | undefined, error?: unknown, attributes?: Attributes) {
   if (!span) return;
   if (attributes) span.setAttributes(attributes);
-  if (error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+  if (error !== undefined)
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
   span.end();
 }
 
@@ -101,7 +128,10 @@ export function endSpan(span: Span | undefined, error?: unknown, attributes?: At
  */
 export function requestSpan(subject: string): { span: Span; headers: Headers } | undefined {
   if (!tracing.on) return undefined;
-  const span = tracer().startSpan(subject, { kind: SpanKind.CLIENT, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject } });
+  const span = tracer().startSpan(subject, {
+    kind: SpanKind.CLIENT,
+    attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject },
+  });
   const headers: Headers = {};
   propagation.inject(trace.setSpan(context.active(), span), headers);
   return { span, headers };
@@ -111,12 +141,24 @@ export function requestSpan(subject: string): { span: Span; headers: Headers } |
  * Run `fn` in a span continuing `traceparent` (a served request, a consumed event, a delivery): everything it
  * calls, writes or publishes carries this span. While tracing is off it is just `fn()`.
  */
-export function inSpan<T>(name: string, kind: SpanKind, traceparent: string | null | undefined, attributes: Attributes | undefined, fn: () => Promise<T>): Promise<T> {
+export function inSpan<T>(
+  name: string,
+  kind: SpanKind,
+  traceparent: string | null | undefined,
+  attributes: Attributes | undefined,
+  fn: () => Promise<T>,
+): Promise<T> {
   if (!tracing.on) return fn();
   const span = tracer().startSpan(name, { kind, attributes }, contextFrom(traceparent));
   return context.with(trace.setSpan(context.active(), span), fn).then(
-    (r) => { span.end(); return r; },
-    (err) => { endSpan(span, err); throw err; },
+    (r) => {
+      span.end();
+      return r;
+    },
+    (err) => {
+      endSpan(span, err);
+      throw err;
+    },
   );
 }
 

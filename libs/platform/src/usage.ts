@@ -8,10 +8,21 @@ import type { Kv } from './store/kv.ts';
 export const meterKey = (account: string) => `meter:${account}`;
 
 /** Count one settlement of `capability` and the cents it collected (0 for a simulated settlement). */
-export async function countSettlement(kv: Kv, account: string, capability: string, chargedCents: number): Promise<void> {
+export async function countSettlement(
+  kv: Kv,
+  account: string,
+  capability: string,
+  chargedCents: number,
+): Promise<void> {
   const key = meterKey(account);
   await Promise.all([
-    kv.hincrby(key, 'settlements', 1), kv.hincrby(key, `cap:${capability}:settlements`, 1),
-    ...(chargedCents ? [kv.hincrby(key, 'charged_cents', chargedCents), kv.hincrby(key, `cap:${capability}:charged_cents`, chargedCents)] : []),
+    kv.hincrby(key, 'settlements', 1),
+    kv.hincrby(key, `cap:${capability}:settlements`, 1),
+    ...(chargedCents
+      ? [
+          kv.hincrby(key, 'charged_cents', chargedCents),
+          kv.hincrby(key, `cap:${capability}:charged_cents`, chargedCents),
+        ]
+      : []),
   ]);
 }

@@ -14,7 +14,10 @@ export const x402Settings = z.object({
   /** Who is paid. Unset, offers name a burn address (nothing can be collected there). */
   X402_PAY_TO: address.optional(),
   /** CAIP-2 network of the offers. */
-  X402_NETWORK: z.string().regex(/^[a-z0-9-]+:[A-Za-z0-9-]+$/, 'expected a CAIP-2 network such as eip155:84532').default('eip155:84532'),
+  X402_NETWORK: z
+    .string()
+    .regex(/^[a-z0-9-]+:[A-Za-z0-9-]+$/, 'expected a CAIP-2 network such as eip155:84532')
+    .default('eip155:84532'),
   /** The EIP-3009 token paid in (6 decimals): Base Sepolia's USDC by default. */
   X402_ASSET: address.default('0x036CbD53842c5426634e7929541eC2318f3dCF7e'),
 });
@@ -31,7 +34,12 @@ const tokenNames: Record<string, string> = { 'eip155:8453': 'USD Coin' };
 export interface X402Terms {
   /** Payments are taken (a facilitator is configured); otherwise offers are only mirrored. */
   live: boolean;
-  network: string; v1Network: string | null; asset: string; payTo: string; facilitatorUrl: string | null; rpcUrl: string | null;
+  network: string;
+  v1Network: string | null;
+  asset: string;
+  payTo: string;
+  facilitatorUrl: string | null;
+  rpcUrl: string | null;
   token: { name: string; version: string; decimals: 6 };
 }
 
@@ -39,12 +47,22 @@ export interface X402Terms {
 export function x402Terms(s: Partial<X402Settings>): X402Terms {
   const network = s.X402_NETWORK ?? 'eip155:84532';
   const live = !!s.X402_FACILITATOR_URL;
-  if (live && !s.X402_PAY_TO) throw new Error('config error: X402_PAY_TO: required when X402_FACILITATOR_URL is set (the address payments go to)');
-  if (live && !s.X402_RPC_URL) throw new Error('config error: X402_RPC_URL: required when X402_FACILITATOR_URL is set (a node of X402_NETWORK, to reconcile payments whose outcome is unknown)');
+  if (live && !s.X402_PAY_TO)
+    throw new Error(
+      'config error: X402_PAY_TO: required when X402_FACILITATOR_URL is set (the address payments go to)',
+    );
+  if (live && !s.X402_RPC_URL)
+    throw new Error(
+      'config error: X402_RPC_URL: required when X402_FACILITATOR_URL is set (a node of X402_NETWORK, to reconcile payments whose outcome is unknown)',
+    );
   return {
-    live, network, v1Network: v1Names[network] ?? null,
-    asset: s.X402_ASSET ?? '0x036CbD53842c5426634e7929541eC2318f3dCF7e', payTo: s.X402_PAY_TO ?? SANDBOX_PAY_TO,
-    facilitatorUrl: s.X402_FACILITATOR_URL ?? null, rpcUrl: s.X402_RPC_URL ?? null,
+    live,
+    network,
+    v1Network: v1Names[network] ?? null,
+    asset: s.X402_ASSET ?? '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+    payTo: s.X402_PAY_TO ?? SANDBOX_PAY_TO,
+    facilitatorUrl: s.X402_FACILITATOR_URL ?? null,
+    rpcUrl: s.X402_RPC_URL ?? null,
     token: { name: tokenNames[network] ?? 'USDC', version: '2', decimals: 6 },
   };
 }
@@ -61,9 +79,14 @@ export const centsOfAtomic = (atomic: string) => Number(BigInt(atomic) / 10_000n
 export const X402_TIMEOUT_SECONDS = 900;
 
 export interface OfferFacts {
-  intentId: string; capability: string; model: 'free' | 'flat' | 'metered' | 'take-rate';
-  price: { amount: string; currency: string }; ceiling: { amount: string; currency: string };
-  settlePath: string; resourceUrl: string; description: string;
+  intentId: string;
+  capability: string;
+  model: 'free' | 'flat' | 'metered' | 'take-rate';
+  price: { amount: string; currency: string };
+  ceiling: { amount: string; currency: string };
+  settlePath: string;
+  resourceUrl: string;
+  description: string;
 }
 
 /**
@@ -74,9 +97,20 @@ export interface OfferFacts {
 export function requirementOf(t: X402Terms, o: OfferFacts) {
   const scheme = t.live || o.model === 'flat' ? 'exact' : 'upto';
   return {
-    scheme, network: t.network, amount: atomicAmount(scheme === 'exact' ? o.price.amount : o.ceiling.amount), asset: t.asset, payTo: t.payTo,
+    scheme,
+    network: t.network,
+    amount: atomicAmount(scheme === 'exact' ? o.price.amount : o.ceiling.amount),
+    asset: t.asset,
+    payTo: t.payTo,
     maxTimeoutSeconds: X402_TIMEOUT_SECONDS,
-    extra: { name: t.token.name, version: t.token.version, intentId: o.intentId, settle: { method: 'POST', path: o.settlePath }, price: o.price, ceiling: o.ceiling },
+    extra: {
+      name: t.token.name,
+      version: t.token.version,
+      intentId: o.intentId,
+      settle: { method: 'POST', path: o.settlePath },
+      price: o.price,
+      ceiling: o.ceiling,
+    },
   };
 }
 
@@ -84,9 +118,16 @@ export function requirementOf(t: X402Terms, o: OfferFacts) {
 export function requirementV1Of(t: X402Terms, o: OfferFacts) {
   const v2 = requirementOf(t, o);
   return {
-    scheme: 'exact' as const, network: t.v1Network ?? t.network, maxAmountRequired: t.live ? v2.amount : atomicAmount(o.ceiling.amount),
-    resource: o.resourceUrl, description: o.description, mimeType: 'application/json', payTo: t.payTo, maxTimeoutSeconds: X402_TIMEOUT_SECONDS,
-    asset: t.asset, extra: v2.extra,
+    scheme: 'exact' as const,
+    network: t.v1Network ?? t.network,
+    maxAmountRequired: t.live ? v2.amount : atomicAmount(o.ceiling.amount),
+    resource: o.resourceUrl,
+    description: o.description,
+    mimeType: 'application/json',
+    payTo: t.payTo,
+    maxTimeoutSeconds: X402_TIMEOUT_SECONDS,
+    asset: t.asset,
+    extra: v2.extra,
   };
 }
 

@@ -42,7 +42,10 @@ function digestOf(text: string): Buffer {
 /** A deterministic generator seeded from a VIN and a salt: the same inputs give the same sequence. */
 export class Seeded {
   private state: number;
-  constructor(readonly vin: string, salt = '') {
+  constructor(
+    readonly vin: string,
+    salt = '',
+  ) {
     this.state = digestOf(`${vin}|${salt}`).readUInt32LE(0) || 1;
   }
   /** A float in [0, 1) (mulberry32). */
@@ -52,8 +55,12 @@ export class Seeded {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }
-  int(min: number, max: number): number { return min + Math.floor(this.next() * (max - min + 1)); }
-  pick<T>(items: readonly T[]): T { return items[Math.floor(this.next() * items.length)]!; }
+  int(min: number, max: number): number {
+    return min + Math.floor(this.next() * (max - min + 1));
+  }
+  pick<T>(items: readonly T[]): T {
+    return items[Math.floor(this.next() * items.length)]!;
+  }
   /** An id with a prefix, stable for this VIN and salt. */
   id(prefix: string, len = 12): string {
     return prefix + createHash('sha256').update(`${this.vin}|id|${prefix}`).digest('hex').slice(0, len);
@@ -62,7 +69,12 @@ export class Seeded {
 
 /** A stable id for (vin, kind): the same across every noun and call. */
 export function stableId(prefix: string, vin: string, kind = prefix, len = 12): string {
-  return prefix + digestOf(`${vin}|${kind}`).toString('hex', 0, Math.ceil(len / 2)).slice(0, len);
+  return (
+    prefix +
+    digestOf(`${vin}|${kind}`)
+      .toString('hex', 0, Math.ceil(len / 2))
+      .slice(0, len)
+  );
 }
 
 /** Cents as a two-decimal string, computed in integers so no float rounding leaks into money. */

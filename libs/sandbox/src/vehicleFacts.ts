@@ -61,8 +61,18 @@ export function vehicleFacts(vin: string): VehicleFacts {
   const deductibleCents = s.pick([250, 500, 1000]) * 100;
   const ownerRetainedSalvageValueCents = Math.round((acvCents * s.int(15, 30)) / 100);
   return {
-    vin, jurisdiction, onFile, marketValueCents, priorDamageOffsetCents, acvCents, repairCostCents, thresholdPct, totalLoss,
-    salesTaxReimbursementCents, deductibleCents, ownerRetainedSalvageValueCents,
+    vin,
+    jurisdiction,
+    onFile,
+    marketValueCents,
+    priorDamageOffsetCents,
+    acvCents,
+    repairCostCents,
+    thresholdPct,
+    totalLoss,
+    salesTaxReimbursementCents,
+    deductibleCents,
+    ownerRetainedSalvageValueCents,
     settlementAmountCents: acvCents + salesTaxReimbursementCents - deductibleCents,
     ownerRetainNetSettlementCents: acvCents - ownerRetainedSalvageValueCents - deductibleCents,
     condition: s.pick(['good', 'fair', 'clean', 'rough']),

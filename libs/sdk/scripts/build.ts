@@ -16,7 +16,14 @@ const dist = join(pkg, 'dist');
 
 export async function buildSdk() {
   rmSync(dist, { recursive: true, force: true });
-  const common = { entryPoints: [join(pkg, 'src', 'index.ts')] as string[], bundle: true, platform: 'neutral', target: 'es2022', logLevel: 'warning', legalComments: 'none' } as const;
+  const common = {
+    entryPoints: [join(pkg, 'src', 'index.ts')] as string[],
+    bundle: true,
+    platform: 'neutral',
+    target: 'es2022',
+    logLevel: 'warning',
+    legalComments: 'none',
+  } as const;
   await build({ ...common, format: 'esm', outfile: join(dist, 'index.js') });
   await build({ ...common, format: 'cjs', outfile: join(dist, 'index.cjs') });
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -26,7 +33,8 @@ export async function buildSdk() {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
       if (e.isDirectory()) fix(p);
-      else if (p.endsWith('.d.ts')) writeFileSync(p, readFileSync(p, 'utf8').replace(/(from\s+['"]\.{1,2}\/[^'"]+)\.ts(['"])/g, '$1.js$2'));
+      else if (p.endsWith('.d.ts'))
+        writeFileSync(p, readFileSync(p, 'utf8').replace(/(from\s+['"]\.{1,2}\/[^'"]+)\.ts(['"])/g, '$1.js$2'));
     }
   };
   fix(dist);

@@ -7,7 +7,10 @@ export type { Answer, Blocked, Empty, Offer, Ok };
 export type { BlockedValue, Meter, OfferValue, Provenance } from './generated/answer.ts';
 
 /** The smallest fetch this SDK needs: the exec isolate supplies a bridge with this shape. */
-export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal }) => Promise<{ status: number; text(): Promise<string> }>;
+export type FetchLike = (
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal },
+) => Promise<{ status: number; text(): Promise<string> }>;
 
 export interface ClientOptions {
   /** Service origin, for example http://127.0.0.1:8080 (no trailing slash needed). */
@@ -37,7 +40,11 @@ export interface CallOptions {
 
 /** The service could not be reached or did not answer with JSON: not an Answer, so it is thrown. */
 export class TransportError extends Error {
-  constructor(message: string, readonly status?: number, readonly body?: string) {
+  constructor(
+    message: string,
+    readonly status?: number,
+    readonly body?: string,
+  ) {
     super(message);
     this.name = 'TransportError';
   }
@@ -50,7 +57,11 @@ export function createClient(opts: ClientOptions): Client {
     baseUrl,
     key: opts.key,
     async request(method, path, params = {}, call = {}) {
-      const headers: Record<string, string> = { accept: 'application/json', ...(opts.headers ?? {}), ...(call.headers ?? {}) };
+      const headers: Record<string, string> = {
+        accept: 'application/json',
+        ...(opts.headers ?? {}),
+        ...(call.headers ?? {}),
+      };
       // `x-vcs-anonymous` asks for a call without the key (the acceptance suite's keyless cases).
       const anonymous = 'x-vcs-anonymous' in headers;
       if (opts.key && !anonymous) headers.authorization = `Bearer ${opts.key}`;
@@ -59,7 +70,10 @@ export function createClient(opts: ClientOptions): Client {
       if (method === 'GET') {
         const q = Object.entries(params)
           .filter(([, v]) => v !== undefined && v !== null)
-          .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof v === 'object' ? JSON.stringify(v) : String(v))}`);
+          .map(
+            ([k, v]) =>
+              `${encodeURIComponent(k)}=${encodeURIComponent(typeof v === 'object' ? JSON.stringify(v) : String(v))}`,
+          );
         if (q.length) url += `?${q.join('&')}`;
       } else {
         headers['content-type'] = 'application/json';
@@ -75,7 +89,11 @@ export function createClient(opts: ClientOptions): Client {
       try {
         return JSON.parse(text);
       } catch {
-        throw new TransportError(`${method} ${path} answered ${res.status} without JSON`, res.status, text.slice(0, 500));
+        throw new TransportError(
+          `${method} ${path} answered ${res.status} without JSON`,
+          res.status,
+          text.slice(0, 500),
+        );
       }
     },
   };
@@ -95,21 +113,47 @@ export function clientOf(opts: CallOptions | undefined): Client {
 
 function isAnswer(v: unknown): v is Answer<unknown> {
   const t = (v as { type?: unknown } | null)?.type;
-  return (t === 'OK' || t === 'EMPTY' || t === 'BLOCKED' || t === 'OFFER') && typeof v === 'object' && v !== null && 'value' in v;
+  return (
+    (t === 'OK' || t === 'EMPTY' || t === 'BLOCKED' || t === 'OFFER') &&
+    typeof v === 'object' &&
+    v !== null &&
+    'value' in v
+  );
 }
 
 /** Call one capability; used by the generated noun methods. */
-export async function callCapability<T>(method: 'GET' | 'POST', path: string, params: object | undefined, opts?: CallOptions): Promise<Answer<T>> {
+export async function callCapability<T>(
+  method: 'GET' | 'POST',
+  path: string,
+  params: object | undefined,
+  opts?: CallOptions,
+): Promise<Answer<T>> {
   const raw = await clientOf(opts).request(method, path, (params ?? {}) as Record<string, unknown>, opts);
-  if (!isAnswer(raw)) throw new TransportError(`${method} ${path} answered JSON that is not an Answer envelope`, undefined, JSON.stringify(raw).slice(0, 500));
+  if (!isAnswer(raw))
+    throw new TransportError(
+      `${method} ${path} answered JSON that is not an Answer envelope`,
+      undefined,
+      JSON.stringify(raw).slice(0, 500),
+    );
   return raw as Answer<T>;
 }
 
 /** What POST /keys answers: a new anonymous sandbox key, its account, and where to read next. */
-export interface MintedKey { type: 'OK'; key: string; account: string; environment: string; links: Record<string, string> }
+export interface MintedKey {
+  type: 'OK';
+  key: string;
+  account: string;
+  environment: string;
+  links: Record<string, string>;
+}
 
 /** Call one platform operation; used by the generated `platform` functions. `{name}` path segments come from params. */
-export async function callOperation<T>(method: 'GET' | 'POST', path: string, params: object, opts?: CallOptions): Promise<T> {
+export async function callOperation<T>(
+  method: 'GET' | 'POST',
+  path: string,
+  params: object,
+  opts?: CallOptions,
+): Promise<T> {
   const rest: Record<string, unknown> = { ...params };
   const url = path.replace(/\{(\w+)\}/g, (_, name: string) => {
     const v = rest[name];
@@ -124,7 +168,9 @@ export async function callOperation<T>(method: 'GET' | 'POST', path: string, par
  * Who pays an x402 offer: anything that signs a payment for an x402 v2 PaymentRequired, as `@x402/core`'s
  * `x402Client` does (`createPaymentPayload`). The SDK sends what it returns as `PAYMENT-SIGNATURE`.
  */
-export interface X402Payer { createPaymentPayload(paymentRequired: NonNullable<Offer['value']['x402']>): Promise<unknown> }
+export interface X402Payer {
+  createPaymentPayload(paymentRequired: NonNullable<Offer['value']['x402']>): Promise<unknown>;
+}
 
 export interface SettleOptions extends CallOptions {
   /** Pay the offer with x402 (on the service's configured network) instead of settling it with the client's key. */
@@ -146,15 +192,22 @@ const base64Json = (v: unknown) => {
 export async function settle<T = unknown>(offer: Offer, opts?: SettleOptions): Promise<Answer<T>> {
   if (!opts?.payer) return callCapability<T>('POST', offer.value.settle.path, {}, opts);
   const required = offer.value.x402;
-  if (!required) throw new TransportError('this offer carries no x402 terms (value.x402); settle it with a key instead');
+  if (!required)
+    throw new TransportError('this offer carries no x402 terms (value.x402); settle it with a key instead');
   const payment = await opts.payer.createPaymentPayload(required);
-  return callCapability<T>('POST', offer.value.settle.path, {}, { ...opts, headers: { ...(opts.headers ?? {}), 'payment-signature': base64Json(payment) } });
+  return callCapability<T>(
+    'POST',
+    offer.value.settle.path,
+    {},
+    { ...opts, headers: { ...(opts.headers ?? {}), 'payment-signature': base64Json(payment) } },
+  );
 }
 
 /** Poll a NEEDS_HUMAN handoff: GET `value.handoff.poll.path`. */
 export function pollHandoff<T = unknown>(blocked: Blocked, opts?: CallOptions): Promise<Answer<T>> {
   const path = (blocked.value as { handoff?: { poll?: { path?: unknown } } }).handoff?.poll?.path;
-  if (typeof path !== 'string') throw new TransportError(`this BLOCKED answer (${blocked.value.code}) carries no handoff poll path`);
+  if (typeof path !== 'string')
+    throw new TransportError(`this BLOCKED answer (${blocked.value.code}) carries no handoff poll path`);
   return callCapability<T>('GET', path, {}, opts);
 }
 
@@ -168,7 +221,11 @@ export interface DealHandle<T = unknown> {
 }
 
 /** Open a deal of a workflow (POST /<workflow>/deals) and return its handle. */
-export async function openWorkflow<T = unknown>(workflow: string, params: object, opts?: CallOptions): Promise<DealHandle<T>> {
+export async function openWorkflow<T = unknown>(
+  workflow: string,
+  params: object,
+  opts?: CallOptions,
+): Promise<DealHandle<T>> {
   const base = `/${workflow}/deals`;
   const opened = await callCapability<T>('POST', base, params, opts);
   const v = opened.value as { dealId?: string; id?: string };

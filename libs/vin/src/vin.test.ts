@@ -21,7 +21,10 @@ async function decodeMade(raw: string) {
   if (!r.ok) throw new Error(r.problem.message);
   return r.decode;
 }
-const norm = (s: unknown) => String(s ?? '').toUpperCase().replace(/[^A-Z0-9]/g, '');
+const norm = (s: unknown) =>
+  String(s ?? '')
+    .toUpperCase()
+    .replace(/[^A-Z0-9]/g, '');
 
 const yearMakeModel: [string, number, string, string][] = [
   // [corgi] cars, trucks, SUVs, EVs, pre-2010 and recent
@@ -51,24 +54,32 @@ const yearMakeModel: [string, number, string, string][] = [
 ];
 
 describe('VIN decoding from NHTSA vPIC', () => {
-  it.each(VPIC_ANSWERS)('decodes $vin as vPIC does: every field we give that vPIC gives agrees ($src, $kind)', async (a) => {
-    expect(expectedCheckDigit(a.vin)).toBe(a.vin[8]);
-    const r = await decodeVin(a.vin.toLowerCase());
-    if (!r.ok) throw new Error(r.problem.message);
-    const wrong: string[] = [];
-    for (const [f, published] of Object.entries(a.vpic) as [VpicField, string][]) {
-      const theirs = a.now?.[f] ?? a.later?.[f] ?? published;
-      const ours = ourValue(r.decode, f);
-      // Year, make and model are always answered; a detail field we leave out is allowed (never a guess).
-      if (ours === undefined && !['ModelYear', 'Make', 'Model'].includes(f)) continue;
-      if (!agrees(f, ours, theirs)) wrong.push(`${f}: ${JSON.stringify(ours)} where vPIC says ${JSON.stringify(theirs)}`);
-    }
-    expect(wrong, wrong.join('\n')).toEqual([]);
-    expect(decodeProvenance(r).source).toMatch(/^NHTSA vPIC snapshot of \d{4}-\d{2}-\d{2} .*@cardog\/corgi \d/);
-  });
+  it.each(VPIC_ANSWERS)(
+    'decodes $vin as vPIC does: every field we give that vPIC gives agrees ($src, $kind)',
+    async (a) => {
+      expect(expectedCheckDigit(a.vin)).toBe(a.vin[8]);
+      const r = await decodeVin(a.vin.toLowerCase());
+      if (!r.ok) throw new Error(r.problem.message);
+      const wrong: string[] = [];
+      for (const [f, published] of Object.entries(a.vpic) as [VpicField, string][]) {
+        const theirs = a.now?.[f] ?? a.later?.[f] ?? published;
+        const ours = ourValue(r.decode, f);
+        // Year, make and model are always answered; a detail field we leave out is allowed (never a guess).
+        if (ours === undefined && !['ModelYear', 'Make', 'Model'].includes(f)) continue;
+        if (!agrees(f, ours, theirs))
+          wrong.push(`${f}: ${JSON.stringify(ours)} where vPIC says ${JSON.stringify(theirs)}`);
+      }
+      expect(wrong, wrong.join('\n')).toEqual([]);
+      expect(decodeProvenance(r).source).toMatch(/^NHTSA vPIC snapshot of \d{4}-\d{2}-\d{2} .*@cardog\/corgi \d/);
+    },
+  );
 
   it('gives >= 85 % of the detail fields vPIC gives over the corpus, and >= 97 % of those it gives agree', async () => {
-    let vpicGives = 0, weGive = 0, agree = 0, ymm = 0, ymmAgree = 0;
+    let vpicGives = 0,
+      weGive = 0,
+      agree = 0,
+      ymm = 0,
+      ymmAgree = 0;
     const wrong: string[] = [];
     for (const a of VPIC_ANSWERS) {
       const r = await decodeVin(a.vin);
@@ -77,15 +88,23 @@ describe('VIN decoding from NHTSA vPIC', () => {
         // vPIC's value as our snapshot holds it where an older answer differs; a later answer counts as vPIC gave it.
         const theirs = a.now?.[f] ?? published;
         const ours = ourValue(r.decode, f);
-        if (!DETAIL_FIELDS.includes(f)) { ymm++; if (agrees(f, ours, theirs)) ymmAgree++; continue; }
+        if (!DETAIL_FIELDS.includes(f)) {
+          ymm++;
+          if (agrees(f, ours, theirs)) ymmAgree++;
+          continue;
+        }
         vpicGives++;
         if (ours === undefined) continue;
         weGive++;
-        if (agrees(f, ours, theirs)) agree++; else wrong.push(`${a.vin} ${f}: ${JSON.stringify(ours)} / vPIC ${JSON.stringify(theirs)}`);
+        if (agrees(f, ours, theirs)) agree++;
+        else wrong.push(`${a.vin} ${f}: ${JSON.stringify(ours)} / vPIC ${JSON.stringify(theirs)}`);
       }
     }
-    const given = weGive / vpicGives, agreement = agree / weGive;
-    console.log(`vPIC corpus: ${VPIC_ANSWERS.length} VINs; detail fields vPIC gives ${vpicGives}, we give ${weGive} (${(given * 100).toFixed(1)} %), agreeing ${agree} (${(agreement * 100).toFixed(1)} %); year/make/model ${ymmAgree}/${ymm}${wrong.length ? `; differing: ${wrong.join('; ')}` : ''}`);
+    const given = weGive / vpicGives,
+      agreement = agree / weGive;
+    console.log(
+      `vPIC corpus: ${VPIC_ANSWERS.length} VINs; detail fields vPIC gives ${vpicGives}, we give ${weGive} (${(given * 100).toFixed(1)} %), agreeing ${agree} (${(agreement * 100).toFixed(1)} %); year/make/model ${ymmAgree}/${ymm}${wrong.length ? `; differing: ${wrong.join('; ')}` : ''}`,
+    );
     expect(given).toBeGreaterThanOrEqual(0.85);
     expect(agreement).toBeGreaterThanOrEqual(0.97);
     expect(ymmAgree / ymm).toBeGreaterThanOrEqual(0.98);
@@ -94,7 +113,11 @@ describe('VIN decoding from NHTSA vPIC', () => {
   it("fills engine facts from the engine model's own vPIC patterns where the VIN's give none", async () => {
     // A 2013 Kenworth T680 (made-up serial): its pattern names the PACCAR MX-13; vPIC's EngineModelPattern for it gives
     // the in-line configuration and 380 hp, which no pattern of the VIN gives.
-    expect((await decodeMade('1XKYDP9X0DJ000001')).engine).toMatchObject({ model: 'MX/MX-13', configuration: 'In-Line', horsepower: 380 });
+    expect((await decodeMade('1XKYDP9X0DJ000001')).engine).toMatchObject({
+      model: 'MX/MX-13',
+      configuration: 'In-Line',
+      horsepower: 380,
+    });
   });
 
   it(`keeps the model schema's facts the decoder core drops (patterns whose keys are all "*")`, async () => {
@@ -118,7 +141,9 @@ describe('VIN decoding from NHTSA vPIC', () => {
       const oneByOne = [];
       for (const vin of vins) oneByOne.push(await vpic.decode(vin));
       expect(await Promise.all(vins.map((vin) => vpic.decode(vin)))).toEqual(oneByOne);
-    } finally { vpic.close(); }
+    } finally {
+      vpic.close();
+    }
   });
 
   it('dates a motorcycle by the 30-year cycle its WMI has vPIC patterns for, not by position 7 (a car rule)', async () => {
@@ -126,7 +151,13 @@ describe('VIN decoding from NHTSA vPIC', () => {
     // in both 1990 and 2020, and the 2020 decode matches (Shadow Aero, VT750C) where the 1990 one does not.
     const r = await decodeVin('JH2RC5000LM200053');
     if (!r.ok) throw new Error('refused');
-    expect(r.decode).toMatchObject({ year: 2020, make: 'Honda', model: 'Shadow Aero', series: 'VT750C', vehicleType: 'Motorcycle' });
+    expect(r.decode).toMatchObject({
+      year: 2020,
+      make: 'Honda',
+      model: 'Shadow Aero',
+      series: 'VT750C',
+      vehicleType: 'Motorcycle',
+    });
   });
 
   it('answers year null with a note where neither cycle has vPIC patterns for a motorcycle WMI (never a guess)', async () => {
@@ -139,7 +170,12 @@ describe('VIN decoding from NHTSA vPIC', () => {
 
   it('names a make from the WMI only when vPIC ties the WMI to one (JF1 is Subaru and Toyota: the manufacturer decides)', async () => {
     // A JF1 VIN no model pattern matches: the make must not be picked arbitrarily from JF1's two makes.
-    expect(await decodeMade('JF1ZZZZZ0D1000001')).toMatchObject({ year: 2013, make: 'Subaru', model: null, manufacturer: 'SUBARU CORPORATION' });
+    expect(await decodeMade('JF1ZZZZZ0D1000001')).toMatchObject({
+      year: 2013,
+      make: 'Subaru',
+      model: null,
+      manufacturer: 'SUBARU CORPORATION',
+    });
   });
 
   it('matches pattern keys as vPIC does (positions 4–8 | 10–17, * any, [..] sets and ranges)', () => {
@@ -154,17 +190,27 @@ describe('VIN decoding from NHTSA vPIC', () => {
     const wrong: string[] = [];
     for (const [vin, year, make, model] of yearMakeModel) {
       const r = await decodeVin(vin);
-      if (!r.ok) { wrong.push(`${vin}: refused (${r.problem.message})`); continue; }
+      if (!r.ok) {
+        wrong.push(`${vin}: refused (${r.problem.message})`);
+        continue;
+      }
       const got = [r.decode.year, norm(r.decode.make), norm(r.decode.model)];
-      if (got[0] !== year || got[1] !== norm(make) || got[2] !== norm(model)) wrong.push(`${vin}: ${JSON.stringify(got)} ≠ ${year} ${make} ${model}`);
+      if (got[0] !== year || got[1] !== norm(make) || got[2] !== norm(model))
+        wrong.push(`${vin}: ${JSON.stringify(got)} ≠ ${year} ${make} ${model}`);
     }
     expect(wrong, wrong.join('\n')).toEqual([]);
   });
 
   it('refuses a VIN that breaks a rule, naming it (a wrong check digit names the expected one)', async () => {
     expect(await decodeVin('1HGCM82633A00435')).toMatchObject({ ok: false, problem: { rule: 'length' } });
-    expect(await decodeVin('1HGCM82633A0O4352')).toMatchObject({ ok: false, problem: { rule: 'forbidden-character', position: 13 } });
-    expect(await decodeVin('1HGCM82643A004352')).toMatchObject({ ok: false, problem: { rule: 'check-digit', expected: '3', found: '4' } });
+    expect(await decodeVin('1HGCM82633A0O4352')).toMatchObject({
+      ok: false,
+      problem: { rule: 'forbidden-character', position: 13 },
+    });
+    expect(await decodeVin('1HGCM82643A004352')).toMatchObject({
+      ok: false,
+      problem: { rule: 'check-digit', expected: '3', found: '4' },
+    });
   });
 
   it('is deterministic, simulates only what no public source gives, and says so', async () => {

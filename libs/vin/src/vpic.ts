@@ -26,7 +26,24 @@ export const CORGI_VERSION: string = JSON.parse(readFileSync(join(corgiDir, 'pac
 const SLIM_VERSION = 4;
 
 /** Tables pattern values are resolved in (patterns.ts: `WHERE CAST(Id AS TEXT) IN (…)`), present in the file. */
-const LOOKUP_TABLES = ['BatteryType', 'BodyStyle', 'ChargerLevel', 'Country', 'DaytimeRunningLight', 'DriveType', 'ElectrificationLevel', 'EngineConfiguration', 'EngineModel', 'EVDriveUnit', 'FuelType', 'GrossVehicleWeightRating', 'Make', 'Model', 'Transmission', 'Turbo'];
+const LOOKUP_TABLES = [
+  'BatteryType',
+  'BodyStyle',
+  'ChargerLevel',
+  'Country',
+  'DaytimeRunningLight',
+  'DriveType',
+  'ElectrificationLevel',
+  'EngineConfiguration',
+  'EngineModel',
+  'EVDriveUnit',
+  'FuelType',
+  'GrossVehicleWeightRating',
+  'Make',
+  'Model',
+  'Transmission',
+  'Turbo',
+];
 
 /**
  * The slim copy. Each index answers one of the pattern step's queries (patterns.ts) or ours here without a scan (EXPLAIN QUERY PLAN in sql.js,
@@ -79,7 +96,8 @@ let sqlJs: Promise<SqlJs> | undefined;
 const loadSqlJs = () => (sqlJs ??= initSqlJs());
 
 /** The default place of the slim copy: libs/vin/.cache/ (git-ignored); the data pillar's VPIC_DB_PATH overrides it. */
-export const defaultSlimPath = () => join(dirname(fileURLToPath(import.meta.url)), '..', '.cache', `vpic-${CORGI_VERSION}-slim${SLIM_VERSION}.sqlite`);
+export const defaultSlimPath = () =>
+  join(dirname(fileURLToPath(import.meta.url)), '..', '.cache', `vpic-${CORGI_VERSION}-slim${SLIM_VERSION}.sqlite`);
 
 /**
  * Remove the slim copies of other builds (another corgi version or slim number: `vpic-*-slim*.sqlite`) beside `path`,
@@ -88,9 +106,19 @@ export const defaultSlimPath = () => join(dirname(fileURLToPath(import.meta.url)
 export function removeStaleSlims(path = defaultSlimPath()): string[] {
   const dir = dirname(path);
   let names: string[];
-  try { names = readdirSync(dir); } catch { return []; }
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
   const stale = names.filter((n) => /^vpic-.+-slim\d+\.sqlite(\.tmp)?$/.test(n) && n !== basename(path));
-  for (const n of stale) { try { rmSync(join(dir, n)); } catch { /* read-only: left as is */ } }
+  for (const n of stale) {
+    try {
+      rmSync(join(dir, n));
+    } catch {
+      /* read-only: left as is */
+    }
+  }
   return stale;
 }
 
@@ -107,9 +135,13 @@ export async function buildSlimVpic(path = defaultSlimPath()): Promise<Uint8Arra
       writeFileSync(`${path}.tmp`, bytes);
       renameSync(`${path}.tmp`, path);
       removeStaleSlims(path);
-    } catch { /* a read-only file system: keep it in memory only; it is made again at the next start */ }
+    } catch {
+      /* a read-only file system: keep it in memory only; it is made again at the next start */
+    }
     return bytes;
-  } finally { db.close(); }
+  } finally {
+    db.close();
+  }
 }
 
 /**
@@ -163,8 +195,18 @@ export interface Vpic {
  * Kawasaki motorcycle, a Kenworth truck.
  */
 const WARM_UP = [
-  '2T1BURHE0JC000001', 'JYARN23E0CA000001', '1XKYDP9X0DJ000001', '1G1ZD5ST0LF000001', '3FA6P0H74HR000001', '1N4AL3AP8FC000001',
-  '4T1BF1FK5CU000001', 'KMHD84LF5JU000001', 'WAUAFAFL1CN000001', 'JN8AS5MV0BW000001', 'YV1612FH5D1000001', 'JKAZX4J10DA000001',
+  '2T1BURHE0JC000001',
+  'JYARN23E0CA000001',
+  '1XKYDP9X0DJ000001',
+  '1G1ZD5ST0LF000001',
+  '3FA6P0H74HR000001',
+  '1N4AL3AP8FC000001',
+  '4T1BF1FK5CU000001',
+  'KMHD84LF5JU000001',
+  'WAUAFAFL1CN000001',
+  'JN8AS5MV0BW000001',
+  'YV1612FH5D1000001',
+  'JKAZX4J10DA000001',
 ];
 
 /** Position 10's characters, 2010 onwards (the same characters name 1980–2009). */
@@ -202,7 +244,10 @@ export function keysMatch(pattern: string, vin: string): boolean {
       const set = pattern.slice(i + 1, end);
       let hit = false;
       for (let j = 0; j < set.length; j++) {
-        if (set[j + 1] === '-' && j + 2 < set.length) { if (v >= set[j]! && v <= set[j + 2]!) hit = true; j += 2; } else if (set[j] === v) hit = true;
+        if (set[j + 1] === '-' && j + 2 < set.length) {
+          if (v >= set[j]! && v <= set[j + 2]!) hit = true;
+          j += 2;
+        } else if (set[j] === v) hit = true;
       }
       if (!hit) return false;
       i = end;
@@ -231,7 +276,11 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
       get(...params: (string | number)[]) {
         st.bind(params);
         const out: Record<string, unknown>[] = [];
-        try { while (st.step()) out.push(st.getAsObject()); } finally { st.reset(); }
+        try {
+          while (st.step()) out.push(st.getAsObject());
+        } finally {
+          st.reset();
+        }
         return out;
       },
       free: () => st.free(),
@@ -244,7 +293,10 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
   const rows = (sql: string, params: (string | number)[]) => {
     let st = statements.get(sql);
     if (!st) {
-      if (statements.size >= 300) { for (const s of statements.values()) s.free(); statements.clear(); }
+      if (statements.size >= 300) {
+        for (const s of statements.values()) s.free();
+        statements.clear();
+      }
       statements.set(sql, (st = prepared(sql)));
     }
     return st.get(...params);
@@ -254,13 +306,19 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
   const wmiCache = new Map<string, { info: WmiInfo; id: number } | null>();
   function wmiInfo(code: string) {
     if (wmiCache.has(code)) return wmiCache.get(code)!;
-    const w = rows(`SELECT w.Id AS id, w.ManufacturerId AS manufacturerId, m.Name AS manufacturer, c.Name AS country, vt.Name AS vehicleType,
+    const w = rows(
+      `SELECT w.Id AS id, w.ManufacturerId AS manufacturerId, m.Name AS manufacturer, c.Name AS country, vt.Name AS vehicleType,
         w.VehicleTypeId AS vehicleTypeId, w.TruckTypeId AS truckTypeId
       FROM Wmi w LEFT JOIN Manufacturer m ON m.Id = w.ManufacturerId LEFT JOIN Country c ON c.Id = w.CountryId
-      LEFT JOIN VehicleType vt ON vt.Id = w.VehicleTypeId WHERE w.Wmi = ? ORDER BY w.CreatedOn DESC LIMIT 1`, [code])[0];
+      LEFT JOIN VehicleType vt ON vt.Id = w.VehicleTypeId WHERE w.Wmi = ? ORDER BY w.CreatedOn DESC LIMIT 1`,
+      [code],
+    )[0];
     let found: { info: WmiInfo; id: number } | null = null;
     if (w) {
-      const makes = rows('SELECT DISTINCT ma.Name AS name FROM Wmi_Make wm JOIN Make ma ON ma.Id = wm.MakeId WHERE wm.WmiId = ?', [w.id as number]).map((r) => String(r.name));
+      const makes = rows(
+        'SELECT DISTINCT ma.Name AS name FROM Wmi_Make wm JOIN Make ma ON ma.Id = wm.MakeId WHERE wm.WmiId = ?',
+        [w.id as number],
+      ).map((r) => String(r.name));
       // One make for the WMI: that is the make. Several (JF1: Subaru and Toyota): the one the manufacturer's name
       // begins with (SUBARU CORPORATION), if exactly one does; else none — a pattern names it, or nothing does.
       const manufacturer = (w.manufacturer as string | null) ?? null;
@@ -268,7 +326,15 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
       const make = makes.length === 1 ? makes[0]! : named.length === 1 ? named[0]! : null;
       found = {
         id: w.id as number,
-        info: { code, manufacturer, make, country: (w.country as string) ?? null, vehicleType: (w.vehicleType as string) ?? null, vehicleTypeId: (w.vehicleTypeId as number) ?? null, truckTypeId: (w.truckTypeId as number) ?? null },
+        info: {
+          code,
+          manufacturer,
+          make,
+          country: (w.country as string) ?? null,
+          vehicleType: (w.vehicleType as string) ?? null,
+          vehicleTypeId: (w.vehicleTypeId as number) ?? null,
+          truckTypeId: (w.truckTypeId as number) ?? null,
+        },
       };
     }
     if (wmiCache.size > 20_000) wmiCache.clear();
@@ -276,7 +342,8 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
     return found;
   }
   // Lookup elements among the engine models' patterns resolve in their tables; the rest are values as they stand.
-  const emStmt = prepared(`SELECT e.Name AS element, COALESCE(ft.Name, ec.Name, vd.Name, fd.Name, ct.Name, tu.Name, CASE WHEN e.LookupTable IS NULL THEN p.AttributeId END) AS value
+  const emStmt =
+    prepared(`SELECT e.Name AS element, COALESCE(ft.Name, ec.Name, vd.Name, fd.Name, ct.Name, tu.Name, CASE WHEN e.LookupTable IS NULL THEN p.AttributeId END) AS value
     FROM EngineModel em JOIN EngineModelPattern p ON p.EngineModelId = em.Id JOIN Element e ON e.Id = p.ElementId
     LEFT JOIN FuelType ft ON e.LookupTable = 'FuelType' AND CAST(ft.Id AS TEXT) = p.AttributeId
     LEFT JOIN EngineConfiguration ec ON e.LookupTable = 'EngineConfiguration' AND CAST(ec.Id AS TEXT) = p.AttributeId
@@ -286,7 +353,11 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
     LEFT JOIN Turbo tu ON e.LookupTable = 'Turbo' AND CAST(tu.Id AS TEXT) = p.AttributeId
     WHERE em.Name = ? ORDER BY p.Id`);
   const hasSchemas = (wmiId: number, year: number) =>
-    rows('SELECT 1 FROM Wmi_VinSchema WHERE WmiId = ? AND YearFrom <= ? AND (YearTo IS NULL OR YearTo >= ?) LIMIT 1', [wmiId, year, year]).length > 0;
+    rows('SELECT 1 FROM Wmi_VinSchema WHERE WmiId = ? AND YearFrom <= ? AND (YearTo IS NULL OR YearTo >= ?) LIMIT 1', [
+      wmiId,
+      year,
+      year,
+    ]).length > 0;
 
   /**
    * The plant, where the core gave none: the core keeps plant patterns only from the schema its model came from,
@@ -294,15 +365,28 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
    * for 1HGCM82633A004352). Each plant element whose patterns fully match the VIN, in a schema of this WMI and year,
    * with exactly one value; several values: none.
    */
-  function plantOf(vin: string, wmiId: number, year: number, core: PatternDecode, schema: { element: string; value: string }[] = []) {
-    if ([...(core.patterns ?? []), ...schema].some((p) => PLANT_ELEMENTS.includes(p.element) && p.value)) return undefined;
-    const found = rows(`SELECT p.Keys AS keys, e.Name AS element, CASE WHEN e.LookupTable = 'Country' THEN c.Name ELSE p.AttributeId END AS value
+  function plantOf(
+    vin: string,
+    wmiId: number,
+    year: number,
+    core: PatternDecode,
+    schema: { element: string; value: string }[] = [],
+  ) {
+    if ([...(core.patterns ?? []), ...schema].some((p) => PLANT_ELEMENTS.includes(p.element) && p.value))
+      return undefined;
+    const found = rows(
+      `SELECT p.Keys AS keys, e.Name AS element, CASE WHEN e.LookupTable = 'Country' THEN c.Name ELSE p.AttributeId END AS value
       FROM Wmi_VinSchema wvs JOIN Pattern p ON p.VinSchemaId = wvs.VinSchemaId JOIN Element e ON e.Id = p.ElementId
       LEFT JOIN Country c ON e.LookupTable = 'Country' AND CAST(c.Id AS TEXT) = p.AttributeId
       WHERE wvs.WmiId = ? AND wvs.YearFrom <= ? AND (wvs.YearTo IS NULL OR wvs.YearTo >= ?) AND e.Name IN (${PLANT_ELEMENTS.map(() => '?').join(', ')})`,
-    [wmiId, year, year, ...PLANT_ELEMENTS]);
+      [wmiId, year, year, ...PLANT_ELEMENTS],
+    );
     const values = new Map<string, Set<string>>();
-    for (const f of found) if (f.value && keysMatch(String(f.keys), vin)) (values.get(String(f.element)) ?? values.set(String(f.element), new Set()).get(String(f.element))!).add(String(f.value));
+    for (const f of found)
+      if (f.value && keysMatch(String(f.keys), vin))
+        (values.get(String(f.element)) ?? values.set(String(f.element), new Set()).get(String(f.element))!).add(
+          String(f.value),
+        );
     const plant = [...values].filter(([, v]) => v.size === 1).map(([element, v]) => ({ element, value: [...v][0]! }));
     return plant.length ? plant : undefined;
   }
@@ -320,7 +404,9 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
     if (!name) return undefined;
     const given = new Set(facts.filter((p) => p.value).map((p) => p.element));
     const found = emStmt.get(name);
-    const out = found.filter((f) => f.value && !given.has(String(f.element))).map((f) => ({ element: String(f.element), value: String(f.value) }));
+    const out = found
+      .filter((f) => f.value && !given.has(String(f.element)))
+      .map((f) => ({ element: String(f.element), value: String(f.value) }));
     return out.length ? out : undefined;
   }
 
@@ -340,15 +426,20 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
     const model = (r.patterns ?? []).find((p) => p.element === 'Model' && p.value);
     if (!model?.schema) return undefined;
     const given = new Set((r.patterns ?? []).filter((p) => p.value).map((p) => p.element));
-    const found = rows(`SELECT e.Name AS element, e.LookupTable AS lookup, p.AttributeId AS attr
+    const found = rows(
+      `SELECT e.Name AS element, e.LookupTable AS lookup, p.AttributeId AS attr
       FROM Wmi_VinSchema wvs JOIN VinSchema vs ON vs.Id = wvs.VinSchemaId JOIN Pattern p ON p.VinSchemaId = vs.Id JOIN Element e ON e.Id = p.ElementId
       WHERE wvs.WmiId = ? AND wvs.YearFrom <= ? AND (wvs.YearTo IS NULL OR wvs.YearTo >= ?) AND vs.Name = ?
-        AND (? GLOB replace(p.Keys, '*', '?') || '*')`, [wmiId, year, year, model.schema, keysOf(vin)]);
+        AND (? GLOB replace(p.Keys, '*', '?') || '*')`,
+      [wmiId, year, year, model.schema, keysOf(vin)],
+    );
     const values = new Map<string, { lookup: string | null; attrs: Set<string> }>();
     for (const f of found) {
       const element = String(f.element);
       if (given.has(element) || f.attr === null || f.attr === '') continue;
-      const v = values.get(element) ?? values.set(element, { lookup: (f.lookup as string | null) ?? null, attrs: new Set() }).get(element)!;
+      const v =
+        values.get(element) ??
+        values.set(element, { lookup: (f.lookup as string | null) ?? null, attrs: new Set() }).get(element)!;
       v.attrs.add(String(f.attr));
     }
     const out: { element: string; value: string }[] = [];
@@ -358,7 +449,12 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
       let value: string | undefined = attr;
       if (lookup) {
         if (!/^\w+$/.test(lookup)) continue;
-        try { value = rows(`SELECT Name AS name FROM ${lookup} WHERE CAST(Id AS TEXT) = ?`, [attr])[0]?.name as string | undefined; } catch { value = undefined; }
+        try {
+          value = rows(`SELECT Name AS name FROM ${lookup} WHERE CAST(Id AS TEXT) = ?`, [attr])[0]?.name as
+            string | undefined;
+        } catch {
+          value = undefined;
+        }
       }
       if (value && value !== 'Not Applicable') out.push({ element, value });
     }
@@ -374,9 +470,15 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
 
   function decodeOne(vin: string): VpicDecode {
     // Keys are inlined in no query, but a pattern is matched against them: only a VIN of VIN characters is decoded.
-    if (!/^[A-HJ-NPR-Z0-9]{17}$/.test(vin)) return { wmi: null, year: null, yearNote: 'not a VIN: 17 characters of 0-9 and A-Z without I, O and Q' };
+    if (!/^[A-HJ-NPR-Z0-9]{17}$/.test(vin))
+      return { wmi: null, year: null, yearNote: 'not a VIN: 17 characters of 0-9 and A-Z without I, O and Q' };
     const w = wmiInfo(wmiOf(vin));
-    if (!w) return { wmi: null, year: null, yearNote: 'vPIC has no manufacturer for this WMI, so no model year can be decoded' };
+    if (!w)
+      return {
+        wmi: null,
+        year: null,
+        yearNote: 'vPIC has no manufacturer for this WMI, so no model year can be decoded',
+      };
     const { info } = w;
     const i = YEAR_CODES.indexOf(vin[9]!);
     if (i < 0) return { wmi: info, year: null, yearNote: `position 10 ("${vin[9]}") does not encode a model year` };
@@ -384,11 +486,18 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
     // of 10,000 lb GVWR or less, position 7 picks the cycle (a digit: 1980–2009; a letter: 2010–2039); a year past
     // next year's model year is the earlier one. For other vehicles the year is inconclusive.
     const limit = new Date().getUTCFullYear() + 2;
-    const carLT = info.vehicleTypeId === 2 || info.vehicleTypeId === 7 || (info.vehicleTypeId === 3 && info.truckTypeId === 1);
+    const carLT =
+      info.vehicleTypeId === 2 || info.vehicleTypeId === 7 || (info.vehicleTypeId === 3 && info.truckTypeId === 1);
     let year = 2010 + i;
     let conclusive = false;
-    if (carLT) { conclusive = true; if (/[0-9]/.test(vin[6]!)) year -= 30; }
-    if (year > limit) { year -= 30; conclusive = true; }
+    if (carLT) {
+      conclusive = true;
+      if (/[0-9]/.test(vin[6]!)) year -= 30;
+    }
+    if (year > limit) {
+      year -= 30;
+      conclusive = true;
+    }
     if (conclusive) {
       // spVinDecode: a year with no schema for this WMI gives way to the other cycle's year if that one has some.
       const alt = year <= limit - 30 ? year + 30 : year >= 2010 ? year - 30 : undefined;
@@ -398,15 +507,28 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
     // Inconclusive: the year whose schemas exist for this WMI. Both: vPIC decodes both and keeps the decode whose
     // elements weigh more (then the one with more patterns, then the later year). Neither: we do not guess.
     const years = [year, year - 30].filter((y) => y >= 1980 && hasSchemas(w.id, y));
-    if (!years.length) return { wmi: info, year: null, yearNote: `position 10 ("${vin[9]}") names ${year - 30} or ${year}, and vPIC has patterns for neither year for this ${info.vehicleType?.toLowerCase() ?? 'vehicle'}'s WMI` };
+    if (!years.length)
+      return {
+        wmi: info,
+        year: null,
+        yearNote: `position 10 ("${vin[9]}") names ${year - 30} or ${year}, and vPIC has patterns for neither year for this ${info.vehicleType?.toLowerCase() ?? 'vehicle'}'s WMI`,
+      };
     let best: { year: number; core: PatternDecode; score: [number, number] } | undefined;
     for (const y of years) {
       const r = core(vin, y);
       const score = weightOf(r);
-      if (!best || score[0] > best.score[0] || (score[0] === best.score[0] && score[1] > best.score[1])) best = { year: y, core: r, score };
+      if (!best || score[0] > best.score[0] || (score[0] === best.score[0] && score[1] > best.score[1]))
+        best = { year: y, core: r, score };
     }
     const schema = schemaOf(vin, w.id, best!.year, best!.core);
-    return { wmi: info, year: best!.year, core: best!.core, schema, plant: plantOf(vin, w.id, best!.year, best!.core, schema), engine: engineOf(best!.core, schema) };
+    return {
+      wmi: info,
+      year: best!.year,
+      core: best!.core,
+      schema,
+      plant: plantOf(vin, w.id, best!.year, best!.core, schema),
+      engine: engineOf(best!.core, schema),
+    };
   }
 
   // Decodes before any caller's, so that a caller's first decode does not pay for what only a first time costs:

@@ -10,4 +10,5 @@ export const commerceSettings = z.object({
 });
 export type CommerceSettings = z.infer<typeof commerceSettings>;
 
-export const rotationGraceMs = (settings: Readonly<Record<string, unknown>>) => (settings as CommerceSettings).KEY_ROTATION_GRACE_SECONDS * 1000;
+export const rotationGraceMs = (settings: Readonly<Record<string, unknown>>) =>
+  (settings as CommerceSettings).KEY_ROTATION_GRACE_SECONDS * 1000;

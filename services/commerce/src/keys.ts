@@ -6,10 +6,13 @@ export async function mintAnonymousKey(services: Services): Promise<OpReply> {
   const now = services.clock.now();
   const { key, row } = await services.db.tx(async (q) => {
     const minted = await insertKey(q, { environment: 'sandbox', now });
-    await q.query(
-      'insert into api_key_events(key_id, account_id, type, data, occurred_at) values ($1,$2,$3,$4,$5)',
-      [minted.row.id, minted.row.account_id, 'ApiKey.minted@1', JSON.stringify({ prefix: minted.row.prefix, via: 'POST /keys' }), now],
-    );
+    await q.query('insert into api_key_events(key_id, account_id, type, data, occurred_at) values ($1,$2,$3,$4,$5)', [
+      minted.row.id,
+      minted.row.account_id,
+      'ApiKey.minted@1',
+      JSON.stringify({ prefix: minted.row.prefix, via: 'POST /keys' }),
+      now,
+    ]);
     return minted;
   });
   return { status: 200, answer: { type: 'OK', key, account: row.account_id, keyId: row.id, prefix: row.prefix } };
@@ -23,7 +26,12 @@ export async function insertKey(
   let accountId = opts.accountId ?? null;
   if (!accountId) {
     accountId = newId('account');
-    await q.query('insert into accounts(id, environment, trust_tier, created_at) values ($1,$2,$3,$4)', [accountId, opts.environment, opts.trustTier ?? 'anonymous', opts.now]);
+    await q.query('insert into accounts(id, environment, trust_tier, created_at) values ($1,$2,$3,$4)', [
+      accountId,
+      opts.environment,
+      opts.trustTier ?? 'anonymous',
+      opts.now,
+    ]);
   }
   const { key, prefix, hash } = generateKey(opts.environment);
   const { rows } = await q.query<KeyRow>(
@@ -45,5 +53,8 @@ export async function findKeyByPrefix(q: Queryable, prefix: string): Promise<Key
 export async function lookupKey(services: Services, prefix: string): Promise<OpReply> {
   const row = await findKeyByPrefix(services.db, prefix);
   if (!row) return { status: 200, answer: { type: 'EMPTY', value: {} } };
-  return { status: 200, answer: { type: 'OK', answers: 'ApiKeyRow@1', value: { ...row, secret_hash: row.secret_hash.toString('hex') } } };
+  return {
+    status: 200,
+    answer: { type: 'OK', answers: 'ApiKeyRow@1', value: { ...row, secret_hash: row.secret_hash.toString('hex') } },
+  };
 }

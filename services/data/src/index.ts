@@ -15,5 +15,8 @@ export const dataPillar: PillarDefinition<'data'> = {
   },
   settings: dataSettings,
   // vPIC is opened at start (from VPIC_DB_PATH, else libs/vin/.cache/), so the first decode does not wait for the load.
-  async background(services) { await warmVpic(vpicDbPath(services.settings)); return []; },
+  async background(services) {
+    await warmVpic(vpicDbPath(services.settings));
+    return [];
+  },
 };

@@ -3,29 +3,59 @@ import { commercePillar } from '@vcs/commerce';
 import { dataPillar } from '@vcs/data';
 import { buildApp, gatewayConfig, gatewayDefaults, type GatewayConfig, type RateLimits } from '@vcs/gateway';
 import {
-  MemoryBus, OutboxRelay, createMemoryKv, createPgliteDb, migrate, platformMigrations, startPillar, systemClock, x402Terms, type X402Settings,
-  type Clock, type Infra, type Migrations, type Logger, type AnyPillarDefinition, type PillarDefinition, type Stoppable,
+  MemoryBus,
+  OutboxRelay,
+  createMemoryKv,
+  createPgliteDb,
+  migrate,
+  platformMigrations,
+  startPillar,
+  systemClock,
+  x402Terms,
+  type X402Settings,
+  type Clock,
+  type Infra,
+  type Migrations,
+  type Logger,
+  type AnyPillarDefinition,
+  type PillarDefinition,
+  type Stoppable,
 } from '@vcs/platform';
 import { pillars, type Pillar } from '@vcs/contract';
 import { servicesPillar } from '@vcs/services-pillar';
 import { workflowsPillar } from '@vcs/workflows';
 
 /** Each pillar of the catalog (`pillars`, libs/contract) and its definition: a pillar without one does not compile. */
-const definitions: { [P in Pillar]: PillarDefinition<P> } = { data: dataPillar, services: servicesPillar, commerce: commercePillar, workflows: workflowsPillar };
+const definitions: { [P in Pillar]: PillarDefinition<P> } = {
+  data: dataPillar,
+  services: servicesPillar,
+  commerce: commercePillar,
+  workflows: workflowsPillar,
+};
 export const allPillars: AnyPillarDefinition[] = pillars.map((p) => definitions[p]);
 
 /** The platform's tables and every pillar's, for a store all of them share. */
-export const allMigrations: Migrations[] = [platformMigrations, ...allPillars.flatMap((p) => (p.migrations ? [p.migrations] : []))];
+export const allMigrations: Migrations[] = [
+  platformMigrations,
+  ...allPillars.flatMap((p) => (p.migrations ? [p.migrations] : [])),
+];
 
 /** Everything the embedded process reads: the gateway's settings and every pillar's, one schema parsed once. */
-export const embeddedConfig = gatewayConfig.extend(Object.assign({}, ...allPillars.map((p) => p.settings?.shape ?? {}))) as unknown as typeof gatewayConfig;
+export const embeddedConfig = gatewayConfig.extend(
+  Object.assign({}, ...allPillars.map((p) => p.settings?.shape ?? {})),
+) as unknown as typeof gatewayConfig;
 
 /** A test's gateway config: the settings' defaults (gatewayDefaults: none restated here) with what it overrides. */
 function gatewayConfigFor(opts: EmbeddedOptions): GatewayConfig {
   const d = gatewayDefaults();
   return {
-    ...d, busTimeoutMs: opts.busTimeoutMs ?? d.busTimeoutMs, bodyLimitBytes: opts.bodyLimitBytes ?? d.bodyLimitBytes, publicBaseUrl: opts.publicBaseUrl,
-    trustProxy: opts.trustProxy ?? d.trustProxy, rateLimits: opts.rateLimits ?? d.rateLimits, metricsOnPublicPort: opts.metricsOnPublicPort ?? d.metricsOnPublicPort,
+    ...d,
+    busTimeoutMs: opts.busTimeoutMs ?? d.busTimeoutMs,
+    bodyLimitBytes: opts.bodyLimitBytes ?? d.bodyLimitBytes,
+    publicBaseUrl: opts.publicBaseUrl,
+    trustProxy: opts.trustProxy ?? d.trustProxy,
+    rateLimits: opts.rateLimits ?? d.rateLimits,
+    metricsOnPublicPort: opts.metricsOnPublicPort ?? d.metricsOnPublicPort,
     x402: x402Terms((opts.settings ?? {}) as Partial<X402Settings>),
   };
 }
@@ -50,7 +80,9 @@ export interface EmbeddedOptions {
 }
 
 /** The gateway and every pillar in one process: in-process bus, PGlite, in-memory stand-in for Redis. */
-export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: FastifyInstance; infra: Infra; stop(): Promise<void> }> {
+export async function startEmbedded(
+  opts: EmbeddedOptions,
+): Promise<{ app: FastifyInstance; infra: Infra; stop(): Promise<void> }> {
   const db = await createPgliteDb(opts.pgliteDir);
   await migrate(db, allMigrations);
   const clock = opts.clock ?? systemClock;
@@ -58,13 +90,18 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<{ app: Fasti
   // The only relay on this store: it holds no row locks (outbox.ts).
   const relay = new OutboxRelay(db, infra.bus, opts.log.child({ component: 'outbox' }), 250, true).start();
   const pillars: Stoppable[] = [];
-  for (const p of allPillars) pillars.push(await startPillar(p, infra, opts.log.child({ component: p.name }), { relay, settings: opts.settings }));
+  for (const p of allPillars)
+    pillars.push(
+      await startPillar(p, infra, opts.log.child({ component: p.name }), { relay, settings: opts.settings }),
+    );
   const app = await buildApp({
-    ...infra, log: opts.log.child({ component: 'gateway' }),
+    ...infra,
+    log: opts.log.child({ component: 'gateway' }),
     config: opts.gateway ?? gatewayConfigFor(opts),
   });
   return {
-    app, infra,
+    app,
+    infra,
     async stop() {
       await app.close();
       for (const p of pillars) await p.stop();

@@ -1,5 +1,14 @@
 import { closeGracefully, gatewayConfigOf } from '@vcs/gateway';
-import { createLogger, healthServer, loadConfig, onShutdown, runMain, startTracing, stopTracing, x402Terms } from '@vcs/platform';
+import {
+  createLogger,
+  healthServer,
+  loadConfig,
+  onShutdown,
+  runMain,
+  startTracing,
+  stopTracing,
+  x402Terms,
+} from '@vcs/platform';
 import { embeddedConfig, startEmbedded } from './index.ts';
 
 // `pnpm start`: the whole service in one process, nothing to install. The gateway's settings and every pillar's.
@@ -8,7 +17,9 @@ const log = createLogger('vcs-embedded', cfg.LOG_LEVEL);
 await runMain('vcs-embedded', async () => {
   await startTracing('vcs-embedded', cfg); // before the gateway is built: it traces requests only when tracing is on
   const svc = await startEmbedded({
-    pgliteDir: cfg.PGLITE_DIR, log, settings: cfg,
+    pgliteDir: cfg.PGLITE_DIR,
+    log,
+    settings: cfg,
     // The same mapping from settings to the gateway's config as the gateway process (gatewayConfigOf).
     gateway: gatewayConfigOf(cfg, x402Terms(cfg)),
   });

@@ -40,14 +40,30 @@ export const LIMITS = { bodyBytes: 1_048_576, jsonDepth: 32, headerBytes: 16_384
  * answer them with the same typed envelope instead of Node's bare status line.
  */
 function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
-  if (err.code === 'ECONNRESET' || !socket.writable) { socket.destroy(); return; }
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
   const [status, code, message]: [number, BlockedCode, string] =
-    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'headers-too-large', `the request line and headers exceed ${LIMITS.headerBytes} bytes; send a shorter query string or fewer headers`]
-    : err.code === 'HPE_URI_TOO_LONG' ? [414, 'uri-too-long', 'the URL is too long']
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408 as number, 'invalid-input', 'the request took too long to arrive']
-    : [400, 'invalid-input', `the HTTP request could not be parsed (${err.code ?? 'bad request'}); check the request line, header names and values`];
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [
+          431,
+          'headers-too-large',
+          `the request line and headers exceed ${LIMITS.headerBytes} bytes; send a shorter query string or fewer headers`,
+        ]
+      : err.code === 'HPE_URI_TOO_LONG'
+        ? [414, 'uri-too-long', 'the URL is too long']
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408 as number, 'invalid-input', 'the request took too long to arrive']
+          : [
+              400,
+              'invalid-input',
+              `the HTTP request could not be parsed (${err.code ?? 'bad request'}); check the request line, header names and values`,
+            ];
   const body = JSON.stringify(blocked(code, message));
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-answer-kind: BLOCKED\r\nconnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-answer-kind: BLOCKED\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 function depthOf(v: unknown, d = 0): number {
@@ -68,7 +84,13 @@ function depthOf(v: unknown, d = 0): number {
 class OneLinePerRequest extends LogController {
   override incomingRequest() {}
   override requestCompleted(error: Error | null | undefined, req: FastifyRequest, reply: FastifyReply) {
-    const line = { method: req.method, route: capabilityLabel(req), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, servedBy: reply.getHeader('x-served-by') };
+    const line = {
+      method: req.method,
+      route: capabilityLabel(req),
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      servedBy: reply.getHeader('x-served-by'),
+    };
     if (error) req.log.error({ ...line, err: error.message }, 'request failed');
     else req.log.info(line, 'request');
   }
@@ -77,23 +99,40 @@ class OneLinePerRequest extends LogController {
 /** Build the gateway: every route derived from the catalog, every failure a typed envelope. */
 export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: deps.log as unknown as import("fastify").FastifyBaseLogger,
+    loggerInstance: deps.log as unknown as import('fastify').FastifyBaseLogger,
     bodyLimit: deps.config.bodyLimitBytes,
     // A hop count trusts that many proxies nearest the server (fastify's types take it as a function).
-    trustProxy: typeof deps.config.trustProxy === 'number' ? ((n) => (_addr: string, hop: number) => hop < n)(deps.config.trustProxy) : deps.config.trustProxy ?? false,
+    trustProxy:
+      typeof deps.config.trustProxy === 'number'
+        ? (
+            (n) => (_addr: string, hop: number) =>
+              hop < n
+          )(deps.config.trustProxy)
+        : (deps.config.trustProxy ?? false),
     requestIdHeader: 'x-request-id',
     genReqId: idSequence('request'),
     // A child logger per request costs a few µs; build it only when request lines are logged (info or finer).
     // Errors logged without it name the request id themselves.
-    childLoggerFactory: (logger, bindings, opts) => ((logger as unknown as Logger).isLevelEnabled('info') ? logger.child(bindings, opts) : logger),
+    childLoggerFactory: (logger, bindings, opts) =>
+      (logger as unknown as Logger).isLevelEnabled('info') ? logger.child(bindings, opts) : logger,
     routerOptions: { maxParamLength: LIMITS.paramLength, ignoreTrailingSlash: true },
     http: { maxHeaderSize: LIMITS.headerBytes },
     clientErrorHandler,
     // A URL fastify cannot decode (e.g. `%ff`) fails before routing: answer it typed too. A path segment longer
     // than any id, VIN or name we serve names nothing: 404, as docs/operations.md's limits table says.
     frameworkErrors: (err, _req, reply) => {
-      if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') void sendBlocked(reply, 'not-found', `no route for a path segment over ${LIMITS.paramLength} characters; the catalog of routes is at GET /catalog`);
-      else void sendBlocked(reply, 'invalid-input', `the URL could not be decoded (${err.code}); percent-encode it as UTF-8`);
+      if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')
+        void sendBlocked(
+          reply,
+          'not-found',
+          `no route for a path segment over ${LIMITS.paramLength} characters; the catalog of routes is at GET /catalog`,
+        );
+      else
+        void sendBlocked(
+          reply,
+          'invalid-input',
+          `the URL could not be decoded (${err.code}); percent-encode it as UTF-8`,
+        );
     },
     // Fastify's own 503-on-closing answer is untyped; requests that arrive while closing are served instead
     // (the bus is drained only after the server has closed), so an accepted request is never dropped.
@@ -108,8 +147,37 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'POST', 'HEAD', 'OPTIONS'],
-    allowedHeaders: ['authorization', 'x-api-key', 'content-type', 'accept', 'idempotency-key', 'sandbox-trigger', 'accept-price', 'mandate', 'delegated-for', 'x-request-id', 'if-none-match', 'mcp-protocol-version'],
-    exposedHeaders: ['x-request-id', 'payment-required', 'payment-response', 'x-payment-response', 'intent-id', 'idempotent-replayed', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy', 'x-answer-kind', 'x-served-by', 'etag', 'warning'],
+    allowedHeaders: [
+      'authorization',
+      'x-api-key',
+      'content-type',
+      'accept',
+      'idempotency-key',
+      'sandbox-trigger',
+      'accept-price',
+      'mandate',
+      'delegated-for',
+      'x-request-id',
+      'if-none-match',
+      'mcp-protocol-version',
+    ],
+    exposedHeaders: [
+      'x-request-id',
+      'payment-required',
+      'payment-response',
+      'x-payment-response',
+      'intent-id',
+      'idempotent-replayed',
+      'retry-after',
+      'ratelimit-limit',
+      'ratelimit-remaining',
+      'ratelimit-reset',
+      'ratelimit-policy',
+      'x-answer-kind',
+      'x-served-by',
+      'etag',
+      'warning',
+    ],
     maxAge: 600,
     strictPreflight: false, // a bare OPTIONS (no Origin) is answered, not refused with an untyped text body
   });
@@ -121,10 +189,23 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     if (!text.trim()) return done(null, {});
     try {
       const parsed = JSON.parse(text, (k, v) => (k === '__proto__' ? undefined : v));
-      if (depthOf(parsed) > LIMITS.jsonDepth) return done(Object.assign(new Error(`JSON nested deeper than ${LIMITS.jsonDepth} levels`), { statusCode: 400, code: 'VCS_JSON_DEPTH' }), undefined);
+      if (depthOf(parsed) > LIMITS.jsonDepth)
+        return done(
+          Object.assign(new Error(`JSON nested deeper than ${LIMITS.jsonDepth} levels`), {
+            statusCode: 400,
+            code: 'VCS_JSON_DEPTH',
+          }),
+          undefined,
+        );
       done(null, parsed);
     } catch (e) {
-      done(Object.assign(new Error(`malformed JSON: ${(e as Error).message}`), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON' }), undefined);
+      done(
+        Object.assign(new Error(`malformed JSON: ${(e as Error).message}`), {
+          statusCode: 400,
+          code: 'FST_ERR_CTP_INVALID_JSON',
+        }),
+        undefined,
+      );
     }
   });
 
@@ -137,25 +218,43 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   });
   app.addHook('onResponse', (req, reply, done) => {
     const kind = reply.getHeader('x-answer-kind');
-    countAnswer(capabilityLabel(req), typeof kind === 'string' ? kind : reply.statusCode >= 400 ? 'BLOCKED' : 'OK', reply.statusCode);
+    countAnswer(
+      capabilityLabel(req),
+      typeof kind === 'string' ? kind : reply.statusCode >= 400 ? 'BLOCKED' : 'OK',
+      reply.statusCode,
+    );
     done();
   });
 
   app.setNotFoundHandler((req, reply) =>
-    sendBlocked(reply, 'not-found', `no route ${req.method} ${req.url.split('?')[0]}; the catalog of routes is at GET /catalog`, { next: CATALOG }),
+    sendBlocked(
+      reply,
+      'not-found',
+      `no route ${req.method} ${req.url.split('?')[0]}; the catalog of routes is at GET /catalog`,
+      { next: CATALOG },
+    ),
   );
 
   app.setErrorHandler((err: any, req, reply) => {
     const status = err.statusCode ?? 500;
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413) return sendBlocked(reply, 'payload-too-large', `the body is larger than ${deps.config.bodyLimitBytes} bytes`);
-    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || status === 415) return sendBlocked(reply, 'unsupported-media-type', 'send the body as application/json');
-    if (err.code === 'FST_ERR_CTP_INVALID_JSON' || err.code === 'VCS_JSON_DEPTH' || err instanceof SyntaxError) return sendBlocked(reply, 'malformed-json', err.message);
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413)
+      return sendBlocked(reply, 'payload-too-large', `the body is larger than ${deps.config.bodyLimitBytes} bytes`);
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || status === 415)
+      return sendBlocked(reply, 'unsupported-media-type', 'send the body as application/json');
+    if (err.code === 'FST_ERR_CTP_INVALID_JSON' || err.code === 'VCS_JSON_DEPTH' || err instanceof SyntaxError)
+      return sendBlocked(reply, 'malformed-json', err.message);
     if (status >= 400 && status < 500) return sendBlocked(reply, 'invalid-input', err.message);
     const storeDown = isStoreUnavailable(err);
     if (storeDown) req.log.warn({ reqId: req.id, err: err.message }, 'store unavailable');
     else req.log.error({ reqId: req.id, err }, 'unhandled error');
-    if (storeDown) return sendBlocked(reply, 'store-unavailable', 'a store this call needs is unreachable; retry shortly', { next: sameRequest(req) });
-    return sendAnswer(reply, blocked('internal', `the gateway failed on this request; it is logged under request id ${req.id}`));
+    if (storeDown)
+      return sendBlocked(reply, 'store-unavailable', 'a store this call needs is unreachable; retry shortly', {
+        next: sameRequest(req),
+      });
+    return sendAnswer(
+      reply,
+      blocked('internal', `the gateway failed on this request; it is logged under request id ${req.id}`),
+    );
   });
 
   // Order matters: who is calling first (once, req.caller), then the limit (cheap refusal), then idempotency (needs

@@ -10,16 +10,29 @@ import type { GatewayConfig } from './deps.ts';
  * its own anonymous rate limit). Off by default: believed from anyone, the header lets a caller pick its address.
  * `true` (every hop), a hop count (`1`), or a comma-separated list of proxy addresses and CIDRs.
  */
-export const trustProxySetting = z.string().default('').transform((raw, ctx): boolean | number | string[] => {
-  const v = raw.trim();
-  if (v === '' || v === 'false') return false;
-  if (v === 'true') return true;
-  if (/^\d+$/.test(v)) return Number(v);
-  const list = v.split(',').map((x) => x.trim()).filter(Boolean);
-  const bad = list.find((x) => { const [ip, bits, ...rest] = x.split('/'); return rest.length > 0 || !isIP(ip!) || (bits !== undefined && !/^\d{1,3}$/.test(bits)); });
-  if (bad !== undefined) ctx.addIssue({ code: 'custom', message: `"${bad}" is not an address or CIDR; give true, a hop count, or addresses/CIDRs separated by commas` });
-  return list;
-});
+export const trustProxySetting = z
+  .string()
+  .default('')
+  .transform((raw, ctx): boolean | number | string[] => {
+    const v = raw.trim();
+    if (v === '' || v === 'false') return false;
+    if (v === 'true') return true;
+    if (/^\d+$/.test(v)) return Number(v);
+    const list = v
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
+    const bad = list.find((x) => {
+      const [ip, bits, ...rest] = x.split('/');
+      return rest.length > 0 || !isIP(ip!) || (bits !== undefined && !/^\d{1,3}$/.test(bits));
+    });
+    if (bad !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${bad}" is not an address or CIDR; give true, a hop count, or addresses/CIDRs separated by commas`,
+      });
+    return list;
+  });
 
 export const gatewayConfig = baseConfig.extend({
   ...rateLimitEnv.shape,
@@ -41,8 +54,13 @@ export type GatewayEnv = z.infer<typeof gatewayConfig>;
  */
 export function gatewayConfigOf(cfg: GatewayEnv, x402?: X402Terms): GatewayConfig {
   return {
-    busTimeoutMs: cfg.BUS_TIMEOUT_MS, bodyLimitBytes: cfg.BODY_LIMIT_BYTES, publicBaseUrl: cfg.PUBLIC_BASE_URL, trustProxy: cfg.TRUST_PROXY,
-    rateLimits: rateLimitsFrom(cfg), metricsOnPublicPort: cfg.METRICS_PORT === 0, x402,
+    busTimeoutMs: cfg.BUS_TIMEOUT_MS,
+    bodyLimitBytes: cfg.BODY_LIMIT_BYTES,
+    publicBaseUrl: cfg.PUBLIC_BASE_URL,
+    trustProxy: cfg.TRUST_PROXY,
+    rateLimits: rateLimitsFrom(cfg),
+    metricsOnPublicPort: cfg.METRICS_PORT === 0,
+    x402,
   };
 }
 

@@ -14,21 +14,37 @@ export type KeyNeed = 'none' | 'free' | 'optional' | 'required';
  * routes and platform operations): the account and key, the sandbox trigger, and the refusals a key can earn, with
  * their one wording. Null when a refusal was sent.
  */
-export function requestContext(req: FastifyRequest, reply: FastifyReply, need: KeyNeed, what: string): CallContext | null {
+export function requestContext(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  need: KeyNeed,
+  what: string,
+): CallContext | null {
   const ctx = anonymousContext(req.id);
   if (need === 'none') return ctx;
   const { caller } = req;
   if (caller.kind === 'refused') {
-    if (need !== 'free') { void sendBlocked(reply, caller.code, caller.message, { mint: MINT_KEY, next: caller.next }); return null; }
+    if (need !== 'free') {
+      void sendBlocked(reply, caller.code, caller.message, { mint: MINT_KEY, next: caller.next });
+      return null;
+    }
     reply.header('warning', `199 - "${caller.code}: ${caller.message}"`);
   }
   if (caller.kind === 'anonymous' && need === 'required') {
-    void sendBlocked(reply, 'key-required', `${what} needs a key: send Authorization: Bearer <key> (or X-Api-Key). Mint one, free and anonymous, with POST /keys`, { mint: MINT_KEY, next: MINT_KEY });
+    void sendBlocked(
+      reply,
+      'key-required',
+      `${what} needs a key: send Authorization: Bearer <key> (or X-Api-Key). Mint one, free and anonymous, with POST /keys`,
+      { mint: MINT_KEY, next: MINT_KEY },
+    );
     return null;
   }
   const trigger = req.headers['sandbox-trigger'];
   // A sandbox key selects the simulated mode even on live operations: the environment stays 'sandbox'.
-  if (caller.kind === 'key') { ctx.account = caller.account; ctx.keyId = caller.keyId; }
+  if (caller.kind === 'key') {
+    ctx.account = caller.account;
+    ctx.keyId = caller.keyId;
+  }
   ctx.trigger = typeof trigger === 'string' ? trigger : null;
   return ctx;
 }

@@ -18,5 +18,9 @@ export async function decodeThroughData(deps: GatewayDeps, vin: string, requestI
   const r = await dispatch(deps.bus, DECODE, { vin }, anonymousContext(requestId), deps.config.busTimeoutMs);
   const answer = answerOf(r) as any;
   if (r.status !== 200 || answer?.type !== 'OK') return { ok: false, status: r.status, body: r.body };
-  return { ok: true, decode: answer.value.decode, provenance: { simulated: true, environment: 'sandbox', ...answer.value.sources } };
+  return {
+    ok: true,
+    decode: answer.value.decode,
+    provenance: { simulated: true, environment: 'sandbox', ...answer.value.sources },
+  };
 }

@@ -1,10 +1,26 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { checkMandate, MINT_KEY, offerTerms, ops, type Mandate, requiresMandateWhenDelegated, sandboxDesks, type Capability } from '@vcs/contract';
+import {
+  checkMandate,
+  MINT_KEY,
+  offerTerms,
+  ops,
+  type Mandate,
+  requiresMandateWhenDelegated,
+  sandboxDesks,
+  type Capability,
+} from '@vcs/contract';
 import { callOp, mirroredX402, type CallContext } from '@vcs/platform';
 import type { Caller } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { acceptPrice, isDelegated, mandateOf } from './money/headers.ts';
-import { decoratePaymentReply, encodeHeader, offerFactsOf, paymentOf, paymentRequiredOf, paymentRequiredV1Of } from './money/x402.ts';
+import {
+  decoratePaymentReply,
+  encodeHeader,
+  offerFactsOf,
+  paymentOf,
+  paymentRequiredOf,
+  paymentRequiredV1Of,
+} from './money/x402.ts';
 import { callerOf } from './dispatch.ts';
 import { sameRequest, sendBlocked, sendOpReply } from './reply.ts';
 
@@ -14,8 +30,13 @@ import { sameRequest, sendBlocked, sendOpReply } from './reply.ts';
  */
 export type GateOutcome = { sent: true } | { sent: false; ctx: CallContext };
 export type GateCheck = (
-  c: Capability, input: Record<string, unknown>, caller: Caller, ctx: CallContext,
-  req: FastifyRequest, reply: FastifyReply, deps: GatewayDeps,
+  c: Capability,
+  input: Record<string, unknown>,
+  caller: Caller,
+  ctx: CallContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  deps: GatewayDeps,
 ) => Promise<GateOutcome>;
 
 export const passThroughGate: GateCheck = async (_c, _i, _caller, ctx) => ({ sent: false, ctx });
@@ -28,20 +49,39 @@ export const passThroughGate: GateCheck = async (_c, _i, _caller, ctx) => ({ sen
 const mandateGate: GateCheck = async (c, _input, caller, ctx, req, reply, deps) => {
   const m = mandateOf(req);
   if (m && 'problems' in m) {
-    sendBlocked(reply, 'invalid-mandate', 'the Mandate header must be base64url JSON of {id, principal, ceiling, perAction, expires, tripwires}; fix each problem listed', { next: sameRequest(req), problems: m.problems, schema: '/docs/money.md#mandates' });
+    sendBlocked(
+      reply,
+      'invalid-mandate',
+      'the Mandate header must be base64url JSON of {id, principal, ceiling, perAction, expires, tripwires}; fix each problem listed',
+      { next: sameRequest(req), problems: m.problems, schema: '/docs/money.md#mandates' },
+    );
     return { sent: true };
   }
   if (!m) {
     if (requiresMandateWhenDelegated(c) && isDelegated(req, caller)) {
-      sendBlocked(reply, 'mandate-required', `${c.name} made on someone's behalf needs a Mandate header: send ${c.method} ${c.path} again with Mandate: <base64url JSON of the principal's mandate>`, { capability: c.name, next: { method: c.method, path: c.path } });
+      sendBlocked(
+        reply,
+        'mandate-required',
+        `${c.name} made on someone's behalf needs a Mandate header: send ${c.method} ${c.path} again with Mandate: <base64url JSON of the principal's mandate>`,
+        { capability: c.name, next: { method: c.method, path: c.path } },
+      );
       return { sent: true };
     }
     return { sent: false, ctx };
   }
   const terms = offerTerms(c);
-  const violation = checkMandate(m.mandate, { capability: c.name, ceilingCents: c.gate === 'offer' ? terms.ceilingCents : 0, currency: terms.ceiling.currency, now: deps.clock.now() });
+  const violation = checkMandate(m.mandate, {
+    capability: c.name,
+    ceilingCents: c.gate === 'offer' ? terms.ceilingCents : 0,
+    currency: terms.ceiling.currency,
+    now: deps.clock.now(),
+  });
   if (violation) {
-    sendBlocked(reply, violation.code, violation.message, { capability: c.name, mandate: { id: m.mandate.id, principal: m.mandate.principal }, ...(violation.tripwire ? { tripwire: violation.tripwire } : {}) });
+    sendBlocked(reply, violation.code, violation.message, {
+      capability: c.name,
+      mandate: { id: m.mandate.id, principal: m.mandate.principal },
+      ...(violation.tripwire ? { tripwire: violation.tripwire } : {}),
+    });
     return { sent: true };
   }
   return { sent: false, ctx: { ...ctx, mandate: m.mandate } };
@@ -55,54 +95,108 @@ const mandateGate: GateCheck = async (c, _input, caller, ctx, req, reply, deps) 
 const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => {
   const accept = acceptPrice(req);
   if (accept === 'invalid') {
-    sendBlocked(reply, 'invalid-price-header', 'Accept-Price must be an amount and a currency code, for example "Accept-Price: 5.00 USD"', { example: 'Accept-Price: 5.00 USD', next: { method: c.method, path: c.path } });
+    sendBlocked(
+      reply,
+      'invalid-price-header',
+      'Accept-Price must be an amount and a currency code, for example "Accept-Price: 5.00 USD"',
+      { example: 'Accept-Price: 5.00 USD', next: { method: c.method, path: c.path } },
+    );
     return { sent: true };
   }
   const payment = paymentOf(req);
   if (payment && 'problems' in payment) {
-    sendBlocked(reply, 'payment-invalid', 'the x402 payment header (PAYMENT-SIGNATURE or X-PAYMENT) must be base64 JSON of an x402 payment payload; fix each problem listed', { problems: payment.problems, next: sameRequest(req) });
+    sendBlocked(
+      reply,
+      'payment-invalid',
+      'the x402 payment header (PAYMENT-SIGNATURE or X-PAYMENT) must be base64 JSON of an x402 payment payload; fix each problem listed',
+      { problems: payment.problems, next: sameRequest(req) },
+    );
     return { sent: true };
   }
   const resourceUrl = `${deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`}${c.path}`;
   // A v2 payment names the intent of the offer it paid (accepted.extra.intentId): that intent is paid, no new offer.
-  const created = payment?.intentId ? null : await callOp(callerOf(deps), ops.intentsCreate, { capability: c.name, input }, ctx);
-  if (created && created.answer.type !== 'OFFER') { sendOpReply(reply, created); return { sent: true }; } // a refusal: the 402 is the offer
+  const created = payment?.intentId
+    ? null
+    : await callOp(callerOf(deps), ops.intentsCreate, { capability: c.name, input }, ctx);
+  if (created && created.answer.type !== 'OFFER') {
+    sendOpReply(reply, created);
+    return { sent: true };
+  } // a refusal: the 402 is the offer
   const offer = created?.answer.type === 'OFFER' ? created.answer.value : null;
   const intentId = payment?.intentId ?? offer!.intent.id;
   reply.header('intent-id', intentId);
   if (payment) {
-    const settled = await callOp(callerOf(deps), ops.intentsSettle, { intentId, payment: payment.payload, mandate: ctx.mandate as Mandate | undefined }, ctx);
-    sendOpReply(reply, decoratePaymentReply(reply, settled, payment.version, (deps.config.x402 ?? mirroredX402), resourceUrl));
+    const settled = await callOp(
+      callerOf(deps),
+      ops.intentsSettle,
+      { intentId, payment: payment.payload, mandate: ctx.mandate as Mandate | undefined },
+      ctx,
+    );
+    sendOpReply(
+      reply,
+      decoratePaymentReply(reply, settled, payment.version, deps.config.x402 ?? mirroredX402, resourceUrl),
+    );
     return { sent: true };
   }
   const terms = offerTerms(c);
   const accepted = accept !== null && accept.currency === terms.ceiling.currency && terms.ceilingCents <= accept.cents;
   if (accepted || ctx.mandate) {
     if (caller.kind !== 'key') {
-      sendBlocked(reply, 'key-required', `settling ${c.name} needs a key: send Authorization: Bearer <key> (mint one with POST /keys), or settle intent ${intentId} later with one, or pay it with x402`, { intent: offer!.intent, settle: offer!.settle, mint: MINT_KEY, next: MINT_KEY });
+      sendBlocked(
+        reply,
+        'key-required',
+        `settling ${c.name} needs a key: send Authorization: Bearer <key> (mint one with POST /keys), or settle intent ${intentId} later with one, or pay it with x402`,
+        { intent: offer!.intent, settle: offer!.settle, mint: MINT_KEY, next: MINT_KEY },
+      );
       return { sent: true };
     }
-    const settled = await callOp(callerOf(deps), ops.intentsSettle, { intentId, mandate: ctx.mandate as Mandate | undefined }, ctx);
+    const settled = await callOp(
+      callerOf(deps),
+      ops.intentsSettle,
+      { intentId, mandate: ctx.mandate as Mandate | undefined },
+      ctx,
+    );
     sendOpReply(reply, settled);
     return { sent: true };
   }
-  if (accept) reply.header('accept-price-result', `declined: the hard ceiling ${terms.ceiling.amount} ${terms.ceiling.currency} is above ${accept.text}`);
+  if (accept)
+    reply.header(
+      'accept-price-result',
+      `declined: the hard ceiling ${terms.ceiling.amount} ${terms.ceiling.currency} is above ${accept.text}`,
+    );
   const facts = offerFactsOf(c, intentId, resourceUrl);
   const x402 = paymentRequiredOf(deps.config.x402 ?? mirroredX402, facts);
   reply.header('payment-required', encodeHeader(x402));
   // x402 v1 clients read the offer from the body: its members go beside the envelope's (additive); the v2 terms are
   // in the value too, for clients that read the body only (the SDK's settle with a payer, MCP).
   const value = { ...offer!, x402 };
-  sendOpReply(reply, { ...created!, answer: { ...created!.answer, value, evidence: value, ...paymentRequiredV1Of(deps.config.x402 ?? mirroredX402, facts) } });
+  sendOpReply(reply, {
+    ...created!,
+    answer: {
+      ...created!.answer,
+      value,
+      evidence: value,
+      ...paymentRequiredV1Of(deps.config.x402 ?? mirroredX402, facts),
+    },
+  });
   return { sent: true };
 };
 
 /** Human gate: commerce stores a pending handoff and answers 403 BLOCKED NEEDS_HUMAN with its poll rail. */
 const humanGate: GateCheck = async (c, input, _caller, ctx, _req, reply, deps) => {
   const h = c.human ?? { verb: 'authorize' as const, ...sandboxDesks.authorize };
-  const created = await callOp(callerOf(deps), ops.handoffsCreate, { verb: h.verb, credential: h.credential, capability: c.name, input }, ctx);
+  const created = await callOp(
+    callerOf(deps),
+    ops.handoffsCreate,
+    { verb: h.verb, credential: h.credential, capability: c.name, input },
+    ctx,
+  );
   sendOpReply(reply, created);
   return { sent: true };
 };
 
-export const gates: { mandate: GateCheck; offer: GateCheck; human: GateCheck } = { mandate: mandateGate, offer: offerGate, human: humanGate };
+export const gates: { mandate: GateCheck; offer: GateCheck; human: GateCheck } = {
+  mandate: mandateGate,
+  offer: offerGate,
+  human: humanGate,
+};

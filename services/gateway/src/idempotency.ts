@@ -11,8 +11,7 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 const IN_FLIGHT_TTL_MS = 120_000;
 
 type Stored =
-  | { state: 'running'; fp: string }
-  | { state: 'done'; fp: string; status: number; contentType: string; body: string };
+  { state: 'running'; fp: string } | { state: 'done'; fp: string; status: number; contentType: string; body: string };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,7 +25,11 @@ const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 /** Same meaning, same text: object members sorted so `{a,b}` and `{b,a}` are one body. */
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as any)[k])}`).join(',')}}`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as any)[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v) ?? 'null';
 }
 
@@ -35,53 +38,90 @@ function canonical(v: unknown): string {
  * or per client address when anonymous, so two callers never collide on a key.
  */
 export function registerIdempotency(app: FastifyInstance, deps: GatewayDeps) {
-  const isPost = (route: RouteOptions) => route.method === 'POST' || (Array.isArray(route.method) && route.method.includes('POST'));
+  const isPost = (route: RouteOptions) =>
+    route.method === 'POST' || (Array.isArray(route.method) && route.method.includes('POST'));
   app.decorateRequest('idempotencyClaim', null);
-  addRouteHook(app, 'preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (req.method !== 'POST') return;
-    const header = req.headers['idempotency-key'];
-    if (header === undefined) return;
-    if (typeof header !== 'string' || header.length < 1 || header.length > 255) {
-      return sendBlocked(reply, 'invalid-input', 'Idempotency-Key must be one value of 1 to 255 characters (a UUID is a good choice)', { next: sameRequest(req) });
-    }
-    const { caller } = req;
-    const scope = caller.kind === 'key' ? `acct:${caller.account}` : `ip:${req.ip}`;
-    const kvKey = `idem:${scope}:${sha(header)}`;
-    const fp = sha(`${req.method} ${req.url}\n${canonical(req.body ?? {})}`);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      if (await deps.kv.setNx(kvKey, JSON.stringify({ state: 'running', fp } satisfies Stored), IN_FLIGHT_TTL_MS)) {
-        req.idempotencyClaim = { kvKey, fp };
-        return;
+  addRouteHook(
+    app,
+    'preHandler',
+    async (req: FastifyRequest, reply: FastifyReply) => {
+      if (req.method !== 'POST') return;
+      const header = req.headers['idempotency-key'];
+      if (header === undefined) return;
+      if (typeof header !== 'string' || header.length < 1 || header.length > 255) {
+        return sendBlocked(
+          reply,
+          'invalid-input',
+          'Idempotency-Key must be one value of 1 to 255 characters (a UUID is a good choice)',
+          { next: sameRequest(req) },
+        );
       }
-      const raw = await deps.kv.get(kvKey);
-      if (!raw) continue; // expired between the two reads: claim again
-      const seen = JSON.parse(raw) as Stored;
-      if (seen.fp !== fp) {
-        return sendBlocked(reply, 'idempotency-key-reused', 'this Idempotency-Key was used with a different request (path or body); use a new key for a new request', { next: sameRequest(req) });
+      const { caller } = req;
+      const scope = caller.kind === 'key' ? `acct:${caller.account}` : `ip:${req.ip}`;
+      const kvKey = `idem:${scope}:${sha(header)}`;
+      const fp = sha(`${req.method} ${req.url}\n${canonical(req.body ?? {})}`);
+      for (let attempt = 0; attempt < 2; attempt++) {
+        if (await deps.kv.setNx(kvKey, JSON.stringify({ state: 'running', fp } satisfies Stored), IN_FLIGHT_TTL_MS)) {
+          req.idempotencyClaim = { kvKey, fp };
+          return;
+        }
+        const raw = await deps.kv.get(kvKey);
+        if (!raw) continue; // expired between the two reads: claim again
+        const seen = JSON.parse(raw) as Stored;
+        if (seen.fp !== fp) {
+          return sendBlocked(
+            reply,
+            'idempotency-key-reused',
+            'this Idempotency-Key was used with a different request (path or body); use a new key for a new request',
+            { next: sameRequest(req) },
+          );
+        }
+        if (seen.state === 'running') {
+          reply.header('retry-after', '1');
+          return sendBlocked(
+            reply,
+            'idempotency-in-flight',
+            'the first request with this Idempotency-Key is still running; retry shortly to get its answer',
+            { next: sameRequest(req) },
+          );
+        }
+        return reply.code(seen.status).type(seen.contentType).header('idempotent-replayed', 'true').send(seen.body);
       }
-      if (seen.state === 'running') {
-        reply.header('retry-after', '1');
-        return sendBlocked(reply, 'idempotency-in-flight', 'the first request with this Idempotency-Key is still running; retry shortly to get its answer', { next: sameRequest(req) });
-      }
-      return reply.code(seen.status).type(seen.contentType).header('idempotent-replayed', 'true').send(seen.body);
-    }
-  }, isPost);
+    },
+    isPost,
+  );
 
-  addRouteHook(app, 'onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const claim = req.idempotencyClaim;
-    if (!claim) return payload;
-    req.idempotencyClaim = null;
-    const status = reply.statusCode;
-    // Retriable outcomes are not remembered: the next attempt with the same key runs again.
-    if (status >= 500 || status === 429 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
-      await deps.kv.del(claim.kvKey).catch(() => undefined);
+  addRouteHook(
+    app,
+    'onSend',
+    async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+      const claim = req.idempotencyClaim;
+      if (!claim) return payload;
+      req.idempotencyClaim = null;
+      const status = reply.statusCode;
+      // Retriable outcomes are not remembered: the next attempt with the same key runs again.
+      if (status >= 500 || status === 429 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
+        await deps.kv.del(claim.kvKey).catch(() => undefined);
+        return payload;
+      }
+      // A secret is shown once: the remembered answer keeps its shape but never a secret-marked member (the route
+      // names a flat reply's schema, POST /keys; an answer names its own by `answers`).
+      const body = withoutSecrets(
+        Buffer.isBuffer(payload) ? payload.toString('utf8') : payload,
+        `${req.method} ${req.routeOptions.url}`,
+      );
+      const stored: Stored = {
+        state: 'done',
+        fp: claim.fp,
+        status,
+        contentType: String(reply.getHeader('content-type') ?? 'application/json'),
+        body,
+      };
+      await deps.kv
+        .set(claim.kvKey, JSON.stringify(stored), IDEMPOTENCY_TTL_MS)
+        .catch((err) => req.log.warn({ reason: (err as Error).message }, 'idempotency record not stored'));
       return payload;
-    }
-    // A secret is shown once: the remembered answer keeps its shape but never a secret-marked member (the route
-    // names a flat reply's schema, POST /keys; an answer names its own by `answers`).
-    const body = withoutSecrets(Buffer.isBuffer(payload) ? payload.toString('utf8') : payload, `${req.method} ${req.routeOptions.url}`);
-    const stored: Stored = { state: 'done', fp: claim.fp, status, contentType: String(reply.getHeader('content-type') ?? 'application/json'), body };
-    await deps.kv.set(claim.kvKey, JSON.stringify(stored), IDEMPOTENCY_TTL_MS).catch((err) => req.log.warn({ reason: (err as Error).message }, 'idempotency record not stored'));
-    return payload;
-  }, isPost);
+    },
+    isPost,
+  );
 }

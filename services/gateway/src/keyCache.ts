@@ -10,7 +10,10 @@ const { keysChanged } = broadcasts;
 /** How long a gateway trusts a key row it read; a broadcast change drops it sooner. */
 export const KEY_CACHE_MS = 5_000;
 
-interface Entry { row: KeyRow; until: number }
+interface Entry {
+  row: KeyRow;
+  until: number;
+}
 
 /**
  * Commerce could not be asked about a key, or could not answer it: the caller gets a typed 503, never a guess.
@@ -18,19 +21,38 @@ interface Entry { row: KeyRow; until: number }
  */
 export class KeyCheckUnavailable extends Error {
   override name = 'KeyCheckUnavailable';
-  constructor(message: string, readonly code: 'store-unavailable' | 'pillar-unavailable') { super(message); }
+  constructor(
+    message: string,
+    readonly code: 'store-unavailable' | 'pillar-unavailable',
+  ) {
+    super(message);
+  }
 }
 
 /** The key row as commerce, which owns the table, has it now (`keys.lookup`); null when there is none. */
-export async function lookupKey(bus: Bus, prefix: string, requestId: string, timeoutMs: number): Promise<KeyRow | null> {
+export async function lookupKey(
+  bus: Bus,
+  prefix: string,
+  requestId: string,
+  timeoutMs: number,
+): Promise<KeyRow | null> {
   const r = await callOp({ bus, busTimeoutMs: timeoutMs }, ops.keysLookup, { prefix }, anonymousContext(requestId));
-  if (r.answer.type === 'BLOCKED') throw new KeyCheckUnavailable(r.answer.value.message, r.answer.value.code === 'store-unavailable' ? 'store-unavailable' : 'pillar-unavailable');
+  if (r.answer.type === 'BLOCKED')
+    throw new KeyCheckUnavailable(
+      r.answer.value.message,
+      r.answer.value.code === 'store-unavailable' ? 'store-unavailable' : 'pillar-unavailable',
+    );
   if (r.answer.type !== 'OK') return null;
   const v = r.answer.value;
   const date = (t: string | null) => (t === null ? null : new Date(t));
   return {
-    ...v, secret_hash: Buffer.from(v.secret_hash, 'hex'), created_at: new Date(v.created_at),
-    grace_until: date(v.grace_until), last_rotated_at: date(v.last_rotated_at), expires_at: date(v.expires_at), revoked_at: date(v.revoked_at),
+    ...v,
+    secret_hash: Buffer.from(v.secret_hash, 'hex'),
+    created_at: new Date(v.created_at),
+    grace_until: date(v.grace_until),
+    last_rotated_at: date(v.last_rotated_at),
+    expires_at: date(v.expires_at),
+    revoked_at: date(v.revoked_at),
   };
 }
 
@@ -53,18 +75,31 @@ export class KeyCache {
     return row;
   }
 
-  forget(prefix: string) { this.rows.delete(prefix); }
+  forget(prefix: string) {
+    this.rows.delete(prefix);
+  }
 
   /** Tell every gateway replica (this one included) to drop a key's cached row. */
   announce(prefix: string) {
     this.forget(prefix);
-    try { this.bus.broadcast(keysChanged.subject, enc.encode(JSON.stringify({ prefix } satisfies z.input<typeof keysChanged.payload>))); } catch { /* the 5 s expiry still bounds it */ }
+    try {
+      this.bus.broadcast(
+        keysChanged.subject,
+        enc.encode(JSON.stringify({ prefix } satisfies z.input<typeof keysChanged.payload>)),
+      );
+    } catch {
+      /* the 5 s expiry still bounds it */
+    }
   }
 
   watch(): { stop(): void } {
     return this.bus.onBroadcast(keysChanged.subject, (data) => {
       let notice: unknown;
-      try { notice = JSON.parse(dec.decode(data)); } catch { return; } // a malformed notice changes nothing
+      try {
+        notice = JSON.parse(dec.decode(data));
+      } catch {
+        return;
+      } // a malformed notice changes nothing
       const parsed = keysChanged.payload.safeParse(notice);
       if (parsed.success) this.forget(parsed.data.prefix);
     });
@@ -77,9 +112,14 @@ export class KeyCache {
  */
 export function registerKeyChangeNotices(app: FastifyInstance, keys: KeyCache) {
   const watch = keys.watch();
-  addRouteHook(app, 'onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    if (reply.statusCode === 200 && req.caller.kind === 'key') keys.announce(req.caller.prefix);
-    return payload;
-  }, (route) => route.config?.capability?.changesKey === true);
+  addRouteHook(
+    app,
+    'onSend',
+    async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+      if (reply.statusCode === 200 && req.caller.kind === 'key') keys.announce(req.caller.prefix);
+      return payload;
+    },
+    (route) => route.config?.capability?.changesKey === true,
+  );
   app.addHook('onClose', async () => watch.stop());
 }

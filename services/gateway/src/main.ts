@@ -1,4 +1,14 @@
-import { connectInfra, createLogger, healthServer, loadConfig, onShutdown, runMain, startTracing, stopTracing, x402Terms } from '@vcs/platform';
+import {
+  connectInfra,
+  createLogger,
+  healthServer,
+  loadConfig,
+  onShutdown,
+  runMain,
+  startTracing,
+  stopTracing,
+  x402Terms,
+} from '@vcs/platform';
 import { buildApp } from './app.ts';
 import { gatewayConfig, gatewayConfigOf } from './config.ts';
 import { closeGracefully } from './shutdown.ts';
@@ -11,7 +21,8 @@ await runMain('gateway', async () => {
   await startTracing('gateway', cfg); // before buildApp: it traces requests only when tracing is on
   const infra = await connectInfra('gateway', cfg, [], log); // the gateway owns no tables
   const app = await buildApp({
-    ...infra, log,
+    ...infra,
+    log,
     config: gatewayConfigOf(cfg, x402),
   });
   await app.listen({ port: cfg.PORT, host: cfg.HOST });

@@ -5,9 +5,13 @@ import { presentedKey } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { addRouteHook, capabilityOf, servesCapability } from './routeCapability.ts';
 
-
 /** Calls answered per capability route, settlements (counted by commerce, by whatever path paid), and what they collected. */
-export interface Usage { calls: number; settlements: number; charged: string; byCapability: Record<string, { calls: number; settlements: number; charged: string }> }
+export interface Usage {
+  calls: number;
+  settlements: number;
+  charged: string;
+  byCapability: Record<string, { calls: number; settlements: number; charged: string }>;
+}
 
 /**
  * Per-account, per-capability counters (Kv hash `meter:<account>`; Redis in the distributed mode).
@@ -16,7 +20,11 @@ export interface Usage { calls: number; settlements: number; charged: string; by
 export class Meter {
   private pending = new Map<string, Map<string, number>>();
   private timer: NodeJS.Timeout;
-  constructor(private kv: Kv, private log: Logger, intervalMs = 200) {
+  constructor(
+    private kv: Kv,
+    private log: Logger,
+    intervalMs = 200,
+  ) {
     this.timer = setInterval(() => void this.flush(), intervalMs);
     this.timer.unref();
   }
@@ -34,7 +42,11 @@ export class Meter {
     this.pending = new Map();
     for (const [account, fields] of batch) {
       for (const [f, n] of fields) {
-        await this.kv.hincrby(meterKey(account), f, n).catch((err) => this.log.warn({ reason: (err as Error).message, account }, 'meter flush failed; counts dropped'));
+        await this.kv
+          .hincrby(meterKey(account), f, n)
+          .catch((err) =>
+            this.log.warn({ reason: (err as Error).message, account }, 'meter flush failed; counts dropped'),
+          );
       }
     }
   }
@@ -46,22 +58,43 @@ export class Meter {
     const byCapability: Usage['byCapability'] = {};
     for (const f of Object.keys(h)) {
       const m = /^cap:(.+):(calls|settlements)$/.exec(f);
-      if (m && !byCapability[m[1]!]) byCapability[m[1]!] = { calls: num(`cap:${m[1]}:calls`), settlements: num(`cap:${m[1]}:settlements`), charged: fromCents(num(`cap:${m[1]}:charged_cents`)) };
+      if (m && !byCapability[m[1]!])
+        byCapability[m[1]!] = {
+          calls: num(`cap:${m[1]}:calls`),
+          settlements: num(`cap:${m[1]}:settlements`),
+          charged: fromCents(num(`cap:${m[1]}:charged_cents`)),
+        };
     }
-    return { calls: num('calls'), settlements: num('settlements'), charged: fromCents(num('charged_cents')), byCapability };
+    return {
+      calls: num('calls'),
+      settlements: num('settlements'),
+      charged: fromCents(num('charged_cents')),
+      byCapability,
+    };
   }
 
-  stop() { clearInterval(this.timer); return this.flush(); }
+  stop() {
+    clearInterval(this.timer);
+    return this.flush();
+  }
 }
 
 export function registerMeter(app: FastifyInstance, deps: GatewayDeps, meter: Meter) {
   // A callback-style hook, only on capability routes: an anonymous call (no key) costs no promise here.
-  addRouteHook(app, 'onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    done();
-    const capability = capabilityOf(req)?.name;
-    // Anonymous calls are not metered; rate-limited calls and idempotent replays did not run.
-    if (!capability || !presentedKey(req) || reply.statusCode === 429 || reply.getHeader('idempotent-replayed')) return;
-    if (req.caller.kind === 'key') meter.count(req.caller.account, capability);
-  }, servesCapability);
-  app.addHook('onClose', async () => { await meter.stop(); });
+  addRouteHook(
+    app,
+    'onResponse',
+    (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      done();
+      const capability = capabilityOf(req)?.name;
+      // Anonymous calls are not metered; rate-limited calls and idempotent replays did not run.
+      if (!capability || !presentedKey(req) || reply.statusCode === 429 || reply.getHeader('idempotent-replayed'))
+        return;
+      if (req.caller.kind === 'key') meter.count(req.caller.account, capability);
+    },
+    servesCapability,
+  );
+  app.addHook('onClose', async () => {
+    await meter.stop();
+  });
 }

@@ -17,7 +17,12 @@ export type RateLimits = { sandbox: number; live: number; anonymous: number; min
 
 /** The limits from the parsed settings (or, for an app built without them, from the environment). */
 export function rateLimitsFrom(c: z.infer<typeof rateLimitEnv>): RateLimits {
-  return { sandbox: c.RATE_LIMIT_SANDBOX_PER_MIN, live: c.RATE_LIMIT_LIVE_PER_MIN, anonymous: c.RATE_LIMIT_ANON_PER_MIN, mint: c.RATE_LIMIT_MINT_PER_MIN };
+  return {
+    sandbox: c.RATE_LIMIT_SANDBOX_PER_MIN,
+    live: c.RATE_LIMIT_LIVE_PER_MIN,
+    anonymous: c.RATE_LIMIT_ANON_PER_MIN,
+    mint: c.RATE_LIMIT_MINT_PER_MIN,
+  };
 }
 
 type LimitClass = keyof RateLimits;
@@ -28,7 +33,13 @@ type Consumed = Pick<RateLimiterRes, 'remainingPoints' | 'msBeforeNext'>;
 /** A limiter of one class: throws RateLimiterRes when over the limit. */
 type Limiter = { consume(id: string): Promise<Consumed> };
 
-interface Lease { tokens: number; shared: number; resetAt: number; refused: boolean; fetching?: Promise<void> }
+interface Lease {
+  tokens: number;
+  shared: number;
+  resetAt: number;
+  refused: boolean;
+  fetching?: Promise<void>;
+}
 
 /**
  * Tokens taken from the shared (Redis) window ahead of use, so most calls need no Redis round trip: while a
@@ -40,14 +51,22 @@ interface Lease { tokens: number; shared: number; resetAt: number; refused: bool
 export class LeasedLimiter implements Limiter {
   private leases = new Map<string, Lease>();
   // The clock ages leases (a local view of the shared window); Redis keeps the window itself in its own time.
-  constructor(private readonly shared: RateLimiterAbstract, private readonly clock: Clock = systemClock) {}
-  private ms() { return this.clock.now().getTime(); }
+  constructor(
+    private readonly shared: RateLimiterAbstract,
+    private readonly clock: Clock = systemClock,
+  ) {}
+  private ms() {
+    return this.clock.now().getTime();
+  }
 
   async consume(id: string): Promise<Consumed> {
     for (let round = 0; round < 5; round++) {
       const now = this.ms();
       let lease = this.leases.get(id);
-      if (lease && now >= lease.resetAt && !lease.fetching) { this.leases.delete(id); lease = undefined; }
+      if (lease && now >= lease.resetAt && !lease.fetching) {
+        this.leases.delete(id);
+        lease = undefined;
+      }
       if (lease && now < lease.resetAt) {
         if (lease.tokens > 0) {
           lease.tokens--;
@@ -56,7 +75,10 @@ export class LeasedLimiter implements Limiter {
         // A fixed window only fills up: once refused, refused until it resets, without asking Redis again.
         if (lease.refused) throw new RateLimiterRes(0, lease.resetAt - now);
       }
-      if (lease?.fetching) { await lease.fetching; continue; }
+      if (lease?.fetching) {
+        await lease.fetching;
+        continue;
+      }
       await this.lease(id, lease);
     }
     return this.shared.consume(id, 1); // lost every race for leased tokens: take one directly
@@ -66,16 +88,34 @@ export class LeasedLimiter implements Limiter {
     const chunk = known ? Math.min(100, Math.max(1, Math.floor(known.shared / 10))) : 1;
     const entry: Lease = known ?? { tokens: 0, shared: 0, resetAt: 0, refused: false };
     if (!known) {
-      if (this.leases.size >= 10_000) { const now = this.ms(); for (const [k, l] of this.leases) if (l.resetAt <= now && !l.fetching) this.leases.delete(k); }
+      if (this.leases.size >= 10_000) {
+        const now = this.ms();
+        for (const [k, l] of this.leases) if (l.resetAt <= now && !l.fetching) this.leases.delete(k);
+      }
       this.leases.set(id, entry);
     }
-    entry.fetching = this.shared.consume(id, chunk).then(
-      (res) => { Object.assign(entry, { tokens: entry.tokens + chunk, shared: res.remainingPoints, resetAt: this.ms() + res.msBeforeNext, refused: false }); },
-      (e) => {
-        if (!(e instanceof RateLimiterRes)) { this.leases.delete(id); throw e; } // Redis unreachable: the caller fails open
-        Object.assign(entry, { tokens: 0, shared: 0, resetAt: this.ms() + e.msBeforeNext, refused: true });
-      },
-    ).finally(() => { entry.fetching = undefined; });
+    entry.fetching = this.shared
+      .consume(id, chunk)
+      .then(
+        (res) => {
+          Object.assign(entry, {
+            tokens: entry.tokens + chunk,
+            shared: res.remainingPoints,
+            resetAt: this.ms() + res.msBeforeNext,
+            refused: false,
+          });
+        },
+        (e) => {
+          if (!(e instanceof RateLimiterRes)) {
+            this.leases.delete(id);
+            throw e;
+          } // Redis unreachable: the caller fails open
+          Object.assign(entry, { tokens: 0, shared: 0, resetAt: this.ms() + e.msBeforeNext, refused: true });
+        },
+      )
+      .finally(() => {
+        entry.fetching = undefined;
+      });
     return entry.fetching;
   }
 }
@@ -92,11 +132,15 @@ export { RateLimiterRes };
  */
 export function registerRateLimits(app: FastifyInstance, deps: GatewayDeps) {
   const limits = deps.config.rateLimits;
-  const limiters = Object.fromEntries((Object.keys(limits) as LimitClass[]).map((cls) => {
-    const keyPrefix = `rl:${cls}`;
-    const l: Limiter = deps.kv.redis ? new LeasedLimiter(redisWindow(deps.kv.redis, keyPrefix, limits[cls]), deps.clock) : new RateLimiterMemory({ keyPrefix, points: limits[cls], duration: WINDOW_S });
-    return [cls, l];
-  })) as Record<LimitClass, Limiter>;
+  const limiters = Object.fromEntries(
+    (Object.keys(limits) as LimitClass[]).map((cls) => {
+      const keyPrefix = `rl:${cls}`;
+      const l: Limiter = deps.kv.redis
+        ? new LeasedLimiter(redisWindow(deps.kv.redis, keyPrefix, limits[cls]), deps.clock)
+        : new RateLimiterMemory({ keyPrefix, points: limits[cls], duration: WINDOW_S });
+      return [cls, l];
+    }),
+  ) as Record<LimitClass, Limiter>;
 
   app.addHook('onRequest', async (req, reply) => {
     // Health and metrics are for load balancers and scrapers, which poll from one address: never limited.
@@ -111,7 +155,17 @@ export function registerRateLimits(app: FastifyInstance, deps: GatewayDeps) {
         rateLimitRefusals.inc({ scope: cls });
         setHeaders(reply, limit, e);
         reply.header('retry-after', String(Math.max(1, Math.ceil(e.msBeforeNext / 1000))));
-        return sendBlocked(reply, 'rate-limited', `over the limit of ${limit} calls a minute for ${describe(cls)}; retry ${req.method} ${sameRequest(req).path} after ${Math.ceil(e.msBeforeNext / 1000)} s`, { limit, window: `${WINDOW_S}s`, retryAfterSeconds: Math.ceil(e.msBeforeNext / 1000), next: sameRequest(req) });
+        return sendBlocked(
+          reply,
+          'rate-limited',
+          `over the limit of ${limit} calls a minute for ${describe(cls)}; retry ${req.method} ${sameRequest(req).path} after ${Math.ceil(e.msBeforeNext / 1000)} s`,
+          {
+            limit,
+            window: `${WINDOW_S}s`,
+            retryAfterSeconds: Math.ceil(e.msBeforeNext / 1000),
+            next: sameRequest(req),
+          },
+        );
       }
       // Redis unreachable: fail open rather than refuse every call; the store's own health shows the outage.
       req.log.warn({ reason: (e as Error).message }, 'rate limiter unavailable; call let through'); // one line, no stack: the store's outage is no bug here
@@ -139,4 +193,8 @@ function setHeaders(reply: FastifyReply, limit: number, res: Consumed) {
 }
 
 const describe = (cls: LimitClass) =>
-  cls === 'mint' ? 'minting keys from this address' : cls === 'anonymous' ? 'anonymous calls from this address (a key raises it: POST /keys)' : `this ${cls} key`;
+  cls === 'mint'
+    ? 'minting keys from this address'
+    : cls === 'anonymous'
+      ? 'anonymous calls from this address (a key raises it: POST /keys)'
+      : `this ${cls} key`;

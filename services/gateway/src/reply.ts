@@ -1,5 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { blocked, httpStatusOf, idPrefixes, isIdOf, type BlockedCode, type NextRequest, type OpReply } from '@vcs/contract';
+import {
+  blocked,
+  httpStatusOf,
+  idPrefixes,
+  isIdOf,
+  type BlockedCode,
+  type NextRequest,
+  type OpReply,
+} from '@vcs/contract';
 
 /** Send an answer object with the HTTP status its kind and code call for. */
 export function sendAnswer(reply: FastifyReply, answer: { type: any; value?: unknown }) {
@@ -16,7 +24,12 @@ export function sendOpReply(reply: FastifyReply, r: OpReply) {
   return reply.code(r.status).type('application/json').send(r.answer);
 }
 
-export function sendBlocked(reply: FastifyReply, code: BlockedCode, message: string, extra: Record<string, unknown> = {}) {
+export function sendBlocked(
+  reply: FastifyReply,
+  code: BlockedCode,
+  message: string,
+  extra: Record<string, unknown> = {},
+) {
   return sendAnswer(reply, blocked(code, message, extra));
 }
 
@@ -32,7 +45,9 @@ export function sameRequest(req: Pick<FastifyRequest, 'method' | 'url'>): NextRe
 export const CATALOG: NextRequest = { method: 'GET', path: '/catalog' };
 
 const NOT_FOUND = {
-  intent: ['intent-not-found', 'a 402 OFFER'], handoff: ['handoff-not-found', 'a NEEDS_HUMAN answer'], deal: ['deal-not-found', 'POST /buy/deals'],
+  intent: ['intent-not-found', 'a 402 OFFER'],
+  handoff: ['handoff-not-found', 'a NEEDS_HUMAN answer'],
+  deal: ['deal-not-found', 'POST /buy/deals'],
 } as const;
 
 /**
@@ -42,6 +57,10 @@ const NOT_FOUND = {
 export function refuseMalformedId(reply: FastifyReply, kind: keyof typeof NOT_FOUND, id: string): boolean {
   if (isIdOf(kind, id)) return false;
   const [code, from] = NOT_FOUND[kind];
-  sendBlocked(reply, code, `no ${kind} with this id; ${kind} ids start ${idPrefixes[kind]} followed by letters, digits, - and _, and come from ${from}`);
+  sendBlocked(
+    reply,
+    code,
+    `no ${kind} with this id; ${kind} ids start ${idPrefixes[kind]} followed by letters, digits, - and _, and come from ${from}`,
+  );
   return true;
 }

@@ -19,7 +19,12 @@ type RouteHook = 'preHandler' | 'onSend' | 'onResponse';
  * Attach a hook only to the routes that need it (fastify's `onRoute`), instead of to every route: a free GET
  * does not pay for idempotency or key-change hooks it can never use. Call before the routes are registered.
  */
-export function addRouteHook(app: FastifyInstance, name: RouteHook, hook: (...args: any[]) => unknown, when: (route: RouteOptions) => boolean) {
+export function addRouteHook(
+  app: FastifyInstance,
+  name: RouteHook,
+  hook: (...args: any[]) => unknown,
+  when: (route: RouteOptions) => boolean,
+) {
   app.addHook('onRoute', (route) => {
     if (!when(route)) return;
     const existing = route[name];

@@ -16,12 +16,22 @@ export function scopeNeeded(c: Capability): 'read' | 'act' | null {
 
 /** Refuse a keyed call whose key was scoped away from what the capability needs (403 forbidden). */
 export function registerScopeCheck(app: FastifyInstance, deps: GatewayDeps) {
-  addRouteHook(app, 'preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
-    const c = capabilityOf(req);
-    const needed = c && scopeNeeded(c);
-    if (!needed || !presentedKey(req)) return;
-    const { caller } = req;
-    if (caller.kind !== 'key' || caller.scopes.includes(needed)) return;
-    return sendBlocked(reply, 'forbidden', `${c.name} needs the "${needed}" scope and this key holds [${caller.scopes.join(', ')}]; use a key with that scope: mint one with POST /api-keys/mint`, { capability: c.name, scopes: caller.scopes, needed, next: { method: 'POST', path: '/api-keys/mint' } });
-  }, servesCapability);
+  addRouteHook(
+    app,
+    'preHandler',
+    async (req: FastifyRequest, reply: FastifyReply) => {
+      const c = capabilityOf(req);
+      const needed = c && scopeNeeded(c);
+      if (!needed || !presentedKey(req)) return;
+      const { caller } = req;
+      if (caller.kind !== 'key' || caller.scopes.includes(needed)) return;
+      return sendBlocked(
+        reply,
+        'forbidden',
+        `${c.name} needs the "${needed}" scope and this key holds [${caller.scopes.join(', ')}]; use a key with that scope: mint one with POST /api-keys/mint`,
+        { capability: c.name, scopes: caller.scopes, needed, next: { method: 'POST', path: '/api-keys/mint' } },
+      );
+    },
+    servesCapability,
+  );
 }

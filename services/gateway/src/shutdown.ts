@@ -13,7 +13,9 @@ import type { FastifyInstance } from 'fastify';
  * 4. then fastify closes what is idle and waits for every request in flight.
  */
 export async function closeGracefully(app: FastifyInstance, graceMs = 1000) {
-  app.server.prependListener('request', (_req, res) => { if (!res.headersSent) res.setHeader('connection', 'close'); });
+  app.server.prependListener('request', (_req, res) => {
+    if (!res.headersSent) res.setHeader('connection', 'close');
+  });
   if (app.server.listening) NetServer.prototype.close.call(app.server);
   await new Promise((r) => setTimeout(r, graceMs));
   await app.close();

@@ -1,5 +1,15 @@
 import { eventEnvelope } from '@vcs/contract';
-import { consumeEventBatches, dec, endSpan, SpanKind, spanTraceparent, startSpan, contextFrom, tracing, type Services } from '@vcs/platform';
+import {
+  consumeEventBatches,
+  dec,
+  endSpan,
+  SpanKind,
+  spanTraceparent,
+  startSpan,
+  contextFrom,
+  tracing,
+  type Services,
+} from '@vcs/platform';
 import { recordDemand } from './activation/queue.ts';
 import { fanOut, type StreamEvent } from './webhooks/fanout.ts';
 
@@ -10,22 +20,44 @@ import { fanOut, type StreamEvent } from './webhooks/fanout.ts';
  * and ack; `continues` starts it where they had got to.)
  */
 export async function startEventConsumer(services: Services, onNewDeliveries: () => void) {
-  return consumeEventBatches(services.bus, { durable: 'services-events', filter: 'evt.>', continues: ['webhook-fanout', 'activation-ranking'] }, async (batch) => {
-    const events: StreamEvent[] = [];
-    for (const d of batch) {
-      // The text is kept beside the parse: a webhook delivers the event's bytes as the stream gave them.
-      const body = dec.decode(d.data);
-      const parsed = eventEnvelope.safeParse(JSON.parse(body));
-      if (parsed.success) events.push({ evt: parsed.data, body, ...(d.headers?.traceparent ? { traceparent: d.headers.traceparent } : {}) });
-      else services.log.warn({ subject: d.subject }, 'an event that is not an envelope was skipped');
-    }
-    // Tracing on: each event's fan-out is a span continuing the event's trace, and its deliveries continue that span.
-    const spans = tracing.on ? events.map((e) => {
-      const span = startSpan(`fanout ${e.evt.type}`, SpanKind.CONSUMER, { 'messaging.system': 'nats', 'messaging.message.id': e.evt.id }, contextFrom(e.traceparent));
-      if (span) e.traceparent = spanTraceparent(span);
-      return span;
-    }) : [];
-    const [delivered] = await Promise.all([fanOut(services, events), recordDemand(services, events.map((e) => e.evt))]).finally(() => spans.forEach((s) => endSpan(s)));
-    if (delivered) onNewDeliveries();
-  });
+  return consumeEventBatches(
+    services.bus,
+    { durable: 'services-events', filter: 'evt.>', continues: ['webhook-fanout', 'activation-ranking'] },
+    async (batch) => {
+      const events: StreamEvent[] = [];
+      for (const d of batch) {
+        // The text is kept beside the parse: a webhook delivers the event's bytes as the stream gave them.
+        const body = dec.decode(d.data);
+        const parsed = eventEnvelope.safeParse(JSON.parse(body));
+        if (parsed.success)
+          events.push({
+            evt: parsed.data,
+            body,
+            ...(d.headers?.traceparent ? { traceparent: d.headers.traceparent } : {}),
+          });
+        else services.log.warn({ subject: d.subject }, 'an event that is not an envelope was skipped');
+      }
+      // Tracing on: each event's fan-out is a span continuing the event's trace, and its deliveries continue that span.
+      const spans = tracing.on
+        ? events.map((e) => {
+            const span = startSpan(
+              `fanout ${e.evt.type}`,
+              SpanKind.CONSUMER,
+              { 'messaging.system': 'nats', 'messaging.message.id': e.evt.id },
+              contextFrom(e.traceparent),
+            );
+            if (span) e.traceparent = spanTraceparent(span);
+            return span;
+          })
+        : [];
+      const [delivered] = await Promise.all([
+        fanOut(services, events),
+        recordDemand(
+          services,
+          events.map((e) => e.evt),
+        ),
+      ]).finally(() => spans.forEach((s) => endSpan(s)));
+      if (delivered) onNewDeliveries();
+    },
+  );
 }

@@ -16,6 +16,11 @@ export const workflowsPillar: PillarDefinition<'workflows'> = {
   ops: (services) => dealOps(services, new DealMachine(services)),
   async background(services) {
     // Durable: a restarted workflows process resumes from the last acknowledged event.
-    return [await services.bus.consumeEvents({ durable: 'workflows-deals', filter: 'evt.>', ackWaitMs: 10_000 }, dealEventHandler(services, new DealMachine(services)))];
+    return [
+      await services.bus.consumeEvents(
+        { durable: 'workflows-deals', filter: 'evt.>', ackWaitMs: 10_000 },
+        dealEventHandler(services, new DealMachine(services)),
+      ),
+    ];
   },
 };

@@ -7,19 +7,34 @@ import { vin } from '../vin.ts';
 export const workflowIds = ['buy'] as const;
 
 /** A US ZIP code: five digits, or ZIP+4. */
-export const usZip = z.string().trim().regex(/^\d{5}(-\d{4})?$/, 'a US ZIP code: 5 digits, or ZIP+4 such as 94103-1234').meta({ example: '94103' });
+export const usZip = z
+  .string()
+  .trim()
+  .regex(/^\d{5}(-\d{4})?$/, 'a US ZIP code: 5 digits, or ZIP+4 such as 94103-1234')
+  .meta({ example: '94103' });
 
 /** POST /buy/deals: the buyer and the car. */
-export const buyDealRequest = z.object({
-  vin,
-  buyer: z.object({
-    name: z.string().trim().min(1, 'the buyer\'s name must not be empty').max(200),
-    zip: usZip,
-  }).strict(),
-}).strict();
+export const buyDealRequest = z
+  .object({
+    vin,
+    buyer: z
+      .object({
+        name: z.string().trim().min(1, "the buyer's name must not be empty").max(200),
+        zip: usZip,
+      })
+      .strict(),
+  })
+  .strict();
 
 /** The lifecycle a deal moves through; see docs/deals.md for the moves between them. */
-export const dealStates = ['OPENED', 'IN_PROGRESS', 'AWAITING_PAYMENT', 'AWAITING_HUMAN', 'STEP_FAILED', 'SETTLED'] as const;
+export const dealStates = [
+  'OPENED',
+  'IN_PROGRESS',
+  'AWAITING_PAYMENT',
+  'AWAITING_HUMAN',
+  'STEP_FAILED',
+  'SETTLED',
+] as const;
 export const stepStatuses = ['todo', 'running', 'awaiting', 'done', 'failed'] as const;
 
 /** Past-tense events a deal appends to its record (and publishes) as it moves; Deal.opened also comes from deal.open. */
@@ -36,20 +51,40 @@ export const dealStep = z.object({
   step: z.string().meta({ example: 'decode' }),
   title: z.string(),
   why: z.string().meta({ description: 'Why this step sits here in a purchase' }),
-  capability: z.string().nullable().meta({ description: 'The capability that fulfils it; null for a pure human act', example: 'vehicle.decode' }),
-  kind: z.enum(['execute', 'offer', 'human']).meta({ description: 'execute: runs at once; offer: arrives as a 402 OFFER to settle; human: arrives as a 403 NEEDS_HUMAN handoff' }),
+  capability: z
+    .string()
+    .nullable()
+    .meta({ description: 'The capability that fulfils it; null for a pure human act', example: 'vehicle.decode' }),
+  kind: z.enum(['execute', 'offer', 'human']).meta({
+    description:
+      'execute: runs at once; offer: arrives as a 402 OFFER to settle; human: arrives as a 403 NEEDS_HUMAN handoff',
+  }),
   verb: z.enum(['authorize', 'notarize', 'sign', 'pay']).nullable(),
   status: z.enum(stepStatuses),
   attempts: z.number().int(),
-  pending: z.object({ kind: z.enum(['offer', 'handoff']), id: z.string(), answer: z.record(z.string(), z.unknown()) }).nullable()
+  pending: z
+    .object({ kind: z.enum(['offer', 'handoff']), id: z.string(), answer: z.record(z.string(), z.unknown()) })
+    .nullable()
     .meta({ description: 'The offer (intent) or handoff the step waits on' }),
-  outcome: z.object({ type: z.string(), answers: z.string().optional(), code: z.string().optional(), message: z.string().optional(), at: timestamp }).nullable(),
+  outcome: z
+    .object({
+      type: z.string(),
+      answers: z.string().optional(),
+      code: z.string().optional(),
+      message: z.string().optional(),
+      at: timestamp,
+    })
+    .nullable(),
   startedAt: timestamp.nullable(),
   completedAt: timestamp.nullable(),
 });
 
 export const dealEventRecord = z.object({
-  id: z.string(), type: z.string(), step: z.number().int().nullable(), occurredAt: timestamp, data: z.record(z.string(), z.unknown()),
+  id: z.string(),
+  type: z.string(),
+  step: z.number().int().nullable(),
+  occurredAt: timestamp,
+  data: z.record(z.string(), z.unknown()),
 });
 
 /** The Deal@1 value: GET /buy/deals/{id}, POST /buy/deals and each advance. */
@@ -59,7 +94,11 @@ export const dealValue = z.object({
   vin: z.string(),
   buyer: z.object({ name: z.string(), zip: z.string() }).nullable(),
   state: z.enum(dealStates),
-  currentStep: z.number().int().nullable().meta({ description: 'Position of the next step not yet done; null once SETTLED' }),
+  currentStep: z
+    .number()
+    .int()
+    .nullable()
+    .meta({ description: 'Position of the next step not yet done; null once SETTLED' }),
   checklist: z.array(dealStep),
   pending: dealStep.shape.pending,
   events: z.array(dealEventRecord),
@@ -82,12 +121,20 @@ export const deal = defineNoun({
   summary: 'Deals: a workflow (buy) that takes a vehicle purchase from OPENED to SETTLED step by step.',
   capabilities: {
     open: {
-      method: 'POST', path: '/deals/open', gate: 'key', mode: 'sandbox', facet: 'commerce',
+      method: 'POST',
+      path: '/deals/open',
+      gate: 'key',
+      mode: 'sandbox',
+      facet: 'commerce',
       summary: 'Open a deal of a workflow for a VIN; the answer carries its id, state OPENED and checklist.',
       request: z.object({ workflow: z.enum(workflowIds), vin }).strict(),
-      answer: 'DealOpen@1', value: dealOpenValue,
-      events: [{ type: 'Deal.opened@1', when: 'success' }], price: price.free(),
-      notes: [`As the deal moves it appends and publishes ${dealLifecycleEvents.map((e) => e.type).join(', ')}; advance it with POST /buy/deals/{id}/advance.`],
+      answer: 'DealOpen@1',
+      value: dealOpenValue,
+      events: [{ type: 'Deal.opened@1', when: 'success' }],
+      price: price.free(),
+      notes: [
+        `As the deal moves it appends and publishes ${dealLifecycleEvents.map((e) => e.type).join(', ')}; advance it with POST /buy/deals/{id}/advance.`,
+      ],
     },
   },
 });

@@ -4,7 +4,10 @@ import { decimalString, isoDate } from '../answer.ts';
 import { price, valueBase } from '../common.ts';
 import { vin } from '../vin.ts';
 
-const place = z.string().regex(/^\d{5}$/, 'a 5-digit US ZIP code').meta({ example: '94103' });
+const place = z
+  .string()
+  .regex(/^\d{5}$/, 'a 5-digit US ZIP code')
+  .meta({ example: '94103' });
 
 export const transport = defineNoun({
   noun: 'transport',
@@ -15,13 +18,27 @@ export const transport = defineNoun({
   summary: 'Moving a vehicle between two places: quotes now, priced orders later.',
   capabilities: {
     quote: {
-      method: 'GET', path: '/transports/quote', gate: 'none', mode: 'sandbox', facet: 'data',
+      method: 'GET',
+      path: '/transports/quote',
+      gate: 'none',
+      mode: 'sandbox',
+      facet: 'data',
       summary: 'Quote carrying a VIN from one ZIP to another.',
-      request: z.object({ vin, from: place, to: place }).strict(), answer: 'TransportQuote@1',
+      request: z.object({ vin, from: place, to: place }).strict(),
+      answer: 'TransportQuote@1',
       value: valueBase.extend({
-        quote: z.object({ from: z.string(), to: z.string(), miles: z.number().int(), amount: decimalString, currency: z.string(), pickupBy: isoDate, deliverBy: isoDate }),
+        quote: z.object({
+          from: z.string(),
+          to: z.string(),
+          miles: z.number().int(),
+          amount: decimalString,
+          currency: z.string(),
+          pickupBy: isoDate,
+          deliverBy: isoDate,
+        }),
       }),
-      events: [], price: price.free(),
+      events: [],
+      price: price.free(),
     },
   },
 });

@@ -14,7 +14,12 @@ import { BusError, type Bus, type Headers } from './types.ts';
  */
 
 /** An answer's metadata as the pillar reports it: HTTP status, answer kind, which replica answered, and whether it is a stored answer replayed. */
-export interface ReplyMeta { status: number; kind: string; servedBy: string; replayed?: boolean }
+export interface ReplyMeta {
+  status: number;
+  kind: string;
+  servedBy: string;
+  replayed?: boolean;
+}
 
 /**
  * `<status> <kind> <served-by>[ replayed]\n<answer JSON>`: one line the gateway splits off without copying the answer.
@@ -29,18 +34,27 @@ export function framedReply(meta: ReplyMeta, json: string): Buffer {
 export function unframeReply(data: Uint8Array): (ReplyMeta & { body: Uint8Array }) | null {
   const end = data.subarray(0, 256).indexOf(10); // '\n'
   if (end < 0) return null;
-  const [status, kind, servedBy, flag, ...rest] = Buffer.from(data.buffer, data.byteOffset, end).toString('latin1').split(' ');
+  const [status, kind, servedBy, flag, ...rest] = Buffer.from(data.buffer, data.byteOffset, end)
+    .toString('latin1')
+    .split(' ');
   const code = Number(status);
-  if (!(code >= 100 && code <= 599) || !kind || !servedBy || rest.length || (flag !== undefined && flag !== 'replayed')) return null;
+  if (!(code >= 100 && code <= 599) || !kind || !servedBy || rest.length || (flag !== undefined && flag !== 'replayed'))
+    return null;
   return { status: code, kind, servedBy, ...(flag ? { replayed: true } : {}), body: data.subarray(end + 1) };
 }
 
 /** What a caller sends: the input and the caller's context. */
-export interface BusRequest { input: unknown; ctx: CallContext }
+export interface BusRequest {
+  input: unknown;
+  ctx: CallContext;
+}
 
 export type Unavailable = 'no-responders' | 'timeout' | 'closed' | 'unreadable';
 /** A pillar's reply; `unavailable` says why there was none (then `body` is the 503 answer made here). */
-export interface CallResult extends ReplyMeta { body: Uint8Array | Record<string, unknown>; unavailable?: Unavailable }
+export interface CallResult extends ReplyMeta {
+  body: Uint8Array | Record<string, unknown>;
+  unavailable?: Unavailable;
+}
 
 const timer = childrenOf(busRequestSeconds);
 
@@ -50,21 +64,40 @@ const timer = childrenOf(busRequestSeconds);
  * time-out, a closed bus or an unreadable reply come back as a 503 BLOCKED `pillar-unavailable` with `unavailable`
  * set — a `no-responders` certainly did not run, a `timeout` may have.
  */
-export function call(bus: Bus, subject: string, pillar: string, req: BusRequest, opts: CallOptions): Promise<CallResult> {
+export function call(
+  bus: Bus,
+  subject: string,
+  pillar: string,
+  req: BusRequest,
+  opts: CallOptions,
+): Promise<CallResult> {
   return tracing.on ? callTraced(bus, subject, pillar, req, opts) : callOnce(bus, subject, pillar, req, opts);
 }
 
 type CallOptions = { timeoutMs: number; idempotent: boolean; clock?: Pick<Clock, 'sleep'> };
 
 /** A call as a CLIENT span of the active trace, its `traceparent` sent as a header (a retry is in the same span). */
-async function callTraced(bus: Bus, subject: string, pillar: string, req: BusRequest, opts: CallOptions): Promise<CallResult> {
+async function callTraced(
+  bus: Bus,
+  subject: string,
+  pillar: string,
+  req: BusRequest,
+  opts: CallOptions,
+): Promise<CallResult> {
   const traced = requestSpan(subject)!;
   const r = await callOnce(bus, subject, pillar, req, opts, traced.headers);
   endSpan(traced.span, r.unavailable, { 'vcs.status': r.status, 'vcs.answer': r.kind });
   return r;
 }
 
-async function callOnce(bus: Bus, subject: string, pillar: string, req: BusRequest, opts: CallOptions, headers?: Headers): Promise<CallResult> {
+async function callOnce(
+  bus: Bus,
+  subject: string,
+  pillar: string,
+  req: BusRequest,
+  opts: CallOptions,
+  headers?: Headers,
+): Promise<CallResult> {
   const data = Buffer.from(JSON.stringify(req));
   let attempts = opts.idempotent ? 2 : 1;
   for (;;) {
@@ -72,7 +105,11 @@ async function callOnce(bus: Bus, subject: string, pillar: string, req: BusReque
     let why: Unavailable;
     try {
       // The request id travels in ctx; only a traced call sends headers (its `traceparent`).
-      const reply = await bus.request(subject, data, headers ? { timeoutMs: opts.timeoutMs, headers } : { timeoutMs: opts.timeoutMs });
+      const reply = await bus.request(
+        subject,
+        data,
+        headers ? { timeoutMs: opts.timeoutMs, headers } : { timeoutMs: opts.timeoutMs },
+      );
       timer({ pillar, outcome: 'ok' }).observe((performance.now() - start) / 1000);
       const framed = unframeReply(reply.data);
       if (framed) return framed;
@@ -87,49 +124,104 @@ async function callOnce(bus: Bus, subject: string, pillar: string, req: BusReque
       if (why !== 'timeout') await (opts.clock ?? systemClock).sleep(100);
       continue;
     }
-    const message = why === 'no-responders' ? `no ${pillar} pillar replica is running; retry shortly`
-      : why === 'closed' ? `the bus to the ${pillar} pillar is closed; retry shortly`
-      : why === 'unreadable' ? `the ${pillar} pillar failed to answer; retry shortly`
-      : `the ${pillar} pillar did not answer within ${opts.timeoutMs} ms; retry shortly`;
-    return { status: 503, kind: 'BLOCKED', servedBy: '', unavailable: why, body: blocked('pillar-unavailable', message, { pillar, reason: why }) as unknown as Record<string, unknown> };
+    const message =
+      why === 'no-responders'
+        ? `no ${pillar} pillar replica is running; retry shortly`
+        : why === 'closed'
+          ? `the bus to the ${pillar} pillar is closed; retry shortly`
+          : why === 'unreadable'
+            ? `the ${pillar} pillar failed to answer; retry shortly`
+            : `the ${pillar} pillar did not answer within ${opts.timeoutMs} ms; retry shortly`;
+    return {
+      status: 503,
+      kind: 'BLOCKED',
+      servedBy: '',
+      unavailable: why,
+      body: blocked('pillar-unavailable', message, { pillar, reason: why }) as unknown as Record<string, unknown>,
+    };
   }
 }
 
 /** The answer of a call as an object (the gateway's hot path forwards `body` bytes instead). */
 export function answerOf(r: CallResult): Record<string, unknown> {
-  return r.body instanceof Uint8Array ? JSON.parse(Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength).toString('utf8')) : r.body;
+  return r.body instanceof Uint8Array
+    ? JSON.parse(Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength).toString('utf8'))
+    : r.body;
 }
 
 /** What a caller needs to reach the bus: the bus, the clock its retry pauses on, and BUS_TIMEOUT_MS (the one time-out rule, contract `opTimeouts`). */
-export interface BusCaller { bus: Bus; clock?: Pick<Clock, 'sleep'>; busTimeoutMs: number }
-export const busCallerOf = (s: Pick<Services, 'bus' | 'clock' | 'settings'>): BusCaller => ({ bus: s.bus, clock: s.clock, busTimeoutMs: s.settings.BUS_TIMEOUT_MS });
+export interface BusCaller {
+  bus: Bus;
+  clock?: Pick<Clock, 'sleep'>;
+  busTimeoutMs: number;
+}
+export const busCallerOf = (s: Pick<Services, 'bus' | 'clock' | 'settings'>): BusCaller => ({
+  bus: s.bus,
+  clock: s.clock,
+  busTimeoutMs: s.settings.BUS_TIMEOUT_MS,
+});
 
 /** A call's reply with its answer parsed: typed by the operation's declared reply (its server checks each answer against it outside production). */
-export interface OpResult<A = Record<string, unknown>> { status: number; answer: A; replayed?: boolean; unavailable?: Unavailable }
-const parsedReply = <A>(r: CallResult): OpResult<A> =>
-  ({ status: r.status, answer: answerOf(r) as A, ...(r.replayed ? { replayed: true } : {}), ...(r.unavailable ? { unavailable: r.unavailable } : {}) });
+export interface OpResult<A = Record<string, unknown>> {
+  status: number;
+  answer: A;
+  replayed?: boolean;
+  unavailable?: Unavailable;
+}
+const parsedReply = <A>(r: CallResult): OpResult<A> => ({
+  status: r.status,
+  answer: answerOf(r) as A,
+  ...(r.replayed ? { replayed: true } : {}),
+  ...(r.unavailable ? { unavailable: r.unavailable } : {}),
+});
 
 /**
  * Call a platform operation with its declared subject, pillar, retry rule and time-out (`opTimeouts`: an input with a
  * `timeoutMs` member gets the pillar's share unless the caller set it). Its input is parsed by its server.
  */
-export async function callOp<O extends Op>(via: BusCaller, op: O, input: z.input<O['input']>, ctx: CallContext): Promise<OpResult<OpAnswer<O>>> {
+export async function callOp<O extends Op>(
+  via: BusCaller,
+  op: O,
+  input: z.input<O['input']>,
+  ctx: CallContext,
+): Promise<OpResult<OpAnswer<O>>> {
   const given = (input as { timeoutMs?: number }).timeoutMs;
   const t = opTimeouts(op, via.busTimeoutMs, given);
   const takesTimeout = 'timeoutMs' in ((op.input as unknown as { shape?: object }).shape ?? {});
   const sent = takesTimeout && given === undefined ? { ...(input as object), timeoutMs: t.timeoutMs } : input;
-  return parsedReply(await call(via.bus, op.subject, op.pillar, { input: sent, ctx }, { timeoutMs: t.waitMs, idempotent: op.idempotent, clock: via.clock }));
+  return parsedReply(
+    await call(
+      via.bus,
+      op.subject,
+      op.pillar,
+      { input: sent, ctx },
+      { timeoutMs: t.waitMs, idempotent: op.idempotent, clock: via.clock },
+    ),
+  );
 }
 
 /**
  * Send a capability call to its pillar and return the pillar's bytes untouched (the gateway's hot path forwards
  * them). Its retry rule: a read (GET) is idempotent.
  */
-export function sendCapability(bus: Bus, c: Pick<Capability, 'subject' | 'pillar' | 'method'>, input: unknown, ctx: CallContext, timeoutMs: number, clock?: Pick<Clock, 'sleep'>): Promise<CallResult> {
+export function sendCapability(
+  bus: Bus,
+  c: Pick<Capability, 'subject' | 'pillar' | 'method'>,
+  input: unknown,
+  ctx: CallContext,
+  timeoutMs: number,
+  clock?: Pick<Clock, 'sleep'>,
+): Promise<CallResult> {
   return call(bus, c.subject, c.pillar, { input, ctx }, { timeoutMs, idempotent: c.method === 'GET', clock });
 }
 
 /** Run a capability from inside the platform (a settled intent, a deal step), exactly as the gateway sends it. */
-export async function callCapability(via: BusCaller, c: Capability, input: unknown, ctx: CallContext, timeoutMs = via.busTimeoutMs) {
+export async function callCapability(
+  via: BusCaller,
+  c: Capability,
+  input: unknown,
+  ctx: CallContext,
+  timeoutMs = via.busTimeoutMs,
+) {
   return parsedReply<Record<string, unknown>>(await sendCapability(via.bus, c, input, ctx, timeoutMs, via.clock));
 }

@@ -1,6 +1,20 @@
-import { BusError, type Bus, type BusMessage, type ConsumeOptions, type EventDelivery, type Headers, type Responder } from './types.ts';
+import {
+  BusError,
+  type Bus,
+  type BusMessage,
+  type ConsumeOptions,
+  type EventDelivery,
+  type Headers,
+  type Responder,
+} from './types.ts';
 
-interface Stored { seq: number; subject: string; data: Uint8Array; msgId: string; headers?: Headers }
+interface Stored {
+  seq: number;
+  subject: string;
+  data: Uint8Array;
+  msgId: string;
+  headers?: Headers;
+}
 
 function subjectMatches(filter: string, subject: string): boolean {
   const f = filter.split('.');
@@ -27,7 +41,11 @@ export class MemoryBus implements Bus {
   private fanout = new Map<string, Set<(d: Uint8Array) => void>>();
   private closed = false;
 
-  async request(subject: string, data: Uint8Array, opts: { timeoutMs: number; headers?: Headers }): Promise<BusMessage> {
+  async request(
+    subject: string,
+    data: Uint8Array,
+    opts: { timeoutMs: number; headers?: Headers },
+  ): Promise<BusMessage> {
     if (this.closed) throw new BusError('closed', 'bus is closed');
     const list = this.responders.get(subject);
     if (!list?.length) throw new BusError('no-responders', `no responders on ${subject}`);
@@ -35,7 +53,10 @@ export class MemoryBus implements Bus {
     this.rr.set(subject, i + 1);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new BusError('timeout', `no reply on ${subject} within ${opts.timeoutMs} ms`)), opts.timeoutMs);
+      timer = setTimeout(
+        () => reject(new BusError('timeout', `no reply on ${subject} within ${opts.timeoutMs} ms`)),
+        opts.timeoutMs,
+      );
     });
     try {
       const reply = await Promise.race([list[i]!.fn({ data, headers: opts.headers ?? {} }), timeout]);
@@ -50,7 +71,12 @@ export class MemoryBus implements Bus {
     const list = this.responders.get(subject) ?? [];
     list.push(entry);
     this.responders.set(subject, list);
-    return { stop: () => { const l = this.responders.get(subject); if (l) l.splice(l.indexOf(entry), 1); } };
+    return {
+      stop: () => {
+        const l = this.responders.get(subject);
+        if (l) l.splice(l.indexOf(entry), 1);
+      },
+    };
   }
 
   async publishEvent(subject: string, data: Uint8Array, msgId: string, headers?: Headers) {
@@ -70,17 +96,35 @@ export class MemoryBus implements Bus {
       let settled = false;
       await new Promise<void>((resolve) => {
         handler({
-          data: item.data, subject: item.subject, headers: item.headers, redeliveryCount: count,
-          ack: () => { settled = true; resolve(); },
+          data: item.data,
+          subject: item.subject,
+          headers: item.headers,
+          redeliveryCount: count,
+          ack: () => {
+            settled = true;
+            resolve();
+          },
           nak: (delayMs = 0) => {
             settled = true;
-            const t = setTimeout(() => { timers.delete(t); redeliver.push({ item, count: count + 1, at: 0 }); self.wake(); }, delayMs);
+            const t = setTimeout(() => {
+              timers.delete(t);
+              redeliver.push({ item, count: count + 1, at: 0 });
+              self.wake();
+            }, delayMs);
             timers.add(t);
             resolve();
           },
-        }).then(() => { if (!settled) resolve(); }, () => {
-          if (!settled) { redeliver.push({ item, count: count + 1, at: 0 }); resolve(); }
-        });
+        }).then(
+          () => {
+            if (!settled) resolve();
+          },
+          () => {
+            if (!settled) {
+              redeliver.push({ item, count: count + 1, at: 0 });
+              resolve();
+            }
+          },
+        );
       });
     };
     const self = {
@@ -91,7 +135,10 @@ export class MemoryBus implements Bus {
           try {
             while (!stopped) {
               const again = redeliver.shift();
-              if (again) { await deliver(again.item, again.count); continue; }
+              if (again) {
+                await deliver(again.item, again.count);
+                continue;
+              }
               const next = this.log[cursor];
               if (!next) break;
               cursor++;
@@ -105,7 +152,13 @@ export class MemoryBus implements Bus {
     };
     this.consumers.add(self);
     self.wake();
-    return { stop: async () => { stopped = true; this.consumers.delete(self); for (const t of timers) clearTimeout(t); } };
+    return {
+      stop: async () => {
+        stopped = true;
+        this.consumers.delete(self);
+        for (const t of timers) clearTimeout(t);
+      },
+    };
   }
 
   broadcast(subject: string, data: Uint8Array) {
@@ -117,6 +170,11 @@ export class MemoryBus implements Bus {
     this.fanout.set(subject, set);
     return { stop: () => set.delete(handler) };
   }
-  isConnected() { return !this.closed; }
-  async drain() { this.closed = true; this.responders.clear(); }
+  isConnected() {
+    return !this.closed;
+  }
+  async drain() {
+    this.closed = true;
+    this.responders.clear();
+  }
 }

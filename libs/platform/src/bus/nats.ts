@@ -1,11 +1,27 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createInbox, headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/nats-core';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamClient } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  StorageType,
+  type ConsumerMessages,
+  type JetStreamClient,
+} from '@nats-io/jetstream';
 import { EVENT_STREAM, EVENT_SUBJECTS } from '@vcs/contract';
 import type { Logger } from 'pino';
 import { ConfigError, redactUrl } from '../config.ts';
 import { busState, consumerWatch } from '../metrics.ts';
-import { BusError, type Bus, type BusMessage, type ConsumeOptions, type EventDelivery, type Headers, type Responder } from './types.ts';
+import {
+  BusError,
+  type Bus,
+  type BusMessage,
+  type ConsumeOptions,
+  type EventDelivery,
+  type Headers,
+  type Responder,
+} from './types.ts';
 
 const ms = (n: number) => n * 1_000_000; // nanoseconds
 const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
@@ -15,7 +31,12 @@ const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
  * nats.js's defaults (30 s expiry, 15 s heartbeat, then a consumer-info retry jittered over 15-45 s) left a
  * consumer idle for 30-48 s after its leader died; with these a lost pull is noticed in 2-3 s and made again at once.
  */
-export const PULL = { maxMessages: 64, expiresMs: 5_000, idleHeartbeatMs: 1_000, restartMs: [250, 500, 1_000, 2_000] } as const;
+export const PULL = {
+  maxMessages: 64,
+  expiresMs: 5_000,
+  idleHeartbeatMs: 1_000,
+  restartMs: [250, 500, 1_000, 2_000],
+} as const;
 /** A JetStream publish is retried through a leader election for up to this long, each attempt bounded by the second. */
 export const PUBLISH_RETRY = { boundMs: 20_000, attemptMs: 3_000, backoffMs: [100, 250, 500, 1_000] } as const;
 
@@ -27,7 +48,9 @@ export function retryablePublishError(err: unknown): boolean {
   const e = err as { name?: string; message?: string; code?: unknown; api_error?: { code?: number } };
   if (e?.name === 'ClosedConnectionError') return false;
   if (e?.api_error?.code === 503) return true;
-  return /no ?responders|timeout|timed out|503|temporarily unavailable|disconnect|reconnect|connection draining/i.test(`${e?.name ?? ''} ${e?.message ?? ''}`);
+  return /no ?responders|timeout|timed out|503|temporarily unavailable|disconnect|reconnect|connection draining/i.test(
+    `${e?.name ?? ''} ${e?.message ?? ''}`,
+  );
 }
 
 function toHeaders(h?: Headers): MsgHdrs | undefined {
@@ -71,18 +94,32 @@ export class NatsBus implements Bus {
    */
   private readonly inbox: string;
   private nextToken = 0;
-  private pending = new Map<string, { resolve(m: BusMessage): void; reject(e: BusError): void; timer: NodeJS.Timeout; subject: string }>();
+  private pending = new Map<
+    string,
+    { resolve(m: BusMessage): void; reject(e: BusError): void; timer: NodeJS.Timeout; subject: string }
+  >();
   /**
    * Publishes wait for the end of this event-loop turn and go out together. nats.js flushes its buffer once per
    * microtask checkpoint, and every HTTP request (or every reply a pillar finishes) is its own checkpoint, so
    * without this each request and each reply was its own write(2) on the socket: under load, dozens per turn.
    */
-  private outgoing: { subject: string; data: Uint8Array; reply?: string; headers?: MsgHdrs; failed?(err: Error): void; sent?(): void }[] = [];
+  private outgoing: {
+    subject: string;
+    data: Uint8Array;
+    reply?: string;
+    headers?: MsgHdrs;
+    failed?(err: Error): void;
+    sent?(): void;
+  }[] = [];
   private readonly publishOutgoing = () => {
     const batch = this.outgoing;
     this.outgoing = [];
     for (const m of batch) {
-      try { this.nc.publish(m.subject, m.data, { reply: m.reply, headers: m.headers }); } catch (err) { m.failed?.(err as Error); }
+      try {
+        this.nc.publish(m.subject, m.data, { reply: m.reply, headers: m.headers });
+      } catch (err) {
+        m.failed?.(err as Error);
+      }
       m.sent?.();
     }
   };
@@ -95,15 +132,27 @@ export class NatsBus implements Bus {
   private readonly replicas: number;
   /** Restarts every consumer's pull: after a reconnect, the pulls the old server held are gone. */
   private readonly repull = new Set<() => void>();
-  private constructor(readonly nc: NatsConnection, private readonly ns: string, opts: NatsOptions) {
-    const log = this.log = opts.log ?? silent;
+  private constructor(
+    readonly nc: NatsConnection,
+    private readonly ns: string,
+    opts: NatsOptions,
+  ) {
+    const log = (this.log = opts.log ?? silent);
     this.replicas = opts.replicas ?? 1;
     this.js = jetstream(nc);
     this.stream = ns ? `${EVENT_STREAM}_${ns}` : EVENT_STREAM;
     this.inbox = `${createInbox()}.`;
-    nc.subscribe(`${this.inbox}*`, { callback: (err, msg) => { if (!err) this.answered(msg); } });
+    nc.subscribe(`${this.inbox}*`, {
+      callback: (err, msg) => {
+        if (!err) this.answered(msg);
+      },
+    });
     void nc.closed().then(() => {
-      for (const [token, p] of this.pending) { this.pending.delete(token); clearTimeout(p.timer); p.reject(new BusError('closed', `bus closed before ${p.subject} answered`)); }
+      for (const [token, p] of this.pending) {
+        this.pending.delete(token);
+        clearTimeout(p.timer);
+        p.reject(new BusError('closed', `bus closed before ${p.subject} answered`));
+      }
     });
     void (async () => {
       let lostAt = 0;
@@ -123,37 +172,66 @@ export class NatsBus implements Bus {
           log.info({ server, afterMs: lostAt ? Date.now() - lostAt : undefined }, 'NATS reconnected');
           for (const r of this.repull) r();
         } else if (st.type === 'error' || st.type === 'ldm') {
-          log.warn({ server, status: st.type, detail: 'error' in st ? String(st.error) : undefined }, st.type === 'ldm' ? 'NATS server entering lame duck mode' : 'NATS connection error');
+          log.warn(
+            { server, status: st.type, detail: 'error' in st ? String(st.error) : undefined },
+            st.type === 'ldm' ? 'NATS server entering lame duck mode' : 'NATS connection error',
+          );
         }
       }
     })().catch(() => undefined);
   }
 
   /** Subjects live under an optional namespace so test runs (or tenants) on one server never see each other. */
-  private s(subject: string) { return this.ns ? `${this.ns}.${subject}` : subject; }
+  private s(subject: string) {
+    return this.ns ? `${this.ns}.${subject}` : subject;
+  }
 
   /**
    * Connect, waiting for the server up to `startupTimeoutMs` (it may still be starting); an unreachable server is
    * then an error that says so, not a silent wait. Once connected, it reconnects for ever.
    */
-  static async connect(url: string, name: string, namespace = '', startupTimeoutMs = 30_000, opts: NatsOptions = {}): Promise<NatsBus> {
+  static async connect(
+    url: string,
+    name: string,
+    namespace = '',
+    startupTimeoutMs = 30_000,
+    opts: NatsOptions = {},
+  ): Promise<NatsBus> {
     let timer: NodeJS.Timeout | undefined;
     // A seed list: nats.js tries each (in random order, so replicas spread over the nodes) until one answers.
-    const servers = url.split(',').map((u) => u.trim()).filter(Boolean);
+    const servers = url
+      .split(',')
+      .map((u) => u.trim())
+      .filter(Boolean);
     const named = servers.map(redactUrl).join(', ');
     const gaveUp = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`NATS at ${named} did not answer within ${startupTimeoutMs / 1000} s (STARTUP_TIMEOUT_MS): is it running, and is NATS_URL right?`)), startupTimeoutMs);
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `NATS at ${named} did not answer within ${startupTimeoutMs / 1000} s (STARTUP_TIMEOUT_MS): is it running, and is NATS_URL right?`,
+            ),
+          ),
+        startupTimeoutMs,
+      );
       timer.unref();
     });
-    const nc = await Promise.race([connect({
-      servers, name,
-      // nats.js builds an Error with a stack per request unless told not to: a real cost on the hot path.
-      noAsyncTraces: true,
-      maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true,
-      // A node that vanishes without closing its sockets (a container killed, a host lost) is noticed by unanswered
-      // pings: every 2 s, two missed, rather than nats.js's default of two minutes.
-      pingInterval: 2_000, maxPingOut: 2,
-    }), gaveUp]).finally(() => clearTimeout(timer));
+    const nc = await Promise.race([
+      connect({
+        servers,
+        name,
+        // nats.js builds an Error with a stack per request unless told not to: a real cost on the hot path.
+        noAsyncTraces: true,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 250,
+        waitOnFirstConnect: true,
+        // A node that vanishes without closing its sockets (a container killed, a host lost) is noticed by unanswered
+        // pings: every 2 s, two missed, rather than nats.js's default of two minutes.
+        pingInterval: 2_000,
+        maxPingOut: 2,
+      }),
+      gaveUp,
+    ]).finally(() => clearTimeout(timer));
     const bus = new NatsBus(nc, namespace, opts);
     busState.connected.set(1);
     await bus.ensureStream(startupTimeoutMs);
@@ -167,8 +245,16 @@ export class NatsBus implements Bus {
   private async ensureStream(startupTimeoutMs: number) {
     const until = Date.now() + startupTimeoutMs;
     for (;;) {
-      try { return await this.findOrMakeStream(); } catch (err) {
-        if (err instanceof ConfigError || (err as { final?: boolean }).final || !retryablePublishError(err) || Date.now() > until) throw err;
+      try {
+        return await this.findOrMakeStream();
+      } catch (err) {
+        if (
+          err instanceof ConfigError ||
+          (err as { final?: boolean }).final ||
+          !retryablePublishError(err) ||
+          Date.now() > until
+        )
+          throw err;
         await sleep(500);
       }
     }
@@ -177,10 +263,17 @@ export class NatsBus implements Bus {
   private async findOrMakeStream() {
     const jsm = await jetstreamManager(this.nc);
     const config = {
-      name: this.stream, subjects: [this.s(EVENT_SUBJECTS)], storage: StorageType.File,
-      duplicate_window: ms(2 * 60 * 1000), max_age: ms(7 * 24 * 3600 * 1000), num_replicas: this.replicas,
+      name: this.stream,
+      subjects: [this.s(EVENT_SUBJECTS)],
+      storage: StorageType.File,
+      duplicate_window: ms(2 * 60 * 1000),
+      max_age: ms(7 * 24 * 3600 * 1000),
+      num_replicas: this.replicas,
     };
-    const existing = await jsm.streams.info(this.stream).catch((err: Error) => { if (/stream not found/i.test(err.message)) return null; throw err; });
+    const existing = await jsm.streams.info(this.stream).catch((err: Error) => {
+      if (/stream not found/i.test(err.message)) return null;
+      throw err;
+    });
     if (existing) return this.checkReplicas(existing.config.num_replicas);
     try {
       await jsm.streams.add(config);
@@ -189,9 +282,16 @@ export class NatsBus implements Bus {
       const made = await jsm.streams.info(this.stream).catch(() => null);
       if (made) return this.checkReplicas(made.config.num_replicas);
       if (retryablePublishError(err)) throw err;
-      throw Object.assign(new Error(`the event stream ${this.stream} (subjects ${config.subjects[0]}) cannot be made on this NATS: ${(err as Error).message}. `
-        + (this.replicas > 1 ? `EVENT_STREAM_REPLICAS=${this.replicas} needs a NATS cluster of at least ${this.replicas} JetStream servers. ` : '')
-        + 'If another stream already takes overlapping subjects, give this deployment its own NATS_NAMESPACE or remove that stream.'), { final: true });
+      throw Object.assign(
+        new Error(
+          `the event stream ${this.stream} (subjects ${config.subjects[0]}) cannot be made on this NATS: ${(err as Error).message}. ` +
+            (this.replicas > 1
+              ? `EVENT_STREAM_REPLICAS=${this.replicas} needs a NATS cluster of at least ${this.replicas} JetStream servers. `
+              : '') +
+            'If another stream already takes overlapping subjects, give this deployment its own NATS_NAMESPACE or remove that stream.',
+        ),
+        { final: true },
+      );
     }
   }
 
@@ -202,8 +302,10 @@ export class NatsBus implements Bus {
   private checkReplicas(actual: number | undefined) {
     const have = actual || 1;
     if (have === this.replicas) return;
-    throw new ConfigError(`config error: EVENT_STREAM_REPLICAS: ${this.replicas}, but the event stream ${this.stream} on this NATS has ${have} replica${have === 1 ? '' : 's'}; `
-      + `set EVENT_STREAM_REPLICAS=${have}, or change the stream first (nats stream edit ${this.stream} --replicas ${this.replicas})`);
+    throw new ConfigError(
+      `config error: EVENT_STREAM_REPLICAS: ${this.replicas}, but the event stream ${this.stream} on this NATS has ${have} replica${have === 1 ? '' : 's'}; ` +
+        `set EVENT_STREAM_REPLICAS=${have}, or change the stream first (nats stream edit ${this.stream} --replicas ${this.replicas})`,
+    );
   }
 
   request(subject: string, data: Uint8Array, opts: { timeoutMs: number; headers?: Headers }): Promise<BusMessage> {
@@ -216,7 +318,10 @@ export class NatsBus implements Bus {
       }, opts.timeoutMs);
       this.pending.set(token, { resolve, reject, timer, subject });
       this.publishSoon({
-        subject: this.s(subject), data, reply: this.inbox + token, headers: toHeaders(opts.headers),
+        subject: this.s(subject),
+        data,
+        reply: this.inbox + token,
+        headers: toHeaders(opts.headers),
         failed: (err) => {
           if (!this.pending.delete(token)) return;
           clearTimeout(timer);
@@ -233,7 +338,8 @@ export class NatsBus implements Bus {
     if (!p) return; // timed out already
     this.pending.delete(token);
     clearTimeout(p.timer);
-    if (msg.data.length === 0 && msg.headers?.code === 503) p.reject(new BusError('no-responders', `no responders on ${p.subject}`));
+    if (msg.data.length === 0 && msg.headers?.code === 503)
+      p.reject(new BusError('no-responders', `no responders on ${p.subject}`));
     else p.resolve({ data: msg.data, headers: fromHeaders(msg.headers) });
   }
 
@@ -246,16 +352,29 @@ export class NatsBus implements Bus {
         // The responder is async; a rejection must still reply, or the caller waits for a time-out.
         // A request counts as in flight until its reply has been handed to the connection.
         const reply = msg.reply;
-        const sent = () => { this.inflight--; if (this.inflight === 0) this.idle?.(); };
-        if (!reply) { responder({ data: msg.data, headers: fromHeaders(msg.headers) }).catch(() => undefined).finally(sent); return; }
+        const sent = () => {
+          this.inflight--;
+          if (this.inflight === 0) this.idle?.();
+        };
+        if (!reply) {
+          responder({ data: msg.data, headers: fromHeaders(msg.headers) })
+            .catch(() => undefined)
+            .finally(sent);
+          return;
+        }
         responder({ data: msg.data, headers: fromHeaders(msg.headers) }).then(
           (r) => this.publishSoon({ subject: reply, data: r.data, headers: toHeaders(r.headers), sent }),
-          () => this.publishSoon({ subject: reply, data: new Uint8Array(), headers: toHeaders({ status: '500' }), sent }),
+          () =>
+            this.publishSoon({ subject: reply, data: new Uint8Array(), headers: toHeaders({ status: '500' }), sent }),
         );
       },
     });
     this.subs.add(sub);
-    return { stop: () => { if (this.subs.delete(sub) && !this.nc.isClosed()) sub.drain().catch(() => undefined); } };
+    return {
+      stop: () => {
+        if (this.subs.delete(sub) && !this.nc.isClosed()) sub.drain().catch(() => undefined);
+      },
+    };
   }
 
   /**
@@ -266,7 +385,11 @@ export class NatsBus implements Bus {
     const until = Date.now() + PUBLISH_RETRY.boundMs;
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.js.publish(this.s(subject), data, { msgID: msgId, timeout: PUBLISH_RETRY.attemptMs, headers: toHeaders(headers) });
+        await this.js.publish(this.s(subject), data, {
+          msgID: msgId,
+          timeout: PUBLISH_RETRY.attemptMs,
+          headers: toHeaders(headers),
+        });
         return;
       } catch (err) {
         const wait = PUBLISH_RETRY.backoffMs[Math.min(attempt, PUBLISH_RETRY.backoffMs.length - 1)]!;
@@ -280,19 +403,37 @@ export class NatsBus implements Bus {
   async consumeEvents(opts: ConsumeOptions, handler: (d: EventDelivery) => Promise<void>) {
     const jsm = await jetstreamManager(this.nc);
     const cfg = {
-      durable_name: opts.durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All,
-      filter_subject: this.s(opts.filter), ack_wait: ms(opts.ackWaitMs ?? 30_000), max_deliver: -1,
+      durable_name: opts.durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: this.s(opts.filter),
+      ack_wait: ms(opts.ackWaitMs ?? 30_000),
+      max_deliver: -1,
     };
-    const exists = await jsm.consumers.info(this.stream, opts.durable).then(() => true, () => false);
+    const exists = await jsm.consumers.info(this.stream, opts.durable).then(
+      () => true,
+      () => false,
+    );
     if (!exists) {
-      const replaced = (await Promise.all((opts.continues ?? []).map((d) => jsm.consumers.info(this.stream, d).catch(() => null)))).filter((c) => c !== null);
+      const replaced = (
+        await Promise.all((opts.continues ?? []).map((d) => jsm.consumers.info(this.stream, d).catch(() => null)))
+      ).filter((c) => c !== null);
       const from = replaced.length ? Math.min(...replaced.map((c) => c.ack_floor.stream_seq)) + 1 : 0;
       const start = from ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from } : {};
-      try { await jsm.consumers.add(this.stream, { ...cfg, ...start }); } catch { /* raced: another replica made it */ }
+      try {
+        await jsm.consumers.add(this.stream, { ...cfg, ...start });
+      } catch {
+        /* raced: another replica made it */
+      }
       for (const c of replaced) await jsm.consumers.delete(this.stream, c.name).catch(() => false);
     }
     const consumer = await this.js.consumers.get(this.stream, opts.durable);
-    const watch = consumerWatch(opts.durable, () => consumer.info().then((i) => i.num_pending, () => undefined));
+    const watch = consumerWatch(opts.durable, () =>
+      consumer.info().then(
+        (i) => i.num_pending,
+        () => undefined,
+      ),
+    );
     let stopped = false;
     let current: ConsumerMessages | undefined;
     let failures = 0;
@@ -313,13 +454,24 @@ export class NatsBus implements Bus {
     // A pull lives on the consumer's leader: when that node dies (or we lose our server), the pull is gone and
     // nats.js would wait out its expiry and then a consumer-info retry jittered over 0.5-1.5× the expiry. Instead a
     // missed heartbeat, a pull nobody answered (no leader yet) or a reconnect ends this pull and makes a new one.
-    const restart = () => { void current?.close(); };
+    const restart = () => {
+      void current?.close();
+    };
     this.repull.add(restart);
     const pullOnce = async () => {
-      const messages = current = await consumer.consume({ max_messages: PULL.maxMessages, expires: PULL.expiresMs, idle_heartbeat: PULL.idleHeartbeatMs });
+      const messages = (current = await consumer.consume({
+        max_messages: PULL.maxMessages,
+        expires: PULL.expiresMs,
+        idle_heartbeat: PULL.idleHeartbeatMs,
+      }));
       void (async () => {
         for await (const st of messages.status()) {
-          if (st.type === 'heartbeats_missed' || st.type === 'no_responders' || st.type === 'consumer_deleted' || st.type === 'consumer_not_found') {
+          if (
+            st.type === 'heartbeats_missed' ||
+            st.type === 'no_responders' ||
+            st.type === 'consumer_deleted' ||
+            st.type === 'consumer_not_found'
+          ) {
             stalled(st.type);
             void messages.close();
             return;
@@ -332,10 +484,13 @@ export class NatsBus implements Bus {
         watch.delivered();
         try {
           await handler({
-            data: m.data, subject: this.ns ? m.subject.slice(this.ns.length + 1) : m.subject, redeliveryCount: m.info.deliveryCount,
+            data: m.data,
+            subject: this.ns ? m.subject.slice(this.ns.length + 1) : m.subject,
+            redeliveryCount: m.info.deliveryCount,
             // Only a message with a `traceparent` (written in a trace) pays for a headers object.
             headers: m.headers?.has('traceparent') ? { traceparent: m.headers.get('traceparent') } : undefined,
-            ack: () => m.ack(), nak: (delayMs) => m.nak(delayMs),
+            ack: () => m.ack(),
+            nak: (delayMs) => m.nak(delayMs),
           });
         } catch {
           m.nak(1000);
@@ -344,7 +499,11 @@ export class NatsBus implements Bus {
     };
     const done = (async () => {
       while (!stopped) {
-        try { await pullOnce(); } catch (err) { stalled((err as Error).message); }
+        try {
+          await pullOnce();
+        } catch (err) {
+          stalled((err as Error).message);
+        }
         if (stopped || this.nc.isClosed()) return;
         await sleep(PULL.restartMs[Math.min(failures++, PULL.restartMs.length - 1)]!);
       }
@@ -374,12 +533,24 @@ export class NatsBus implements Bus {
     await jsm.streams.delete(this.stream).catch(() => false);
   }
 
-  broadcast(subject: string, data: Uint8Array) { this.nc.publish(this.s(subject), data); }
-  onBroadcast(subject: string, handler: (d: Uint8Array) => void) {
-    const sub = this.nc.subscribe(this.s(subject), { callback: (err, msg) => { if (!err) handler(msg.data); } });
-    return { stop: () => { if (!this.nc.isClosed()) sub.unsubscribe(); } };
+  broadcast(subject: string, data: Uint8Array) {
+    this.nc.publish(this.s(subject), data);
   }
-  isConnected() { return this.connected && !this.nc.isClosed() && !this.nc.isDraining() && this.nc.info !== undefined; }
+  onBroadcast(subject: string, handler: (d: Uint8Array) => void) {
+    const sub = this.nc.subscribe(this.s(subject), {
+      callback: (err, msg) => {
+        if (!err) handler(msg.data);
+      },
+    });
+    return {
+      stop: () => {
+        if (!this.nc.isClosed()) sub.unsubscribe();
+      },
+    };
+  }
+  isConnected() {
+    return this.connected && !this.nc.isClosed() && !this.nc.isDraining() && this.nc.info !== undefined;
+  }
   /** Stop taking requests, let the ones being answered reply (up to 10 s), then drain and close. */
   async drain() {
     if (this.nc.isClosed()) return;
@@ -387,7 +558,10 @@ export class NatsBus implements Bus {
     this.subs.clear();
     await Promise.all(subs.map((s) => s.drain().catch(() => undefined)));
     if (this.inflight > 0) {
-      await new Promise<void>((resolve) => { this.idle = resolve; setTimeout(resolve, 10_000).unref(); });
+      await new Promise<void>((resolve) => {
+        this.idle = resolve;
+        setTimeout(resolve, 10_000).unref();
+      });
     }
     await this.nc.drain().catch(() => undefined);
   }

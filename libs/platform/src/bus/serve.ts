@@ -1,6 +1,18 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { problemsOf, blocked, blockedAnswer, codesOf, ops, type Op, type OpInput, type OpKey, type OpKeysOf, type OpReply, type Pillar } from '@vcs/contract';
+import {
+  problemsOf,
+  blocked,
+  blockedAnswer,
+  codesOf,
+  ops,
+  type Op,
+  type OpInput,
+  type OpKey,
+  type OpKeysOf,
+  type OpReply,
+  type Pillar,
+} from '@vcs/contract';
 import { callContext, type CallContext, type Services } from '../handler.ts';
 import { isStoreUnavailable } from '../store/db.ts';
 import { inSpan, SpanKind, tracing } from '../tracing.ts';
@@ -8,20 +20,33 @@ import { framedReply, type BusRequest } from './call.ts';
 import { dec, type Headers } from './types.ts';
 
 /** What a served request comes to: status, kind and the answer's JSON (made by the caller, who may have it already). */
-export interface Served { status: number; kind: string; json: string; replayed?: boolean }
+export interface Served {
+  status: number;
+  kind: string;
+  json: string;
+  replayed?: boolean;
+}
 
 /**
  * The one server adapter: answer `subject` in queue group `pillar.<pillar>` (replicas share the load), decode the
  * request, run `handle` inside try/catch and frame the reply (bus/call.ts). A throw is a typed BLOCKED answer:
  * `store-unavailable` (503, retry) when the store is down, else `internal` (500) naming the request id it is logged under.
  */
-export function serveFramed(services: Services, subject: string, pillar: Pillar, what: string, handle: (req: BusRequest) => Promise<Served>): { stop(): void } {
+export function serveFramed(
+  services: Services,
+  subject: string,
+  pillar: Pillar,
+  what: string,
+  handle: (req: BusRequest) => Promise<Served>,
+): { stop(): void } {
   // Which replica answered: the gateway passes it on as `x-served-by`, so an operator (or a test) sees load sharing.
   // The host name too: every container's process is pid 1, so a pid alone names no replica.
   const servedBy = `${services.source}/${hostname()}/${process.pid}`;
   // Tracing on (it starts before anything is served): each request continues its caller's trace (its `traceparent`
   // header), and whatever the handler calls or writes carries it. Off, the request goes straight to `handle`.
-  const run: (req: BusRequest, headers: Headers) => Promise<Served> = tracing.on ? (req, headers) => handleTraced(subject, servedBy, headers.traceparent, handle, req) : handle;
+  const run: (req: BusRequest, headers: Headers) => Promise<Served> = tracing.on
+    ? (req, headers) => handleTraced(subject, servedBy, headers.traceparent, handle, req)
+    : handle;
   return services.bus.serve(subject, `pillar.${pillar}`, async (msg) => {
     let requestId = msg.headers['x-request-id'] ?? 'unknown';
     try {
@@ -34,19 +59,37 @@ export function serveFramed(services: Services, subject: string, pillar: Pillar,
       if (!unavailable) services.log.error({ err, requestId, subject }, `${what} failed`);
       else services.log.warn({ requestId, subject, err: (err as Error).message }, 'store unavailable');
       const code = unavailable ? 'store-unavailable' : 'internal';
-      const answer = blocked(code, unavailable ? 'the store is unreachable; retry shortly' : `${what} failed unexpectedly; the failure is logged with request id ${requestId}`,
-        {}, { simulated: false, environment: 'sandbox', source: services.source });
-      return { data: framedReply({ status: unavailable ? 503 : 500, kind: 'BLOCKED', servedBy }, JSON.stringify(answer)) };
+      const answer = blocked(
+        code,
+        unavailable
+          ? 'the store is unreachable; retry shortly'
+          : `${what} failed unexpectedly; the failure is logged with request id ${requestId}`,
+        {},
+        { simulated: false, environment: 'sandbox', source: services.source },
+      );
+      return {
+        data: framedReply({ status: unavailable ? 503 : 500, kind: 'BLOCKED', servedBy }, JSON.stringify(answer)),
+      };
     }
   });
 }
 
 /** A request handled in a span continuing its caller's trace (apart, so the untraced path allocates no closure). */
-const handleTraced = (subject: string, servedBy: string, traceparent: string | undefined, handle: (req: BusRequest) => Promise<Served>, req: BusRequest) =>
-  inSpan(subject, SpanKind.SERVER, traceparent, { 'messaging.system': 'nats', 'vcs.served_by': servedBy }, () => handle(req));
+const handleTraced = (
+  subject: string,
+  servedBy: string,
+  traceparent: string | undefined,
+  handle: (req: BusRequest) => Promise<Served>,
+  req: BusRequest,
+) =>
+  inSpan(subject, SpanKind.SERVER, traceparent, { 'messaging.system': 'nats', 'vcs.served_by': servedBy }, () =>
+    handle(req),
+  );
 
 /** A pillar's implementation of its platform operations: one function per declared op, typed from the contract. */
-export type OpsImpl<P extends Pillar> = { [K in OpKeysOf<P>]: (input: OpInput<K>, ctx: CallContext) => Promise<OpReply> };
+export type OpsImpl<P extends Pillar> = {
+  [K in OpKeysOf<P>]: (input: OpInput<K>, ctx: CallContext) => Promise<OpReply>;
+};
 
 /**
  * What is wrong with an answer for `op`'s declaration (contract ops.ts), or null: a BLOCKED code it does not
@@ -57,10 +100,15 @@ export function outsideDeclaration(op: Op): (answer: Record<string, unknown>) =>
   return (answer) => {
     const refused = answer.type === 'BLOCKED';
     const code = refused ? (answer.value as { code?: unknown } | undefined)?.code : undefined;
-    if (refused && !op.passesCapabilityCodes && !codes.has(String(code))) return `code ${String(code)} is not among its declared codes`;
+    if (refused && !op.passesCapabilityCodes && !codes.has(String(code)))
+      return `code ${String(code)} is not among its declared codes`;
     // A refusal is a BLOCKED envelope; anything else is its declared reply.
     const parsed = (refused ? blockedAnswer : op.reply).safeParse(answer);
-    return parsed.success ? null : `its reply schema refuses it: ${problemsOf(parsed.error.issues).map((p) => `${p.field}: ${p.message}`).join('; ')}`;
+    return parsed.success
+      ? null
+      : `its reply schema refuses it: ${problemsOf(parsed.error.issues)
+          .map((p) => `${p.field}: ${p.message}`)
+          .join('; ')}`;
   };
 }
 
@@ -78,16 +126,34 @@ export function serveOps<P extends Pillar>(services: Services, pillar: P, impl: 
     const check = checking ? outsideDeclaration(op) : null;
     return serveFramed(services, op.subject, pillar, op.name, async (req) => {
       const parsed = request.safeParse({ input: req.input ?? {}, ctx: req.ctx });
-      let r: OpReply = parsed.success ? await run(parsed.data.input, parsed.data.ctx)
-        // The caller's input is named as the body; a malformed context is the caller's bug, named as `ctx.…`.
-        : { status: 400, answer: { ...blocked('invalid-input', `the input to ${op.name} is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues.map((i) => (i.path[0] === 'input' ? { ...i, path: i.path.slice(1) } : i))) }) } };
+      let r: OpReply = parsed.success
+        ? await run(parsed.data.input, parsed.data.ctx)
+        : // The caller's input is named as the body; a malformed context is the caller's bug, named as `ctx.…`.
+          {
+            status: 400,
+            answer: {
+              ...blocked('invalid-input', `the input to ${op.name} is not valid; fix each problem listed`, {
+                problems: problemsOf(
+                  parsed.error.issues.map((i) => (i.path[0] === 'input' ? { ...i, path: i.path.slice(1) } : i)),
+                ),
+              }),
+            },
+          };
       let json = JSON.stringify(r.answer);
       // Checked as the caller will read it (a Date is its ISO text by then).
       const wrong = check?.(JSON.parse(json));
       if (wrong) {
         const requestId = parsed.success ? parsed.data.ctx.requestId : 'unknown';
         services.log.error({ op: op.name, requestId, wrong }, 'operation answered outside its declaration');
-        r = { status: 500, answer: { ...blocked('internal', `${op.name} answered outside its declaration (${wrong}); the failure is logged with request id ${requestId}`) } };
+        r = {
+          status: 500,
+          answer: {
+            ...blocked(
+              'internal',
+              `${op.name} answered outside its declaration (${wrong}); the failure is logged with request id ${requestId}`,
+            ),
+          },
+        };
         json = JSON.stringify(r.answer);
       }
       return { status: r.status, kind: String(r.answer.type ?? 'OK'), json, replayed: r.replayed };

@@ -1,6 +1,9 @@
 /** The one transport boundary: request-reply for capabilities, a durable stream for events. */
 export type Headers = Record<string, string>;
-export interface BusMessage { data: Uint8Array; headers: Headers }
+export interface BusMessage {
+  data: Uint8Array;
+  headers: Headers;
+}
 export type Responder = (req: BusMessage) => Promise<{ data: Uint8Array; headers?: Headers }>;
 
 export interface EventDelivery {
@@ -46,7 +49,10 @@ export interface Bus {
 }
 
 export class BusError extends Error {
-  constructor(public readonly code: 'no-responders' | 'timeout' | 'closed', message: string) {
+  constructor(
+    public readonly code: 'no-responders' | 'timeout' | 'closed',
+    message: string,
+  ) {
     super(message);
   }
 }

@@ -7,7 +7,8 @@ import type { Bus, ConsumeOptions, EventDelivery } from '../bus/types.ts';
  * be idempotent per event, as every consumer of an at-least-once stream already is.
  */
 export async function consumeEventBatches(
-  bus: Bus, opts: ConsumeOptions & { maxBatch?: number },
+  bus: Bus,
+  opts: ConsumeOptions & { maxBatch?: number },
   handle: (batch: EventDelivery[]) => Promise<void>,
 ): Promise<{ stop(): Promise<void> }> {
   const max = opts.maxBatch ?? 100;
@@ -30,5 +31,10 @@ export async function consumeEventBatches(
     pending.push(d);
     draining ??= new Promise<void>((r) => setImmediate(r)).then(drain);
   });
-  return { async stop() { await sub.stop(); await draining; } };
+  return {
+    async stop() {
+      await sub.stop();
+      await draining;
+    },
+  };
 }

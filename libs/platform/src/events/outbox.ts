@@ -18,7 +18,10 @@ export const outboxInsert: BulkWrite = {
 export function eventWrites(events: Omit<EventEnvelope, 'id'>[]): { envelopes: EventEnvelope[]; writes: Statement[] } {
   const envelopes = events.map((e): EventEnvelope => ({ id: newId('event'), ...e }));
   // The trace the events are written in (null while tracing is off): the relay publishes it with each event.
-  const writes = envelopes.map((env) => ({ bulk: outboxInsert, row: [env.id, env.type, eventSubject(env.type), env.account, env.vin, JSON.stringify(env), traceparentOf() ?? null] }));
+  const writes = envelopes.map((env) => ({
+    bulk: outboxInsert,
+    row: [env.id, env.type, eventSubject(env.type), env.account, env.vin, JSON.stringify(env), traceparentOf() ?? null],
+  }));
   return { envelopes, writes };
 }
 
@@ -47,10 +50,21 @@ export class OutboxRelay {
    * in PGlite would hold its only connection and make every other write wait. A crash between publish and mark
    * publishes the rows again, and the stream drops them by id as it does for any relay.
    */
-  constructor(private db: Db, private bus: Bus, private log: Logger, private intervalMs = 250, private sole = false) {}
+  constructor(
+    private db: Db,
+    private bus: Bus,
+    private log: Logger,
+    private intervalMs = 250,
+    private sole = false,
+  ) {}
 
   start() {
-    const tick = () => { if (!this.stopped) { this.kick(true); this.timer = setTimeout(tick, this.intervalMs); } };
+    const tick = () => {
+      if (!this.stopped) {
+        this.kick(true);
+        this.timer = setTimeout(tick, this.intervalMs);
+      }
+    };
     tick();
     return this;
   }
@@ -60,40 +74,73 @@ export class OutboxRelay {
    * next tick, and by the tick with `look` (an idle relay then costs one indexed read, not a transaction).
    */
   kick(look = false) {
-    if (this.busy) { this.again = true; return; }
+    if (this.busy) {
+      this.again = true;
+      return;
+    }
     this.busy = true;
-    this.flush(100, look).then((n) => {
-      if (!this.pausedAt) return;
-      this.log.info({ afterMs: Date.now() - this.pausedAt, relayed: n }, 'outbox relay resumed');
-      this.pausedAt = 0;
-      eventFlow.publishFailingSince = 0;
-    }, (e) => {
-      // Once per outage, not once per tick; the relay keeps trying every tick, and the rows wait in the outbox.
-      if (this.pausedAt) return;
-      this.pausedAt = Date.now();
-      eventFlow.publishFailingSince = this.pausedAt;
-      this.log.warn({ reason: (e as Error).message }, 'outbox relay paused: events wait in the outbox until the stream or the store answers');
-    }).finally(() => {
-      this.busy = false;
-      if (this.again && !this.stopped) { this.again = false; this.kick(); }
-    });
+    this.flush(100, look)
+      .then(
+        (n) => {
+          if (!this.pausedAt) return;
+          this.log.info({ afterMs: Date.now() - this.pausedAt, relayed: n }, 'outbox relay resumed');
+          this.pausedAt = 0;
+          eventFlow.publishFailingSince = 0;
+        },
+        (e) => {
+          // Once per outage, not once per tick; the relay keeps trying every tick, and the rows wait in the outbox.
+          if (this.pausedAt) return;
+          this.pausedAt = Date.now();
+          eventFlow.publishFailingSince = this.pausedAt;
+          this.log.warn(
+            { reason: (e as Error).message },
+            'outbox relay paused: events wait in the outbox until the stream or the store answers',
+          );
+        },
+      )
+      .finally(() => {
+        this.busy = false;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          this.kick();
+        }
+      });
   }
 
   /** Publish every pending row; returns how many were relayed. */
   async flush(batch = 100, look = true): Promise<number> {
     let total = 0;
     for (;;) {
-      if (look && !(await this.db.query('select 1 from outbox_events where published_at is null limit 1')).rows.length) return total;
+      if (look && !(await this.db.query('select 1 from outbox_events where published_at is null limit 1')).rows.length)
+        return total;
       look = true; // after the first round, only a full batch goes round again, and then a look is cheap
       const relay = async (q: Queryable) => {
-        const { rows } = await q.query<{ seq: string; id: string; subject: string; payload: unknown; traceparent: string | null }>(
+        const { rows } = await q.query<{
+          seq: string;
+          id: string;
+          subject: string;
+          payload: unknown;
+          traceparent: string | null;
+        }>(
           `select seq, id, subject, payload, traceparent from outbox_events where published_at is null order by seq limit $1${this.sole ? '' : ' for update skip locked'}`,
           [batch],
         );
         // All of a batch in flight at once: one connection keeps them in order on the stream, and if any fails
         // the transaction rolls back and the whole batch is published again (the stream drops duplicates by id).
-        await Promise.all(rows.map((r) => this.publish(r.subject, enc.encode(typeof r.payload === 'string' ? r.payload : JSON.stringify(r.payload)), r.id, r.traceparent)));
-        if (rows.length) await q.query('update outbox_events set published_at = now() where seq = any($1::bigint[])', [rows.map((r) => r.seq)]);
+        await Promise.all(
+          rows.map((r) =>
+            this.publish(
+              r.subject,
+              enc.encode(typeof r.payload === 'string' ? r.payload : JSON.stringify(r.payload)),
+              r.id,
+              r.traceparent,
+            ),
+          ),
+        );
+        if (rows.length)
+          await q.query('update outbox_events set published_at = now() where seq = any($1::bigint[])', [
+            rows.map((r) => r.seq),
+          ]);
         return rows.length;
       };
       const n = this.sole ? await relay(this.db) : await this.db.tx(relay);
@@ -105,12 +152,27 @@ export class OutboxRelay {
   /** One event on the stream, with the trace it was written in as its `traceparent` header (a PRODUCER span while tracing is on). */
   private async publish(subject: string, data: Uint8Array, id: string, traceparent: string | null) {
     if (!traceparent) return this.bus.publishEvent(subject, data, id);
-    const span = tracing.on ? startSpan(`publish ${subject}`, SpanKind.PRODUCER, { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.message.id': id }, contextFrom(traceparent)) : undefined;
-    try { await this.bus.publishEvent(subject, data, id, { traceparent: (span && spanTraceparent(span)) || traceparent }); endSpan(span); } catch (err) { endSpan(span, err); throw err; }
+    const span = tracing.on
+      ? startSpan(
+          `publish ${subject}`,
+          SpanKind.PRODUCER,
+          { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.message.id': id },
+          contextFrom(traceparent),
+        )
+      : undefined;
+    try {
+      await this.bus.publishEvent(subject, data, id, { traceparent: (span && spanTraceparent(span)) || traceparent });
+      endSpan(span);
+    } catch (err) {
+      endSpan(span, err);
+      throw err;
+    }
   }
 
   async pending(): Promise<number> {
-    const { rows } = await this.db.query<{ n: string }>('select count(*)::text as n from outbox_events where published_at is null');
+    const { rows } = await this.db.query<{ n: string }>(
+      'select count(*)::text as n from outbox_events where published_at is null',
+    );
     return Number(rows[0]?.n ?? 0);
   }
 

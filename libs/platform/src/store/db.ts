@@ -29,38 +29,70 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
-export class StoreUnavailableError extends Error { override name = 'StoreUnavailableError'; }
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+}
 
 /**
  * The one test of "a store is down, retry" (Postgres, PGlite or Redis): our wrapper's error (by name too: it crosses
  * PGlite's worker thread), a raw Postgres connection error, or ioredis's refusals while it reconnects.
  */
 export const isStoreUnavailable = (e: unknown): boolean =>
-  e instanceof StoreUnavailableError || (e as Error | undefined)?.name === 'StoreUnavailableError' || isConnError(e)
-  || /Connection is closed|Stream isn't writeable|enableOfflineQueue|MaxRetriesPerRequest/i.test(String((e as Error | undefined)?.message));
+  e instanceof StoreUnavailableError ||
+  (e as Error | undefined)?.name === 'StoreUnavailableError' ||
+  isConnError(e) ||
+  /Connection is closed|Stream isn't writeable|enableOfflineQueue|MaxRetriesPerRequest/i.test(
+    String((e as Error | undefined)?.message),
+  );
 
 const isConnError = (e: any) =>
-  e && (e.code === 'ECONNREFUSED' || e.code === '53300' || e.code === '57P01' || e.code === '57P02' || e.code === '57P03' || e.code === 'ECONNRESET' || /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(String(e.message)));
+  e &&
+  (e.code === 'ECONNREFUSED' ||
+    e.code === '53300' ||
+    e.code === '57P01' ||
+    e.code === '57P02' ||
+    e.code === '57P03' ||
+    e.code === 'ECONNRESET' ||
+    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(String(e.message)));
 
 export function createPgDb(url: string, max = 5, log?: Pick<Logger, 'info' | 'warn'>): Db {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 2000, idleTimeoutMillis: 10_000 });
   pool.on('error', () => undefined); // a dropped idle client must not crash the process; the next query reconnects
   const outage = outageLog(log, 'Postgres');
-  const unavailable = (e: unknown) => { const err = new StoreUnavailableError(String((e as Error).message)); outage.down(err.message); return err; };
-  const wrap = async <T>(p: Promise<T>) => { try { const r = await p; outage.up(); return r; } catch (e) { if (isConnError(e)) throw unavailable(e); throw e; } };
+  const unavailable = (e: unknown) => {
+    const err = new StoreUnavailableError(String((e as Error).message));
+    outage.down(err.message);
+    return err;
+  };
+  const wrap = async <T>(p: Promise<T>) => {
+    try {
+      const r = await p;
+      outage.up();
+      return r;
+    } catch (e) {
+      if (isConnError(e)) throw unavailable(e);
+      throw e;
+    }
+  };
   const db: Db = {
     kind: 'postgres',
-    query: (sql, params) => wrap(pool.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 }))),
+    query: (sql, params) =>
+      wrap(pool.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 }))),
     async tx(fn) {
       const client = await wrap(pool.connect());
       // The pool listens for errors on idle clients only: a server shutting down mid-transaction emits 'error' on
       // this checked-out one, and unheard that would crash the process. The query in flight rejects anyway.
       let broken: Error | undefined;
-      const onError = (e: Error) => { broken = e; };
+      const onError = (e: Error) => {
+        broken = e;
+      };
       client.on('error', onError);
       try {
         await client.query('BEGIN');
-        const out = await fn({ query: (sql, params) => client.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 })) });
+        const out = await fn({
+          query: (sql, params) =>
+            client.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 })),
+        });
         await client.query('COMMIT');
         return out;
       } catch (e) {
@@ -72,17 +104,32 @@ export function createPgDb(url: string, max = 5, log?: Pick<Logger, 'info' | 'wa
         client.release(broken); // a broken client is destroyed, not returned to the pool
       }
     },
-    async ping() { try { await pool.query('select 1'); return true; } catch { return false; } },
+    async ping() {
+      try {
+        await pool.query('select 1');
+        return true;
+      } catch {
+        return false;
+      }
+    },
     close: () => pool.end(),
     batch: (statements) => commit(statements),
   };
   // Group commits take at most two of the pool's connections: reads and interactive transactions keep the rest.
   // One statement is atomic on its own: no BEGIN and COMMIT round trips for it.
   const atomically = async (statements: { sql: string; params?: unknown[] }[]) => {
-    if (statements.length === 1) { await db.query(statements[0]!.sql, statements[0]!.params); return; }
-    await db.tx(async (q) => { for (const st of statements) await q.query(st.sql, st.params); });
+    if (statements.length === 1) {
+      await db.query(statements[0]!.sql, statements[0]!.params);
+      return;
+    }
+    await db.tx(async (q) => {
+      for (const st of statements) await q.query(st.sql, st.params);
+    });
   };
-  const commit = groupCommitter((group) => runGroupAtomically(atomically, group), { concurrency: Math.max(1, Math.min(2, max - 1)), maxGroup: 64 });
+  const commit = groupCommitter((group) => runGroupAtomically(atomically, group), {
+    concurrency: Math.max(1, Math.min(2, max - 1)),
+    maxGroup: 64,
+  });
   return db;
 }
 
@@ -100,19 +147,30 @@ export async function createPgliteDb(dir: string): Promise<Db> {
 export function usableDir(dir: string, setting: string) {
   const abs = resolve(dir);
   const missing: string[] = [];
-  for (let d = abs; !existsSync(d); d = dirname(d)) { missing.unshift(d); if (dirname(d) === d) break; }
+  for (let d = abs; !existsSync(d); d = dirname(d)) {
+    missing.unshift(d);
+    if (dirname(d) === d) break;
+  }
   try {
     for (const d of missing) mkdirSync(d);
     if (!statSync(abs).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
     accessSync(abs, constants.R_OK | constants.W_OK);
   } catch (e) {
-    throw new ConfigError(`config error: ${setting}: cannot use ${abs} as a directory (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); point it at a writable directory, or memory:// to keep nothing`);
+    throw new ConfigError(
+      `config error: ${setting}: cannot use ${abs} as a directory (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); point it at a writable directory, or memory:// to keep nothing`,
+    );
   }
 }
 
 /** A schema's owner and the folder of its `NNN_name.sql` files: the platform's own tables, and each pillar's. */
-export interface Migrations { owner: string; dir: string }
-export const platformMigrations: Migrations = { owner: 'platform', dir: join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations') };
+export interface Migrations {
+  owner: string;
+  dir: string;
+}
+export const platformMigrations: Migrations = {
+  owner: 'platform',
+  dir: join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations'),
+};
 
 /**
  * Apply each owner's migrations in order, once each, recorded as `<owner>/<file>`; replicas racing at start take
@@ -123,16 +181,23 @@ export async function migrate(db: Db, sets: Migrations[]): Promise<string[]> {
   const applied: string[] = [];
   await db.tx(async (q) => {
     await q.query('select pg_advisory_xact_lock(724001)');
-    await q.query('create table if not exists schema_migrations (version text primary key, applied_at timestamptz not null default now())');
-    const done = new Set((await q.query<{ version: string }>('select version from schema_migrations')).rows.map((r) => r.version));
+    await q.query(
+      'create table if not exists schema_migrations (version text primary key, applied_at timestamptz not null default now())',
+    );
+    const done = new Set(
+      (await q.query<{ version: string }>('select version from schema_migrations')).rows.map((r) => r.version),
+    );
     for (const { owner, dir } of sets) {
-      for (const f of readdirSync(dir).filter((x) => /^\d{3}_.+\.sql$/.test(x)).sort()) {
+      for (const f of readdirSync(dir)
+        .filter((x) => /^\d{3}_.+\.sql$/.test(x))
+        .sort()) {
         const version = `${owner}/${f}`;
         if (done.has(version)) continue;
         const script = readFileSync(join(dir, f), 'utf8');
         const replaces = /^-- replaces: (\S+)/.exec(script)?.[1];
         if (!replaces || !done.has(replaces)) {
-          if (q.exec) await q.exec(script); else await q.query(script);
+          if (q.exec) await q.exec(script);
+          else await q.query(script);
           applied.push(version);
         }
         await q.query('insert into schema_migrations(version) values ($1)', [version]);

@@ -8,8 +8,13 @@ export type Statement = { sql: string; params?: unknown[] } | BulkRow;
  * A write that takes many rows in one statement: `sql` reads one array parameter per column ($1…$n, in `row`
  * order), e.g. `insert … select … from unnest($1::text[], …)`. Declared once; rows are grouped by this object.
  */
-export interface BulkWrite { readonly sql: string }
-export interface BulkRow { bulk: BulkWrite; row: unknown[] }
+export interface BulkWrite {
+  readonly sql: string;
+}
+export interface BulkRow {
+  bulk: BulkWrite;
+  row: unknown[];
+}
 
 const isBulk = (s: Statement): s is BulkRow => 'bulk' in s;
 
@@ -23,7 +28,10 @@ export function mergeWrites(writes: Statement[]): { sql: string; params?: unknow
   const bulks = new Map<BulkWrite, unknown[][]>();
   const plain: { sql: string; params?: unknown[] }[] = [];
   for (const w of writes) {
-    if (!isBulk(w)) { plain.push(w); continue; }
+    if (!isBulk(w)) {
+      plain.push(w);
+      continue;
+    }
     let columns = bulks.get(w.bulk);
     if (!columns) bulks.set(w.bulk, (columns = w.row.map(() => [])));
     w.row.forEach((v, i) => columns![i]!.push(v));
@@ -46,22 +54,33 @@ export function mergeWrites(writes: Statement[]): { sql: string; params?: unknow
  * and answers, per batch, null or the error that batch alone met (a batch whose statement fails is rolled back
  * alone: see `runGroupAtomically`). Every caller is answered after the commit that holds its batch.
  */
-export function groupCommitter(runGroup: (group: Statement[][]) => Promise<(Error | null)[]>, opts: { concurrency: number; maxGroup: number }) {
+export function groupCommitter(
+  runGroup: (group: Statement[][]) => Promise<(Error | null)[]>,
+  opts: { concurrency: number; maxGroup: number },
+) {
   const queue: { statements: Statement[]; resolve(): void; reject(e: Error): void }[] = [];
   let running = 0;
   const flush = async () => {
     while (queue.length) {
       const group = queue.splice(0, opts.maxGroup);
       let errors: (Error | null)[];
-      try { errors = await runGroup(group.map((b) => b.statements)); } catch (e) { errors = group.map(() => e as Error); }
+      try {
+        errors = await runGroup(group.map((b) => b.statements));
+      } catch (e) {
+        errors = group.map(() => e as Error);
+      }
       group.forEach((b, i) => (errors[i] ? b.reject(errors[i]!) : b.resolve()));
     }
     running--;
   };
-  return (statements: Statement[]) => new Promise<void>((resolve, reject) => {
-    queue.push({ statements, resolve, reject });
-    if (running < opts.concurrency) { running++; setImmediate(flush); }
-  });
+  return (statements: Statement[]) =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ statements, resolve, reject });
+      if (running < opts.concurrency) {
+        running++;
+        setImmediate(flush);
+      }
+    });
 }
 
 /**
@@ -69,11 +88,24 @@ export function groupCommitter(runGroup: (group: Statement[][]) => Promise<(Erro
  * bulk rows are merged first. If any statement fails, the whole script rolls back and each batch runs again on
  * its own, so one bad batch fails alone (the rare path costs more).
  */
-export async function runGroupAtomically(atomically: (statements: { sql: string; params?: unknown[] }[]) => Promise<void>, group: Statement[][]): Promise<(Error | null)[]> {
-  try { await atomically(mergeWrites(group.flat())); return group.map(() => null); } catch (e) {
+export async function runGroupAtomically(
+  atomically: (statements: { sql: string; params?: unknown[] }[]) => Promise<void>,
+  group: Statement[][],
+): Promise<(Error | null)[]> {
+  try {
+    await atomically(mergeWrites(group.flat()));
+    return group.map(() => null);
+  } catch (e) {
     if (group.length === 1) return [e as Error];
   }
   const out: (Error | null)[] = [];
-  for (const b of group) { try { await atomically(mergeWrites(b)); out.push(null); } catch (e) { out.push(e as Error); } }
+  for (const b of group) {
+    try {
+      await atomically(mergeWrites(b));
+      out.push(null);
+    } catch (e) {
+      out.push(e as Error);
+    }
+  }
   return out;
 }

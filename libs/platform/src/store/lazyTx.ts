@@ -10,31 +10,45 @@ const ROLLBACK = Symbol('rollback');
  */
 export function lazyTx(db: Db) {
   let handle: Promise<{ q: Queryable; end(commit: boolean): Promise<void> }> | undefined;
-  const open = () => handle ??= new Promise((ready, failed) => {
-    let finish!: (commit: boolean) => void;
-    const finished = new Promise<boolean>((r) => { finish = r; });
-    const done = db.tx(async (q) => {
-      ready({ q, end });
-      if (!(await finished)) throw ROLLBACK;
-    });
-    done.catch(failed); // a transaction that could not begin fails the first query; later, `end` reports
-    const end = async (commit: boolean) => {
-      finish(commit);
-      await done.catch((e) => { if (e !== ROLLBACK) throw e; });
-    };
-  });
+  const open = () =>
+    (handle ??= new Promise((ready, failed) => {
+      let finish!: (commit: boolean) => void;
+      const finished = new Promise<boolean>((r) => {
+        finish = r;
+      });
+      const done = db.tx(async (q) => {
+        ready({ q, end });
+        if (!(await finished)) throw ROLLBACK;
+      });
+      done.catch(failed); // a transaction that could not begin fails the first query; later, `end` reports
+      const end = async (commit: boolean) => {
+        finish(commit);
+        await done.catch((e) => {
+          if (e !== ROLLBACK) throw e;
+        });
+      };
+    }));
   return {
     q: { query: async (sql: string, params?: unknown[]) => (await open()).q.query(sql, params) } as Queryable,
-    get opened() { return handle !== undefined; },
+    get opened() {
+      return handle !== undefined;
+    },
     /** Commit the open transaction, or write `statements` as one batch when none was opened. */
     async commit(statements: Statement[]) {
       if (handle) {
         const { q, end } = await handle;
-        try { for (const s of mergeWrites(statements)) await q.query(s.sql, s.params); } catch (e) { await end(false); throw e; }
+        try {
+          for (const s of mergeWrites(statements)) await q.query(s.sql, s.params);
+        } catch (e) {
+          await end(false);
+          throw e;
+        }
         return end(true);
       }
       if (statements.length) await db.batch(statements);
     },
-    async rollback() { if (handle) await (await handle.catch(() => undefined))?.end(false); },
+    async rollback() {
+      if (handle) await (await handle.catch(() => undefined))?.end(false);
+    },
   };
 }

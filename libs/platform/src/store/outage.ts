@@ -10,7 +10,10 @@ export function outageLog(log: Pick<Logger, 'info' | 'warn'> | undefined, store:
     down(reason: string) {
       if (since || !log) return;
       since = Date.now();
-      log.warn({ store, reason }, `${store} unavailable: calls that need it answer 503 store-unavailable until it is back`);
+      log.warn(
+        { store, reason },
+        `${store} unavailable: calls that need it answer 503 store-unavailable until it is back`,
+      );
     },
     up() {
       if (!since) return;

@@ -2,7 +2,12 @@ import { Worker } from 'node:worker_threads';
 import type { Db, Queryable } from './db.ts';
 import { groupCommitter, runGroupAtomically } from './groupCommit.ts';
 
-interface Failure { message: string; code?: string; detail?: string; constraint?: string }
+interface Failure {
+  message: string;
+  code?: string;
+  detail?: string;
+  constraint?: string;
+}
 type Reply = { id: number; value?: unknown; error?: Failure } | { ready: true } | { fatal: Failure };
 
 /**
@@ -18,17 +23,28 @@ export async function createPgliteThreadDb(dir: string): Promise<Db> {
   await new Promise<void>((ready, failed) => {
     worker.once('error', failed);
     worker.on('message', (m: Reply) => {
-      if ('ready' in m) { worker.off('error', failed); ready(); return; }
+      if ('ready' in m) {
+        worker.off('error', failed);
+        ready();
+        return;
+      }
       if (!('id' in m)) return;
       const w = waiting.get(m.id);
       if (!w) return;
       waiting.delete(m.id);
-      if (m.error) w.reject(Object.assign(new Error(m.error.message), m.error)); else w.resolve(m.value);
+      if (m.error) w.reject(Object.assign(new Error(m.error.message), m.error));
+      else w.resolve(m.value);
     });
   });
   // A worker that dies fails what waits on it; the process's readiness then reports the store down.
-  worker.on('error', (e) => { closed = true; for (const w of waiting.values()) w.reject(e); waiting.clear(); });
-  worker.on('exit', () => { closed = true; });
+  worker.on('error', (e) => {
+    closed = true;
+    for (const w of waiting.values()) w.reject(e);
+    waiting.clear();
+  });
+  worker.on('exit', () => {
+    closed = true;
+  });
 
   const call = <T>(msg: Record<string, unknown>): Promise<T> => {
     if (closed) return Promise.reject(new Error('the embedded store is closed'));
@@ -52,11 +68,23 @@ export async function createPgliteThreadDb(dir: string): Promise<Db> {
     async tx(fn) {
       const tx = await call<number>({ op: 'begin' });
       let out;
-      try { out = await fn(on(tx)); } catch (e) { await call({ op: 'rollback', tx }).catch(() => undefined); throw e; }
+      try {
+        out = await fn(on(tx));
+      } catch (e) {
+        await call({ op: 'rollback', tx }).catch(() => undefined);
+        throw e;
+      }
       await call({ op: 'commit', tx });
       return out;
     },
-    async ping() { return !closed; },
-    async close() { if (closed) return; await call({ op: 'close' }).catch(() => undefined); closed = true; await worker.terminate(); },
+    async ping() {
+      return !closed;
+    },
+    async close() {
+      if (closed) return;
+      await call({ op: 'close' }).catch(() => undefined);
+      closed = true;
+      await worker.terminate();
+    },
   };
 }

@@ -17,39 +17,70 @@ const open = new Map();
 let nextTx = 0;
 
 const result = (r) => ({ rows: r.rows, rowCount: r.affectedRows ?? r.rows.length });
-const failure = (e) => ({ message: String(e?.message ?? e), code: e?.code, detail: e?.detail, constraint: e?.constraint });
+const failure = (e) => ({
+  message: String(e?.message ?? e),
+  code: e?.code,
+  detail: e?.detail,
+  constraint: e?.constraint,
+});
 
 async function handle(m) {
   switch (m.op) {
-    case 'query': return result(await (m.tx ? open.get(m.tx).q : lite).query(m.sql, m.params));
-    case 'exec': await (m.tx ? open.get(m.tx).q : lite).exec(m.sql); return null;
+    case 'query':
+      return result(await (m.tx ? open.get(m.tx).q : lite).query(m.sql, m.params));
+    case 'exec':
+      await (m.tx ? open.get(m.tx).q : lite).exec(m.sql);
+      return null;
     case 'script': // several callers' statements, one transaction, one commit (group commit: groupCommit.ts)
-      if (m.statements.length === 1) await lite.query(m.statements[0].sql, m.statements[0].params); // atomic alone
-      else await lite.transaction(async (q) => { for (const st of m.statements) await q.query(st.sql, st.params); });
+      if (m.statements.length === 1)
+        await lite.query(m.statements[0].sql, m.statements[0].params); // atomic alone
+      else
+        await lite.transaction(async (q) => {
+          for (const st of m.statements) await q.query(st.sql, st.params);
+        });
       return null;
     case 'begin': {
       const id = ++nextTx;
       const entry = {};
       await new Promise((started, failed) => {
         // The transaction stays open (PGlite's lock held) until commit or rollback settles the inner promise.
-        entry.done = lite.transaction((q) => new Promise((end, abort) => { Object.assign(entry, { q, end, abort }); started(); }));
+        entry.done = lite.transaction(
+          (q) =>
+            new Promise((end, abort) => {
+              Object.assign(entry, { q, end, abort });
+              started();
+            }),
+        );
         entry.done.catch(failed);
       });
       open.set(id, entry);
       return id;
     }
-    case 'commit': case 'rollback': {
+    case 'commit':
+    case 'rollback': {
       const t = open.get(m.tx);
       open.delete(m.tx);
-      if (m.op === 'commit') { t.end(); await t.done; } else { t.abort(new Error('rollback')); await t.done.catch(() => undefined); }
+      if (m.op === 'commit') {
+        t.end();
+        await t.done;
+      } else {
+        t.abort(new Error('rollback'));
+        await t.done.catch(() => undefined);
+      }
       return null;
     }
-    case 'close': await lite.close(); return null;
-    default: throw new Error(`unknown op ${m.op}`);
+    case 'close':
+      await lite.close();
+      return null;
+    default:
+      throw new Error(`unknown op ${m.op}`);
   }
 }
 
 parentPort.on('message', (m) => {
-  handle(m).then((value) => parentPort.postMessage({ id: m.id, value }), (e) => parentPort.postMessage({ id: m.id, error: failure(e) }));
+  handle(m).then(
+    (value) => parentPort.postMessage({ id: m.id, value }),
+    (e) => parentPort.postMessage({ id: m.id, error: failure(e) }),
+  );
 });
 parentPort.postMessage({ ready: true });

@@ -2,12 +2,15 @@
 
 export type Provenance = {
   simulated: boolean;
-  environment: "sandbox" | "live";
+  environment: 'sandbox' | 'live';
   /** The answering service and its version */
   source: string;
 };
 export type Meter = {
-  /** What this call collected: 0.00 for a simulated settlement (the sandbox key route) or a free call; the amount an x402 payment moved */
+  /**
+   * What this call collected: 0.00 for a simulated settlement (the sandbox key route) or a free call; the amount an
+   * x402 payment moved
+   */
   charged: string;
   /** Whether the charge is posted to the account ledger */
   posted: boolean;
@@ -28,22 +31,78 @@ export type Meter = {
   };
 };
 export type BlockedValue = {
-  code: "invalid-input" | "malformed-json" | "unsupported-media-type" | "invalid-vin" | "invalid-mandate" | "invalid-price-header" | "key-required" | "key-unknown" | "key-revoked" | "key-superseded" | "key-expired" | "forbidden" | "NEEDS_HUMAN" | "mandate-ceiling-exceeded" | "mandate-per-action-exceeded" | "mandate-expired" | "mandate-required" | "tripwire" | "not-found" | "intent-not-found" | "handoff-not-found" | "deal-not-found" | "method-not-allowed" | "idempotency-in-flight" | "intent-not-settleable" | "deal-step-conflict" | "intent-expired" | "intent-other-account" | "payload-too-large" | "uri-too-long" | "headers-too-large" | "idempotency-key-reused" | "offer-declined" | "rate-limited" | "sandbox-blocked" | "execution-failed" | "payment-failed" | "payment-invalid" | "payment-invalid-signature" | "payment-wrong-amount" | "payment-wrong-recipient" | "payment-wrong-asset" | "payment-wrong-network" | "payment-wrong-scheme" | "payment-expired" | "payment-already-used" | "payment-other-intent" | "payment-insufficient-funds" | "payments-not-accepted" | "payment-unavailable" | "payment-pending" | "execution-pending" | "human-refused" | "pillar-unavailable" | "store-unavailable" | "internal";
+  code:
+    | 'invalid-input'
+    | 'malformed-json'
+    | 'unsupported-media-type'
+    | 'invalid-vin'
+    | 'invalid-mandate'
+    | 'invalid-price-header'
+    | 'key-required'
+    | 'key-unknown'
+    | 'key-revoked'
+    | 'key-superseded'
+    | 'key-expired'
+    | 'forbidden'
+    | 'NEEDS_HUMAN'
+    | 'mandate-ceiling-exceeded'
+    | 'mandate-per-action-exceeded'
+    | 'mandate-expired'
+    | 'mandate-required'
+    | 'tripwire'
+    | 'not-found'
+    | 'intent-not-found'
+    | 'handoff-not-found'
+    | 'deal-not-found'
+    | 'method-not-allowed'
+    | 'idempotency-in-flight'
+    | 'intent-not-settleable'
+    | 'deal-step-conflict'
+    | 'intent-expired'
+    | 'intent-other-account'
+    | 'payload-too-large'
+    | 'uri-too-long'
+    | 'headers-too-large'
+    | 'idempotency-key-reused'
+    | 'offer-declined'
+    | 'rate-limited'
+    | 'sandbox-blocked'
+    | 'execution-failed'
+    | 'payment-failed'
+    | 'payment-invalid'
+    | 'payment-invalid-signature'
+    | 'payment-wrong-amount'
+    | 'payment-wrong-recipient'
+    | 'payment-wrong-asset'
+    | 'payment-wrong-network'
+    | 'payment-wrong-scheme'
+    | 'payment-expired'
+    | 'payment-already-used'
+    | 'payment-other-intent'
+    | 'payment-insufficient-funds'
+    | 'payments-not-accepted'
+    | 'payment-unavailable'
+    | 'payment-pending'
+    | 'execution-pending'
+    | 'human-refused'
+    | 'pillar-unavailable'
+    | 'store-unavailable'
+    | 'internal';
   message: string;
   problems?: Array<{
     field: string;
-    in?: "query" | "body" | "header";
+    in?: 'query' | 'body' | 'header';
     message: string;
   }>;
   /** The next request to make: method and path */
   next?: {
-    method: "GET" | "POST";
+    method: 'GET' | 'POST';
     path: string;
   };
   [key: string]: unknown;
 };
 export type OfferValue = {
-  code: "payment-required";
+  code: 'payment-required';
   message: string;
   capability: string;
   /** Money as {amount, currency} */
@@ -60,21 +119,24 @@ export type OfferValue = {
   };
   intent: {
     id: string;
-    status: "pending";
+    status: 'pending';
     capability: string;
     /** An ISO 8601 timestamp */
     expiresAt: string;
   };
   settle: {
-    method: "POST";
+    method: 'POST';
     path: string;
   };
   /** The next request to make: the settlement, as in `settle` */
   next?: {
-    method: "GET" | "POST";
+    method: 'GET' | 'POST';
     path: string;
   };
-  /** The same offer as x402 v2 PaymentRequired (what PAYMENT-REQUIRED carries): sign a payment for it with any x402 client and send it as PAYMENT-SIGNATURE to the same request or to `settle` */
+  /**
+   * The same offer as x402 v2 PaymentRequired (what PAYMENT-REQUIRED carries): sign a payment for it with any x402
+   * client and send it as PAYMENT-SIGNATURE to the same request or to `settle`
+   */
   x402?: {
     x402Version: 2;
     resource: {
@@ -94,10 +156,28 @@ export type OfferValue = {
   };
   [key: string]: unknown;
 };
-interface Envelope { answers: string; evidence: Record<string, unknown>; provenance: Provenance; events: unknown[]; meter: Meter }
-export interface Ok<T> extends Envelope { type: 'OK'; value: T }
-export interface Empty extends Envelope { type: 'EMPTY'; value: Record<string, unknown> }
-export interface Blocked extends Envelope { type: 'BLOCKED'; value: BlockedValue }
-export interface Offer extends Envelope { type: 'OFFER'; value: OfferValue }
+interface Envelope {
+  answers: string;
+  evidence: Record<string, unknown>;
+  provenance: Provenance;
+  events: unknown[];
+  meter: Meter;
+}
+export interface Ok<T> extends Envelope {
+  type: 'OK';
+  value: T;
+}
+export interface Empty extends Envelope {
+  type: 'EMPTY';
+  value: Record<string, unknown>;
+}
+export interface Blocked extends Envelope {
+  type: 'BLOCKED';
+  value: BlockedValue;
+}
+export interface Offer extends Envelope {
+  type: 'OFFER';
+  value: OfferValue;
+}
 /** A caller must narrow on `type` (and handle the Offer) before reading an OK value. */
 export type Answer<T> = Ok<T> | Empty | Blocked | Offer;

@@ -59,7 +59,12 @@ export const CAPABILITIES = [
   { name: 'totalLoss.taxRefund', method: 'POST', path: '/total-loss/tax-refund', gate: 'offer' },
   { name: 'totalLoss.acv', method: 'POST', path: '/total-loss/acv', gate: 'key' },
   { name: 'totalLoss.determine', method: 'GET', path: '/total-loss/determine', gate: 'key' },
-  { name: 'totalLoss.negativeEquityCoordinate', method: 'POST', path: '/total-loss/negative-equity-coordinate', gate: 'key' },
+  {
+    name: 'totalLoss.negativeEquityCoordinate',
+    method: 'POST',
+    path: '/total-loss/negative-equity-coordinate',
+    gate: 'key',
+  },
   { name: 'totalLoss.ownerRetain', method: 'POST', path: '/total-loss/owner-retain', gate: 'offer' },
   { name: 'totalLoss.payoffCoordinate', method: 'POST', path: '/total-loss/payoff-coordinate', gate: 'offer' },
   { name: 'totalLoss.priorDamageOffset', method: 'GET', path: '/total-loss/prior-damage-offset', gate: 'none' },

@@ -5,7 +5,7 @@ import { callOperation, type Answer, type CallOptions, type MintedKey } from '..
 /** OK value of Intent@1 (intents.get). */
 export type IntentValue = {
   id: string;
-  status: "pending" | "settled" | "expired" | "failed";
+  status: 'pending' | 'settled' | 'expired' | 'failed';
   capability: string;
   account: string | null;
   /** Money as {amount, currency} */
@@ -32,7 +32,7 @@ export type IntentValue = {
   /** How many times the capability ran for this intent: 0 or 1, never more */
   executions: number;
   settle: {
-    method: "POST";
+    method: 'POST';
     path: string;
   };
   answer: {
@@ -58,7 +58,7 @@ export type IntentValue = {
     amount: string;
     /** The transfer's transaction hash (null when it was found on chain by its authorization only) */
     transaction: string | null;
-    status: "verifying" | "settling" | "settled" | "unknown" | "refused" | "expired";
+    status: 'verifying' | 'settling' | 'settled' | 'unknown' | 'refused' | 'expired';
     reason: string | null;
   } | null;
 };
@@ -69,7 +69,7 @@ export type IntentsSettleValue = {
 /** OK value of Handoff@1 (handoffs.get). */
 export type HandoffValue = {
   id: string;
-  status: "pending" | "completed" | "refused";
+  status: 'pending' | 'completed' | 'refused';
   verb: string;
   credential: string;
   capability: string | null;
@@ -85,11 +85,11 @@ export type HandoffValue = {
   createdAt: string;
   completedAt: string | null;
   poll: {
-    method: "GET";
+    method: 'GET';
     path: string;
   };
   complete: {
-    method: "POST";
+    method: 'POST';
     path: string;
     body: {
       [key: string]: unknown;
@@ -102,13 +102,13 @@ export type HandoffValue = {
 /** OK value of Deal@1 (deals.create). */
 export type DealValue = {
   dealId: string;
-  workflow: "buy";
+  workflow: 'buy';
   vin: string;
   buyer: {
     name: string;
     zip: string;
   } | null;
-  state: "OPENED" | "IN_PROGRESS" | "AWAITING_PAYMENT" | "AWAITING_HUMAN" | "STEP_FAILED" | "SETTLED";
+  state: 'OPENED' | 'IN_PROGRESS' | 'AWAITING_PAYMENT' | 'AWAITING_HUMAN' | 'STEP_FAILED' | 'SETTLED';
   /** Position of the next step not yet done; null once SETTLED */
   currentStep: number | null;
   checklist: Array<{
@@ -121,13 +121,13 @@ export type DealValue = {
     /** The capability that fulfils it; null for a pure human act */
     capability: string | null;
     /** execute: runs at once; offer: arrives as a 402 OFFER to settle; human: arrives as a 403 NEEDS_HUMAN handoff */
-    kind: "execute" | "offer" | "human";
-    verb: "authorize" | "notarize" | "sign" | "pay" | null;
-    status: "todo" | "running" | "awaiting" | "done" | "failed";
+    kind: 'execute' | 'offer' | 'human';
+    verb: 'authorize' | 'notarize' | 'sign' | 'pay' | null;
+    status: 'todo' | 'running' | 'awaiting' | 'done' | 'failed';
     attempts: number;
     /** The offer (intent) or handoff the step waits on */
     pending: {
-      kind: "offer" | "handoff";
+      kind: 'offer' | 'handoff';
       id: string;
       answer: {
         [key: string]: unknown;
@@ -146,7 +146,7 @@ export type DealValue = {
   }>;
   /** The offer (intent) or handoff the step waits on */
   pending: {
-    kind: "offer" | "handoff";
+    kind: 'offer' | 'handoff';
     id: string;
     answer: {
       [key: string]: unknown;
@@ -200,61 +200,117 @@ export type ActivationQueueValue = {
 
 /** The platform's own operations: keys, the intent and handoff rails, deals, going live. */
 export const platform = {
-  /** keys.mint: Mint an anonymous sandbox key and its account (no body). POST /keys · key none · answers ApiKeyMinted@1. */
-  keysMint: (params?: Record<string, unknown>, opts?: CallOptions): Promise<MintedKey> => callOperation<MintedKey>('POST', '/keys', params ?? {}, opts),
-  /** intents.get: An intent's state: pending, settled (with its answer), expired or failed. GET /intents/{intentId} · key optional · answers Intent@1. */
-  intentsGet: (params: {
-    /** The intent id (pi_…) */
-    intentId: string;
-  }, opts?: CallOptions): Promise<Answer<IntentValue>> => callOperation<Answer<IntentValue>>('GET', '/intents/{intentId}', params ?? {}, opts),
-  /** intents.settle: Settle the intent of a 402 OFFER with a key (simulated in the sandbox) or an x402 payment (PAYMENT-SIGNATURE or X-PAYMENT); the capability then executes, once. POST /intents/{intentId}/settle · key optional · answers the capability's answer. */
-  intentsSettle: (params: {
-    /** The intent id (pi_…) */
-    intentId: string;
-  }, opts?: CallOptions): Promise<Answer<IntentsSettleValue>> => callOperation<Answer<IntentsSettleValue>>('POST', '/intents/{intentId}/settle', params ?? {}, opts),
+  /**
+   * keys.mint: Mint an anonymous sandbox key and its account (no body). POST /keys · key none · answers ApiKeyMinted@1.
+   */
+  keysMint: (params?: Record<string, unknown>, opts?: CallOptions): Promise<MintedKey> =>
+    callOperation<MintedKey>('POST', '/keys', params ?? {}, opts),
+  /**
+   * intents.get: An intent's state: pending, settled (with its answer), expired or failed. GET /intents/{intentId} ·
+   * key optional · answers Intent@1.
+   */
+  intentsGet: (
+    params: {
+      /** The intent id (pi_…) */
+      intentId: string;
+    },
+    opts?: CallOptions,
+  ): Promise<Answer<IntentValue>> =>
+    callOperation<Answer<IntentValue>>('GET', '/intents/{intentId}', params ?? {}, opts),
+  /**
+   * intents.settle: Settle the intent of a 402 OFFER with a key (simulated in the sandbox) or an x402 payment
+   * (PAYMENT-SIGNATURE or X-PAYMENT); the capability then executes, once. POST /intents/{intentId}/settle · key
+   * optional · answers the capability's answer.
+   */
+  intentsSettle: (
+    params: {
+      /** The intent id (pi_…) */
+      intentId: string;
+    },
+    opts?: CallOptions,
+  ): Promise<Answer<IntentsSettleValue>> =>
+    callOperation<Answer<IntentsSettleValue>>('POST', '/intents/{intentId}/settle', params ?? {}, opts),
   /** handoffs.get: Poll a NEEDS_HUMAN handoff. GET /handoffs/{handoffId} · key required · answers Handoff@1. */
-  handoffsGet: (params: {
-    /** The handoff id (ho_…) */
-    handoffId: string;
-  }, opts?: CallOptions): Promise<Answer<HandoffValue>> => callOperation<Answer<HandoffValue>>('GET', '/handoffs/{handoffId}', params ?? {}, opts),
-  /** handoffs.complete: The credentialed human completes or refuses a handoff. POST /handoffs/{handoffId}/complete · key required · answers Handoff@1. */
-  handoffsComplete: (params: {
-    /** The handoff id (ho_…) */
-    handoffId: string;
-    /** What the human did */
-    outcome: "completed" | "refused";
-    /** The credential the handoff names, for example "notary" */
-    credential: string;
-  }, opts?: CallOptions): Promise<Answer<HandoffValue>> => callOperation<Answer<HandoffValue>>('POST', '/handoffs/{handoffId}/complete', params ?? {}, opts),
-  /** deals.create: Open a buy deal for a VIN: its id, state OPENED and checklist. POST /buy/deals · key required · answers Deal@1. */
-  dealsOpen: (params: {
-    /** Vehicle identification number (17 characters, check digit verified) */
-    vin: string;
-    buyer: {
-      name: string;
-      zip: string;
-    };
-  }, opts?: CallOptions): Promise<Answer<DealValue>> => callOperation<Answer<DealValue>>('POST', '/buy/deals', params ?? {}, opts),
+  handoffsGet: (
+    params: {
+      /** The handoff id (ho_…) */
+      handoffId: string;
+    },
+    opts?: CallOptions,
+  ): Promise<Answer<HandoffValue>> =>
+    callOperation<Answer<HandoffValue>>('GET', '/handoffs/{handoffId}', params ?? {}, opts),
+  /**
+   * handoffs.complete: The credentialed human completes or refuses a handoff. POST /handoffs/{handoffId}/complete · key
+   * required · answers Handoff@1.
+   */
+  handoffsComplete: (
+    params: {
+      /** The handoff id (ho_…) */
+      handoffId: string;
+      /** What the human did */
+      outcome: 'completed' | 'refused';
+      /** The credential the handoff names, for example "notary" */
+      credential: string;
+    },
+    opts?: CallOptions,
+  ): Promise<Answer<HandoffValue>> =>
+    callOperation<Answer<HandoffValue>>('POST', '/handoffs/{handoffId}/complete', params ?? {}, opts),
+  /**
+   * deals.create: Open a buy deal for a VIN: its id, state OPENED and checklist. POST /buy/deals · key required ·
+   * answers Deal@1.
+   */
+  dealsOpen: (
+    params: {
+      /** Vehicle identification number (17 characters, check digit verified) */
+      vin: string;
+      buyer: {
+        name: string;
+        zip: string;
+      };
+    },
+    opts?: CallOptions,
+  ): Promise<Answer<DealValue>> => callOperation<Answer<DealValue>>('POST', '/buy/deals', params ?? {}, opts),
   /** deals.get: A deal, its state and checklist. GET /buy/deals/{dealId} · key required · answers Deal@1. */
-  dealsGet: (params: {
-    /** The deal id (deal_…) */
-    dealId: string;
-  }, opts?: CallOptions): Promise<Answer<DealValue>> => callOperation<Answer<DealValue>>('GET', '/buy/deals/{dealId}', params ?? {}, opts),
-  /** deals.advance: Run the deal to its next human act, offer or the end. POST /buy/deals/{dealId}/advance · key required · answers Deal@1. */
-  dealsAdvance: (params: {
-    /** The deal id (deal_…) */
-    dealId: string;
-  }, opts?: CallOptions): Promise<Answer<DealValue>> => callOperation<Answer<DealValue>>('POST', '/buy/deals/{dealId}/advance', params ?? {}, opts),
-  /** connections.submit: Go live: submit a connection (a credential for a dealer system or consumer account). POST /connections · key required · answers Connection@1. */
-  connectionsSubmit: (params: {
-    kind: "dealer-system" | "consumer-account";
-    /** The dealer system or consumer platform */
-    system: string;
-    /** The credential; encrypted at rest, never returned or logged */
-    credential: string;
-    /** The nouns this connection would make live (default: every published noun) */
-    nouns?: Array<string>;
-  }, opts?: CallOptions): Promise<Answer<ConnectionValue>> => callOperation<Answer<ConnectionValue>>('POST', '/connections', params ?? {}, opts),
-  /** connections.queue: The activation queue: every connection waiting, ranked, yours marked. GET /activation-queue · key required · answers ActivationQueue@1. */
-  connectionsQueue: (params?: Record<string, unknown>, opts?: CallOptions): Promise<Answer<ActivationQueueValue>> => callOperation<Answer<ActivationQueueValue>>('GET', '/activation-queue', params ?? {}, opts),
+  dealsGet: (
+    params: {
+      /** The deal id (deal_…) */
+      dealId: string;
+    },
+    opts?: CallOptions,
+  ): Promise<Answer<DealValue>> => callOperation<Answer<DealValue>>('GET', '/buy/deals/{dealId}', params ?? {}, opts),
+  /**
+   * deals.advance: Run the deal to its next human act, offer or the end. POST /buy/deals/{dealId}/advance · key
+   * required · answers Deal@1.
+   */
+  dealsAdvance: (
+    params: {
+      /** The deal id (deal_…) */
+      dealId: string;
+    },
+    opts?: CallOptions,
+  ): Promise<Answer<DealValue>> =>
+    callOperation<Answer<DealValue>>('POST', '/buy/deals/{dealId}/advance', params ?? {}, opts),
+  /**
+   * connections.submit: Go live: submit a connection (a credential for a dealer system or consumer account). POST
+   * /connections · key required · answers Connection@1.
+   */
+  connectionsSubmit: (
+    params: {
+      kind: 'dealer-system' | 'consumer-account';
+      /** The dealer system or consumer platform */
+      system: string;
+      /** The credential; encrypted at rest, never returned or logged */
+      credential: string;
+      /** The nouns this connection would make live (default: every published noun) */
+      nouns?: Array<string>;
+    },
+    opts?: CallOptions,
+  ): Promise<Answer<ConnectionValue>> =>
+    callOperation<Answer<ConnectionValue>>('POST', '/connections', params ?? {}, opts),
+  /**
+   * connections.queue: The activation queue: every connection waiting, ranked, yours marked. GET /activation-queue ·
+   * key required · answers ActivationQueue@1.
+   */
+  connectionsQueue: (params?: Record<string, unknown>, opts?: CallOptions): Promise<Answer<ActivationQueueValue>> =>
+    callOperation<Answer<ActivationQueueValue>>('GET', '/activation-queue', params ?? {}, opts),
 };

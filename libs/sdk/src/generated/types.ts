@@ -31,7 +31,7 @@ export type ApiKeyRotateValue = {
   createdAt: string;
   lastRotatedAt: string | null;
   expiresAt: string | null;
-  status: "active" | "superseded" | "revoked";
+  status: 'active' | 'superseded' | 'revoked';
   /** The new secret: present only in the answer that creates it */
   secretOnce?: string;
 };
@@ -52,7 +52,7 @@ export type ApiKeyRevokeValue = {
   createdAt: string;
   lastRotatedAt: string | null;
   expiresAt: string | null;
-  status: "active" | "superseded" | "revoked";
+  status: 'active' | 'superseded' | 'revoked';
   /** The new secret: present only in the answer that creates it */
   secretOnce?: string;
 };
@@ -73,14 +73,14 @@ export type ApiKeyMintValue = {
   createdAt: string;
   lastRotatedAt: string | null;
   expiresAt: string | null;
-  status: "active" | "superseded" | "revoked";
+  status: 'active' | 'superseded' | 'revoked';
   /** The new secret: present only in the answer that creates it */
   secretOnce?: string;
 };
 /** Parameters of apiKey.scope. */
 export type ApiKeyScopeParams = {
   /** The scopes to keep: a subset of the key's current scopes (read, act) */
-  scopes?: Array<"read" | "act">;
+  scopes?: Array<'read' | 'act'>;
   /** The mandate id to bind the key to, or "none" */
   mandateBinding?: string;
 };
@@ -671,7 +671,7 @@ export type PoaNotarizeParams = {
   /** The document to notarize (from poa.generate) */
   documentId: string;
   /** In person, or remote online notarization */
-  mode?: "in-person" | "ron";
+  mode?: 'in-person' | 'ron';
 };
 /** OK value of poa.notarize (Notarization@1). */
 export type PoaNotarizeValue = {
@@ -1584,7 +1584,14 @@ export type TotalLossOwnerRetainValue = {
   /** Reference of this retention */
   retentionRef: string;
   /** State of the salvage lifecycle (TotalLossSalvageFSM) */
-  fsmState: "ClaimOpened" | "AcvDetermined" | "TotalLossConfirmed" | "Repairable" | "SalvageAssigned" | "SalvageSold" | "Subrogation";
+  fsmState:
+    | 'ClaimOpened'
+    | 'AcvDetermined'
+    | 'TotalLossConfirmed'
+    | 'Repairable'
+    | 'SalvageAssigned'
+    | 'SalvageSold'
+    | 'Subrogation';
   /** Actual cash value */
   acv: {
     /** Money as two-decimal text */
@@ -1677,7 +1684,14 @@ export type TotalLossSettlementValue = {
   /** Reference of this settlement */
   settlementRef: string;
   /** State of the salvage lifecycle (TotalLossSalvageFSM) */
-  fsmState: "ClaimOpened" | "AcvDetermined" | "TotalLossConfirmed" | "Repairable" | "SalvageAssigned" | "SalvageSold" | "Subrogation";
+  fsmState:
+    | 'ClaimOpened'
+    | 'AcvDetermined'
+    | 'TotalLossConfirmed'
+    | 'Repairable'
+    | 'SalvageAssigned'
+    | 'SalvageSold'
+    | 'Subrogation';
   /** Actual cash value */
   acv: {
     /** Money as two-decimal text */
@@ -1854,20 +1868,20 @@ export type TransportQuoteValue = {
 };
 /** Parameters of deal.open. */
 export type DealOpenParams = {
-  workflow: "buy";
+  workflow: 'buy';
   /** Vehicle identification number (17 characters, check digit verified) */
   vin: string;
 };
 /** OK value of deal.open (DealOpen@1). */
 export type DealOpenValue = {
   dealId: string;
-  workflow: "buy";
+  workflow: 'buy';
   vin: string;
   buyer: {
     name: string;
     zip: string;
   } | null;
-  state: "OPENED" | "IN_PROGRESS" | "AWAITING_PAYMENT" | "AWAITING_HUMAN" | "STEP_FAILED" | "SETTLED";
+  state: 'OPENED' | 'IN_PROGRESS' | 'AWAITING_PAYMENT' | 'AWAITING_HUMAN' | 'STEP_FAILED' | 'SETTLED';
   /** Position of the next step not yet done; null once SETTLED */
   currentStep: number | null;
   checklist: Array<{
@@ -1880,13 +1894,13 @@ export type DealOpenValue = {
     /** The capability that fulfils it; null for a pure human act */
     capability: string | null;
     /** execute: runs at once; offer: arrives as a 402 OFFER to settle; human: arrives as a 403 NEEDS_HUMAN handoff */
-    kind: "execute" | "offer" | "human";
-    verb: "authorize" | "notarize" | "sign" | "pay" | null;
-    status: "todo" | "running" | "awaiting" | "done" | "failed";
+    kind: 'execute' | 'offer' | 'human';
+    verb: 'authorize' | 'notarize' | 'sign' | 'pay' | null;
+    status: 'todo' | 'running' | 'awaiting' | 'done' | 'failed';
     attempts: number;
     /** The offer (intent) or handoff the step waits on */
     pending: {
-      kind: "offer" | "handoff";
+      kind: 'offer' | 'handoff';
       id: string;
       answer: {
         [key: string]: unknown;
@@ -1905,7 +1919,7 @@ export type DealOpenValue = {
   }>;
   /** The offer (intent) or handoff the step waits on */
   pending: {
-    kind: "offer" | "handoff";
+    kind: 'offer' | 'handoff';
     id: string;
     answer: {
       [key: string]: unknown;

@@ -1,14 +1,31 @@
-import { blocked, capabilityByName, statusOfCode as statusOf, type BlockedCode, type Capability, type OpReply } from '@vcs/contract';
+import {
+  blocked,
+  capabilityByName,
+  statusOfCode as statusOf,
+  type BlockedCode,
+  type Capability,
+  type OpReply,
+} from '@vcs/contract';
 import { provenanceOf, recordAnswer, type CallContext, type Services } from '@vcs/platform';
 
-
-export function refusal(services: Services, ctx: Pick<CallContext, 'environment'>, code: BlockedCode, message: string, extra: Record<string, unknown> = {}): OpReply {
+export function refusal(
+  services: Services,
+  ctx: Pick<CallContext, 'environment'>,
+  code: BlockedCode,
+  message: string,
+  extra: Record<string, unknown> = {},
+): OpReply {
   const a = blocked(code, message, extra, provenanceOf(ctx, services));
   return { status: statusOf(code), answer: a as unknown as Record<string, unknown> };
 }
 
 /** A plain OK record answer (an intent's or a handoff's state). */
-export function record(services: Services, ctx: Pick<CallContext, 'environment'>, answers: string, value: Record<string, unknown>): OpReply {
+export function record(
+  services: Services,
+  ctx: Pick<CallContext, 'environment'>,
+  answers: string,
+  value: Record<string, unknown>,
+): OpReply {
   return { status: 200, answer: recordAnswer(services, ctx, answers, value) };
 }
 

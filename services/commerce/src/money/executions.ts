@@ -1,5 +1,27 @@
-import { blocked, capabilityByName, newId, platformEvent, type EventAnswerType, opTimeouts, ops, requestText, statusOfCode, withoutSecrets, type NextRequest, type OpInput, type OpReply } from '@vcs/contract';
-import { busCallerOf, callCapability, countSettlement, writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
+import {
+  blocked,
+  capabilityByName,
+  newId,
+  platformEvent,
+  type EventAnswerType,
+  opTimeouts,
+  ops,
+  requestText,
+  statusOfCode,
+  withoutSecrets,
+  type NextRequest,
+  type OpInput,
+  type OpReply,
+} from '@vcs/contract';
+import {
+  busCallerOf,
+  callCapability,
+  countSettlement,
+  writeEvents,
+  type CallContext,
+  type Queryable,
+  type Services,
+} from '@vcs/platform';
 import { json } from './common.ts';
 
 /**
@@ -14,9 +36,20 @@ import { json } from './common.ts';
 export type ExecutionSource = 'intent' | 'handoff' | 'deal';
 
 export interface ExecutionRow {
-  id: string; source: ExecutionSource; source_id: string; capability: string; input: unknown; ctx: unknown; origin: unknown;
-  status: 'ready' | 'running' | 'succeeded' | 'failed'; lease_until: string | Date | null; attempts: number;
-  answer: unknown; answer_status: number | null; created_at: string | Date; finished_at: string | Date | null;
+  id: string;
+  source: ExecutionSource;
+  source_id: string;
+  capability: string;
+  input: unknown;
+  ctx: unknown;
+  origin: unknown;
+  status: 'ready' | 'running' | 'succeeded' | 'failed';
+  lease_until: string | Date | null;
+  attempts: number;
+  answer: unknown;
+  answer_status: number | null;
+  created_at: string | Date;
+  finished_at: string | Date | null;
 }
 
 /** What an execution carries of its caller's context: who, which environment, the trigger, the mandate. */
@@ -31,15 +64,34 @@ const NOT_RUN_BACKOFF_MS = 1_000;
  * What finishing an execution does to the record it ran for, in the same transaction (an intent settled, a handoff
  * completed); it returns the cents the settlement collected.
  */
-export type Finisher = (q: Queryable, services: Services, ex: ExecutionRow, answer: Record<string, unknown>, status: number) => Promise<Finished>;
+export type Finisher = (
+  q: Queryable,
+  services: Services,
+  ex: ExecutionRow,
+  answer: Record<string, unknown>,
+  status: number,
+) => Promise<Finished>;
 /** What a finisher made: the cents collected, its events (written with Execution.finished in one statement), and the answer as its caller sees it. */
-export interface Finished { chargedCents: number; events: Parameters<typeof writeEvents>[1]; answer?: Record<string, unknown> }
+export interface Finished {
+  chargedCents: number;
+  events: Parameters<typeof writeEvents>[1];
+  answer?: Record<string, unknown>;
+}
 const finishers = new Map<ExecutionSource, Finisher>();
-export const onExecutionFinished = (source: ExecutionSource, fn: Finisher) => { finishers.set(source, fn); };
+export const onExecutionFinished = (source: ExecutionSource, fn: Finisher) => {
+  finishers.set(source, fn);
+};
 
 export type ExecutionOutcome =
   /** `recorded`: this attempt recorded the answer, and `answer` is the finisher's (an intent's carries its meter). */
-  | { kind: 'done'; row: ExecutionRow; status: number; answer: Record<string, unknown>; replayed: boolean; recorded?: boolean }
+  | {
+      kind: 'done';
+      row: ExecutionRow;
+      status: number;
+      answer: Record<string, unknown>;
+      replayed: boolean;
+      recorded?: boolean;
+    }
   /** Claimed by another attempt whose lease still runs. */
   | { kind: 'busy'; row: ExecutionRow; retryAfterSeconds: number }
   /** The pillar was certainly not reached: nothing ran; the execution is ready again. */
@@ -48,25 +100,56 @@ export type ExecutionOutcome =
   | { kind: 'unknown'; row: ExecutionRow; retryAfterSeconds: number };
 
 export interface NewExecution {
-  source: ExecutionSource; sourceId: string; capability: string; input: unknown; ctx: StoredContext; origin?: unknown;
+  source: ExecutionSource;
+  sourceId: string;
+  capability: string;
+  input: unknown;
+  ctx: StoredContext;
+  origin?: unknown;
 }
 
-const leaseFor = (services: Services, timeoutMs: number) => new Date(services.clock.now().getTime() + timeoutMs + LEASE_MARGIN_MS);
+const leaseFor = (services: Services, timeoutMs: number) =>
+  new Date(services.clock.now().getTime() + timeoutMs + LEASE_MARGIN_MS);
 
 /**
  * Create the execution for (source, sourceId), claimed by its creator under a lease, inside the caller's
  * transaction (the intent's claim, the handoff's completion). Creating it twice is creating it once.
  */
-export async function createExecution(q: Queryable, services: Services, e: NewExecution, timeoutMs: number): Promise<ExecutionRow & { created: boolean }> {
+export async function createExecution(
+  q: Queryable,
+  services: Services,
+  e: NewExecution,
+  timeoutMs: number,
+): Promise<ExecutionRow & { created: boolean }> {
   const now = services.clock.now();
-  const ctx: StoredContext = { account: e.ctx.account, keyId: e.ctx.keyId, environment: e.ctx.environment, trigger: e.ctx.trigger ?? null, intentId: e.ctx.intentId ?? null, mandate: e.ctx.mandate };
+  const ctx: StoredContext = {
+    account: e.ctx.account,
+    keyId: e.ctx.keyId,
+    environment: e.ctx.environment,
+    trigger: e.ctx.trigger ?? null,
+    intentId: e.ctx.intentId ?? null,
+    mandate: e.ctx.mandate,
+  };
   const made = await q.query<ExecutionRow>(
     `insert into executions(id, source, source_id, capability, input, ctx, origin, status, lease_until, attempts, created_at)
      values ($1,$2,$3,$4,$5,$6,$7,'running',$8,1,$9) on conflict (source, source_id) do nothing returning *`,
-    [newId('execution'), e.source, e.sourceId, e.capability, JSON.stringify(e.input ?? {}), JSON.stringify(ctx),
-      e.origin ? JSON.stringify(e.origin) : null, leaseFor(services, timeoutMs).toISOString(), now.toISOString()]);
+    [
+      newId('execution'),
+      e.source,
+      e.sourceId,
+      e.capability,
+      JSON.stringify(e.input ?? {}),
+      JSON.stringify(ctx),
+      e.origin ? JSON.stringify(e.origin) : null,
+      leaseFor(services, timeoutMs).toISOString(),
+      now.toISOString(),
+    ],
+  );
   if (made.rows[0]) return { ...made.rows[0], created: true };
-  const { rows } = await q.query<ExecutionRow>('select * from executions where source = $1 and source_id = $2', [e.source, e.sourceId]);
+  const { rows } = await q.query<ExecutionRow>('select * from executions where source = $1 and source_id = $2', [
+    e.source,
+    e.sourceId,
+  ]);
   return { ...rows[0]!, created: false };
 }
 
@@ -74,21 +157,50 @@ export async function createExecution(q: Queryable, services: Services, e: NewEx
  * `sys.commerce.executions.run`: a deal step's capability as a durable execution, made once per step attempt
  * (its sourceId); asked again, it is the same execution: its answer, or why there is none yet.
  */
-export async function runExecutionOp(services: Services, req: OpInput<'executionsRun'> & { ctx: CallContext }): Promise<OpReply> {
+export async function runExecutionOp(
+  services: Services,
+  req: OpInput<'executionsRun'> & { ctx: CallContext },
+): Promise<OpReply> {
   const timeoutMs = opTimeouts(ops.executionsRun, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
   const c = capabilityByName(req.capability);
-  if (!c) return { status: 400, answer: blocked('invalid-input', `no capability named ${req.capability}`) as unknown as Record<string, unknown> };
-  const ex = await services.db.tx((q) => createExecution(q, services, {
-    source: req.source, sourceId: req.sourceId, capability: c.name, input: req.input ?? {}, origin: req.origin, ctx: req.ctx,
-  }, timeoutMs));
+  if (!c)
+    return {
+      status: 400,
+      answer: blocked('invalid-input', `no capability named ${req.capability}`) as unknown as Record<string, unknown>,
+    };
+  const ex = await services.db.tx((q) =>
+    createExecution(
+      q,
+      services,
+      {
+        source: req.source,
+        sourceId: req.sourceId,
+        capability: c.name,
+        input: req.input ?? {},
+        origin: req.origin,
+        ctx: req.ctx,
+      },
+      timeoutMs,
+    ),
+  );
   const retry = { method: 'GET' as const, path: req.origin ? `/buy/deals/${req.origin.dealId}` : '/catalog' };
-  const out = await settleExecution(services, ex.id, timeoutMs, retry, { claimed: ex.created ? ex : undefined, requestId: req.ctx.requestId });
+  const out = await settleExecution(services, ex.id, timeoutMs, retry, {
+    claimed: ex.created ? ex : undefined,
+    requestId: req.ctx.requestId,
+  });
   if (out.kind !== 'done') return pendingReply(out, retry);
   return { status: out.status, answer: out.answer, replayed: out.replayed };
 }
 
-export async function findExecution(q: Queryable, source: ExecutionSource, sourceId: string): Promise<ExecutionRow | undefined> {
-  const { rows } = await q.query<ExecutionRow>('select * from executions where source = $1 and source_id = $2', [source, sourceId]);
+export async function findExecution(
+  q: Queryable,
+  source: ExecutionSource,
+  sourceId: string,
+): Promise<ExecutionRow | undefined> {
+  const { rows } = await q.query<ExecutionRow>('select * from executions where source = $1 and source_id = $2', [
+    source,
+    sourceId,
+  ]);
   return rows[0];
 }
 
@@ -97,18 +209,28 @@ const secondsUntil = (services: Services, t: string | Date | null) =>
   Math.max(1, Math.ceil(((t ? new Date(t).getTime() : 0) - services.clock.now().getTime()) / 1000));
 
 /** Take the execution for one attempt: its final answer, busy under another's lease, or claimed (a new lease). */
-async function claim(services: Services, id: string, timeoutMs: number, held?: ExecutionRow): Promise<ExecutionOutcome | { kind: 'claimed'; row: ExecutionRow }> {
+async function claim(
+  services: Services,
+  id: string,
+  timeoutMs: number,
+  held?: ExecutionRow,
+): Promise<ExecutionOutcome | { kind: 'claimed'; row: ExecutionRow }> {
   // The creator claimed it when it made it (createExecution), in its own transaction: nothing to read again.
   if (held?.status === 'running') return { kind: 'claimed', row: held };
   return services.db.tx(async (q) => {
     const { rows } = await q.query<ExecutionRow>('select * from executions where id = $1 for update', [id]);
     const r = rows[0]!;
-    if (finished(r)) return { kind: 'done', row: r, status: r.answer_status ?? 200, answer: json(r.answer), replayed: true };
+    if (finished(r))
+      return { kind: 'done', row: r, status: r.answer_status ?? 200, answer: json(r.answer), replayed: true };
     // Anyone but its creator waits for the lease to run out.
     const now = services.clock.now();
-    if (r.status === 'running' && r.lease_until && new Date(r.lease_until) > now) return { kind: 'busy', row: r, retryAfterSeconds: secondsUntil(services, r.lease_until) };
+    if (r.status === 'running' && r.lease_until && new Date(r.lease_until) > now)
+      return { kind: 'busy', row: r, retryAfterSeconds: secondsUntil(services, r.lease_until) };
     const lease = leaseFor(services, timeoutMs);
-    await q.query(`update executions set status = 'running', lease_until = $2, attempts = attempts + 1 where id = $1`, [id, lease.toISOString()]);
+    await q.query(`update executions set status = 'running', lease_until = $2, attempts = attempts + 1 where id = $1`, [
+      id,
+      lease.toISOString(),
+    ]);
     return { kind: 'claimed', row: { ...r, status: 'running', lease_until: lease, attempts: r.attempts + 1 } };
   });
 }
@@ -117,18 +239,31 @@ async function claim(services: Services, id: string, timeoutMs: number, held?: E
  * Run one attempt of an execution. `claimed` is the row the caller holds the claim on (it just created it).
  * Returns the final answer (run now or stored), or why there is none yet.
  */
-export async function runExecution(services: Services, id: string, timeoutMs: number, opts: { claimed?: ExecutionRow; requestId?: string } = {}): Promise<ExecutionOutcome> {
+export async function runExecution(
+  services: Services,
+  id: string,
+  timeoutMs: number,
+  opts: { claimed?: ExecutionRow; requestId?: string } = {},
+): Promise<ExecutionOutcome> {
   const got = await claim(services, id, timeoutMs, opts.claimed);
   if (got.kind !== 'claimed') return got;
   const row = got.row;
   const c = capabilityByName(row.capability)!;
   const stored = json(row.ctx) as StoredContext;
-  const ctx: CallContext = { ...stored, requestId: opts.requestId ?? newId('request'), settled: true, executionId: row.id };
+  const ctx: CallContext = {
+    ...stored,
+    requestId: opts.requestId ?? newId('request'),
+    settled: true,
+    executionId: row.id,
+  };
   const r = await callCapability(busCallerOf(services), c, json(row.input), ctx, timeoutMs);
   if (r.unavailable === 'no-responders' || r.unavailable === 'closed') {
     // Certainly not run: ready again, for the caller's retry or the reconciler after a short pause.
     const again = new Date(services.clock.now().getTime() + NOT_RUN_BACKOFF_MS).toISOString();
-    await services.db.query(`update executions set status = 'ready', lease_until = $2 where id = $1 and status = 'running' and attempts = $3`, [row.id, again, row.attempts]);
+    await services.db.query(
+      `update executions set status = 'ready', lease_until = $2 where id = $1 and status = 'running' and attempts = $3`,
+      [row.id, again, row.attempts],
+    );
     return { kind: 'not-run', row, reason: r.unavailable };
   }
   if (r.unavailable) return { kind: 'unknown', row, retryAfterSeconds: secondsUntil(services, row.lease_until) };
@@ -136,7 +271,13 @@ export async function runExecution(services: Services, id: string, timeoutMs: nu
 }
 
 /** Record the pillar's answer once: the first attempt to come back (any attempt carries the same stored answer). */
-async function record(services: Services, row: ExecutionRow, answer: Record<string, unknown>, status: number, replayed: boolean): Promise<ExecutionOutcome> {
+async function record(
+  services: Services,
+  row: ExecutionRow,
+  answer: Record<string, unknown>,
+  status: number,
+  replayed: boolean,
+): Promise<ExecutionOutcome> {
   const type = String(answer.type);
   const outcome = type === 'OK' || type === 'EMPTY' ? 'succeeded' : 'failed';
   const now = services.clock.now().toISOString();
@@ -145,39 +286,71 @@ async function record(services: Services, row: ExecutionRow, answer: Record<stri
     const { rows } = await q.query<ExecutionRow>(
       `update executions set status = $2, answer = $3, answer_status = $4, finished_at = $5, lease_until = null
         where id = $1 and status in ('ready', 'running') returning *`,
-      [row.id, outcome, withoutSecrets(JSON.stringify(answer)), status, now]);
+      [row.id, outcome, withoutSecrets(JSON.stringify(answer)), status, now],
+    );
     const done = rows[0];
     if (!done) return null; // another attempt recorded it first
     const finished = await finishers.get(row.source)?.(q, services, done, answer, status);
     const stored = json(done.ctx) as StoredContext;
     const input = json(done.input) as { vin?: unknown } | null;
     // Execution.finished closes a deal step (its own event); an intent's or a handoff's execution is told by theirs.
-    if (done.source === 'deal' || !finished) await writeEvents(q, [...(finished?.events ?? []), platformEvent('Execution.finished@1', {
-      occurredAt: now, account: stored.account, capability: done.capability,
-      vin: typeof input?.vin === 'string' ? input.vin : null,
-      simulated: stored.environment === 'sandbox',
-    }, {
-      executionId: done.id, source: done.source, sourceId: done.source_id, capability: done.capability, origin: json(done.origin) ?? null,
-      status: outcome, answerType: type as EventAnswerType, answers: typeof answer.answers === 'string' ? answer.answers : null,
-    })]);
+    if (done.source === 'deal' || !finished)
+      await writeEvents(q, [
+        ...(finished?.events ?? []),
+        platformEvent(
+          'Execution.finished@1',
+          {
+            occurredAt: now,
+            account: stored.account,
+            capability: done.capability,
+            vin: typeof input?.vin === 'string' ? input.vin : null,
+            simulated: stored.environment === 'sandbox',
+          },
+          {
+            executionId: done.id,
+            source: done.source,
+            sourceId: done.source_id,
+            capability: done.capability,
+            origin: json(done.origin) ?? null,
+            status: outcome,
+            answerType: type as EventAnswerType,
+            answers: typeof answer.answers === 'string' ? answer.answers : null,
+          },
+        ),
+      ]);
     else await writeEvents(q, finished.events);
     return { done, chargedCents: finished?.chargedCents ?? 0, answer: finished?.answer ?? answer };
   });
   if (kept) {
     // Counted once: only the attempt that recorded the answer counts it (a crash right here loses one count, never doubles it).
     const account = (json(kept.done.ctx) as StoredContext).account;
-    if (account) await countSettlement(services.kv, account, kept.done.capability, kept.chargedCents).catch((err) => services.log.warn({ err, account }, 'usage: a settlement could not be counted'));
+    if (account)
+      await countSettlement(services.kv, account, kept.done.capability, kept.chargedCents).catch((err) =>
+        services.log.warn({ err, account }, 'usage: a settlement could not be counted'),
+      );
     return { kind: 'done', row: kept.done, status, answer: kept.answer, replayed, recorded: true };
   }
   const { rows } = await services.db.query<ExecutionRow>('select * from executions where id = $1', [row.id]);
-  return { kind: 'done', row: rows[0]!, status: rows[0]!.answer_status ?? status, answer: json(rows[0]!.answer), replayed: true };
+  return {
+    kind: 'done',
+    row: rows[0]!,
+    status: rows[0]!.answer_status ?? status,
+    answer: json(rows[0]!.answer),
+    replayed: true,
+  };
 }
 
 /**
  * Run an execution until it has its answer or the caller's time is up: wait out another attempt's lease while
  * there is time; past it, the typed 503/409 that says the outcome is not known yet and when to ask again.
  */
-export async function settleExecution(services: Services, id: string, timeoutMs: number, retry: NextRequest, opts: { claimed?: ExecutionRow; requestId?: string } = {}): Promise<ExecutionOutcome> {
+export async function settleExecution(
+  services: Services,
+  id: string,
+  timeoutMs: number,
+  retry: NextRequest,
+  opts: { claimed?: ExecutionRow; requestId?: string } = {},
+): Promise<ExecutionOutcome> {
   const until = services.clock.now().getTime() + timeoutMs;
   let claimed = opts.claimed;
   for (;;) {
@@ -193,10 +366,28 @@ export async function settleExecution(services: Services, id: string, timeoutMs:
 export function pendingReply(out: Exclude<ExecutionOutcome, { kind: 'done' }>, retry: NextRequest): OpReply {
   const c = out.row.capability;
   const [code, message, retryAfter] =
-    out.kind === 'not-run' ? ['pillar-unavailable' as const, `the pillar serving ${c} is not running (${out.reason}); nothing ran. It will be tried again by itself; read its answer with ${requestText(retry)} in a moment`, 1]
-    : out.kind === 'busy' ? ['idempotency-in-flight' as const, `${c} is running for this request now (execution ${out.row.id}); read its answer with ${requestText(retry)} in ${out.retryAfterSeconds} s`, out.retryAfterSeconds]
-    : ['execution-pending' as const, `the pillar serving ${c} did not answer in time, so whether it ran is not known yet; it runs at most once and is taken up again by itself: read its answer with ${requestText(retry)} in ${out.retryAfterSeconds} s`, out.retryAfterSeconds];
-  const a = blocked(code, message, { execution: { id: out.row.id, status: out.kind === 'not-run' ? 'ready' : 'running' }, retryAfter, next: retry });
+    out.kind === 'not-run'
+      ? [
+          'pillar-unavailable' as const,
+          `the pillar serving ${c} is not running (${out.reason}); nothing ran. It will be tried again by itself; read its answer with ${requestText(retry)} in a moment`,
+          1,
+        ]
+      : out.kind === 'busy'
+        ? [
+            'idempotency-in-flight' as const,
+            `${c} is running for this request now (execution ${out.row.id}); read its answer with ${requestText(retry)} in ${out.retryAfterSeconds} s`,
+            out.retryAfterSeconds,
+          ]
+        : [
+            'execution-pending' as const,
+            `the pillar serving ${c} did not answer in time, so whether it ran is not known yet; it runs at most once and is taken up again by itself: read its answer with ${requestText(retry)} in ${out.retryAfterSeconds} s`,
+            out.retryAfterSeconds,
+          ];
+  const a = blocked(code, message, {
+    execution: { id: out.row.id, status: out.kind === 'not-run' ? 'ready' : 'running' },
+    retryAfter,
+    next: retry,
+  });
   return { status: statusOfCode(code), answer: a as unknown as Record<string, unknown> };
 }
 
@@ -207,9 +398,14 @@ export function pendingReply(out: Exclude<ExecutionOutcome, { kind: 'done' }>, r
 export async function reconcileExecutions(services: Services): Promise<void> {
   const due = await services.db.query<{ id: string }>(
     `select id from executions where status in ('ready', 'running') and (lease_until is null or lease_until < $1) order by created_at limit 20`,
-    [services.clock.now().toISOString()]);
+    [services.clock.now().toISOString()],
+  );
   for (const { id } of due.rows) {
     const out = await runExecution(services, id, services.settings.BUS_TIMEOUT_MS);
-    if (out.kind === 'done') services.log.info({ executionId: id, capability: out.row.capability, replayed: out.replayed }, 'execution taken up again and finished');
+    if (out.kind === 'done')
+      services.log.info(
+        { executionId: id, capability: out.row.capability, replayed: out.replayed },
+        'execution taken up again and finished',
+      );
   }
 }

@@ -1,15 +1,46 @@
-import { problemsOf, capabilityByName, newId, platformEvent, opTimeouts, ops, sandboxDesks, withoutSecrets, type HumanVerb, type OpInput, type OpReply } from '@vcs/contract';
+import {
+  problemsOf,
+  capabilityByName,
+  newId,
+  platformEvent,
+  opTimeouts,
+  ops,
+  sandboxDesks,
+  withoutSecrets,
+  type HumanVerb,
+  type OpInput,
+  type OpReply,
+} from '@vcs/contract';
 import { writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { iso, json, record, refusal } from './common.ts';
-import { createExecution, findExecution, onExecutionFinished, pendingReply, settleExecution, type ExecutionRow } from './executions.ts';
+import {
+  createExecution,
+  findExecution,
+  onExecutionFinished,
+  pendingReply,
+  settleExecution,
+  type ExecutionRow,
+} from './executions.ts';
 
 /** The operations' inputs (contract ops.ts) and the caller's context. */
 type CreateHandoffRequest = OpInput<'handoffsCreate'> & { ctx: CallContext };
 type CompleteHandoffRequest = OpInput<'handoffsComplete'> & { ctx: CallContext };
 
 interface HandoffRow {
-  id: string; account_id: string | null; verb: string; credential: string; capability: string | null; input: unknown; trigger: string | null;
-  origin: unknown; terminus: unknown; status: string; result: unknown; result_status: number | null; created_at: string | Date; completed_at: string | Date | null;
+  id: string;
+  account_id: string | null;
+  verb: string;
+  credential: string;
+  capability: string | null;
+  input: unknown;
+  trigger: string | null;
+  origin: unknown;
+  terminus: unknown;
+  status: string;
+  result: unknown;
+  result_status: number | null;
+  created_at: string | Date;
+  completed_at: string | Date | null;
 }
 
 const pollPath = (id: string) => `/handoffs/${id}`;
@@ -17,10 +48,22 @@ const verbs = Object.keys(sandboxDesks) as HumanVerb[];
 
 function handoffView(r: HandoffRow) {
   return {
-    id: r.id, status: r.status === 'completing' ? 'pending' : r.status, verb: r.verb, credential: r.credential, capability: r.capability,
-    terminus: json(r.terminus), account: r.account_id, origin: json(r.origin) ?? null, createdAt: iso(r.created_at), completedAt: iso(r.completed_at),
+    id: r.id,
+    status: r.status === 'completing' ? 'pending' : r.status,
+    verb: r.verb,
+    credential: r.credential,
+    capability: r.capability,
+    terminus: json(r.terminus),
+    account: r.account_id,
+    origin: json(r.origin) ?? null,
+    createdAt: iso(r.created_at),
+    completedAt: iso(r.completed_at),
     poll: { method: 'GET', path: pollPath(r.id) },
-    complete: { method: 'POST', path: `${pollPath(r.id)}/complete`, body: { outcome: 'completed | refused', credential: r.credential } },
+    complete: {
+      method: 'POST',
+      path: `${pollPath(r.id)}/complete`,
+      body: { outcome: 'completed | refused', credential: r.credential },
+    },
     result: r.result ? json(r.result) : null,
   };
 }
@@ -33,13 +76,17 @@ async function findHandoff(q: Queryable, id: string, lock = false) {
 /** `sys.commerce.handoffs.create`: store a pending handoff and answer 403 BLOCKED NEEDS_HUMAN naming the desk. */
 export async function createHandoff(services: Services, req: CreateHandoffRequest): Promise<OpReply> {
   const { ctx } = req;
-  if (!verbs.includes(req.verb)) return refusal(services, ctx, 'invalid-input', `verb must be one of ${verbs.join(', ')}`);
+  if (!verbs.includes(req.verb))
+    return refusal(services, ctx, 'invalid-input', `verb must be one of ${verbs.join(', ')}`);
   const c = req.capability ? capabilityByName(req.capability) : undefined;
   if (req.capability && !c) return refusal(services, ctx, 'invalid-input', `no capability named ${req.capability}`);
   let input: unknown = null;
   if (c) {
     const parsed = c.request.safeParse(req.input ?? {});
-    if (!parsed.success) return refusal(services, ctx, 'invalid-input', `the input to ${c.name} is not valid`, { problems: problemsOf(parsed.error.issues, 'body') });
+    if (!parsed.success)
+      return refusal(services, ctx, 'invalid-input', `the input to ${c.name} is not valid`, {
+        problems: problemsOf(parsed.error.issues, 'body'),
+      });
     input = parsed.data;
   }
   const credential = req.credential || c?.human?.credential || sandboxDesks[req.verb].credential;
@@ -48,41 +95,96 @@ export async function createHandoff(services: Services, req: CreateHandoffReques
   const trigger = ctx.environment === 'sandbox' ? ctx.trigger : null;
   await services.db.query(
     `insert into handoffs(id, account_id, verb, credential, capability, input, trigger, origin, terminus, created_at) values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)`,
-    [id, ctx.account, req.verb, credential, c?.name ?? null, input === null ? null : JSON.stringify(input), trigger,
-      req.origin ? JSON.stringify(req.origin) : null, JSON.stringify(terminus), services.clock.now().toISOString()],
+    [
+      id,
+      ctx.account,
+      req.verb,
+      credential,
+      c?.name ?? null,
+      input === null ? null : JSON.stringify(input),
+      trigger,
+      req.origin ? JSON.stringify(req.origin) : null,
+      JSON.stringify(terminus),
+      services.clock.now().toISOString(),
+    ],
   );
   // Sandbox triggers: the sandbox desk acts at once; the caller still gets NEEDS_HUMAN and reads the outcome on the rail.
   let status = 'pending';
   if (trigger === 'human-completed' || trigger === 'human-refused') {
     // The sandbox desk completes it inside this operation's time, so the capability gets its share of it.
     const timeoutMs = opTimeouts(ops.handoffsCreate, services.settings.BUS_TIMEOUT_MS).timeoutMs;
-    const done = await completeHandoff(services, { handoffId: id, outcome: trigger === 'human-completed' ? 'completed' : 'refused', credential, ctx, timeoutMs });
+    const done = await completeHandoff(services, {
+      handoffId: id,
+      outcome: trigger === 'human-completed' ? 'completed' : 'refused',
+      credential,
+      ctx,
+      timeoutMs,
+    });
     status = String((done.answer.value as { status?: string } | undefined)?.status ?? status);
   }
   const subject = c ? c.name : `the ${req.verb} step`;
-  const r = refusal(services, ctx, 'NEEDS_HUMAN',
+  const r = refusal(
+    services,
+    ctx,
+    'NEEDS_HUMAN',
     `${subject} needs a human to ${req.verb}: a holder of the ${credential} credential at ${terminus.name}; poll GET ${pollPath(id)} for the outcome`,
     {
-      needs: 'NEEDS_HUMAN', verb: req.verb, credential, capability: c?.name ?? null, terminus,
-      handoff: { id, status, poll: { method: 'GET', path: pollPath(id) } }, next: { method: 'GET', path: pollPath(id) },
+      needs: 'NEEDS_HUMAN',
+      verb: req.verb,
+      credential,
+      capability: c?.name ?? null,
+      terminus,
+      handoff: { id, status, poll: { method: 'GET', path: pollPath(id) } },
+      next: { method: 'GET', path: pollPath(id) },
       complete: { method: 'POST', path: `${pollPath(id)}/complete`, body: { outcome: 'completed', credential } },
-    });
+    },
+  );
   return r;
 }
 
 /** `sys.commerce.handoffs.get`: the poll rail. */
-export async function getHandoff(services: Services, req: OpInput<'handoffsGet'> & { ctx: CallContext }): Promise<OpReply> {
+export async function getHandoff(
+  services: Services,
+  req: OpInput<'handoffsGet'> & { ctx: CallContext },
+): Promise<OpReply> {
   const r = await findHandoff(services.db, String(req.handoffId));
-  if (!r) return refusal(services, req.ctx, 'handoff-not-found', `no handoff ${req.handoffId}; handoff ids start ho_ and come from a NEEDS_HUMAN answer`);
-  if (r.account_id && r.account_id !== req.ctx.account) return refusal(services, req.ctx, 'forbidden', `handoff ${r.id} belongs to another account; send the key of the account that made it`);
+  if (!r)
+    return refusal(
+      services,
+      req.ctx,
+      'handoff-not-found',
+      `no handoff ${req.handoffId}; handoff ids start ho_ and come from a NEEDS_HUMAN answer`,
+    );
+  if (r.account_id && r.account_id !== req.ctx.account)
+    return refusal(
+      services,
+      req.ctx,
+      'forbidden',
+      `handoff ${r.id} belongs to another account; send the key of the account that made it`,
+    );
   return record(services, req.ctx, 'Handoff@1', handoffView(r));
 }
 
-const handoffEvent = (services: Services, r: HandoffRow, type: 'Handoff.completed@1' | 'Handoff.refused@1', environment: CallContext['environment']) => platformEvent(type, {
-  occurredAt: services.clock.now().toISOString(), account: r.account_id, capability: r.capability,
-  vin: typeof (json(r.input) as { vin?: unknown } | null)?.vin === 'string' ? (json(r.input) as { vin: string }).vin : null,
-  simulated: environment === 'sandbox',
-}, { handoffId: r.id, verb: r.verb as HumanVerb, capability: r.capability, origin: json(r.origin) ?? null });
+const handoffEvent = (
+  services: Services,
+  r: HandoffRow,
+  type: 'Handoff.completed@1' | 'Handoff.refused@1',
+  environment: CallContext['environment'],
+) =>
+  platformEvent(
+    type,
+    {
+      occurredAt: services.clock.now().toISOString(),
+      account: r.account_id,
+      capability: r.capability,
+      vin:
+        typeof (json(r.input) as { vin?: unknown } | null)?.vin === 'string'
+          ? (json(r.input) as { vin: string }).vin
+          : null,
+      simulated: environment === 'sandbox',
+    },
+    { handoffId: r.id, verb: r.verb as HumanVerb, capability: r.capability, origin: json(r.origin) ?? null },
+  );
 
 /**
  * `sys.commerce.handoffs.complete`: the credentialed principal completes or refuses. Completing a capability
@@ -92,35 +194,86 @@ const handoffEvent = (services: Services, r: HandoffRow, type: 'Handoff.complete
  */
 export async function completeHandoff(services: Services, req: CompleteHandoffRequest): Promise<OpReply> {
   const { ctx } = req;
-  if (req.outcome !== 'completed' && req.outcome !== 'refused') return refusal(services, ctx, 'invalid-input', 'outcome must be "completed" or "refused"');
+  if (req.outcome !== 'completed' && req.outcome !== 'refused')
+    return refusal(services, ctx, 'invalid-input', 'outcome must be "completed" or "refused"');
   const timeoutMs = opTimeouts(ops.handoffsComplete, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
-  const step = await services.db.tx(async (q): Promise<{ reply: OpReply } | { execution: string; claimed?: ExecutionRow }> => {
-    const r = await findHandoff(q, String(req.handoffId), true);
-    if (!r) return { reply: refusal(services, ctx, 'handoff-not-found', `no handoff ${req.handoffId}; handoff ids start ho_ and come from a NEEDS_HUMAN answer`) };
-    if (r.account_id && r.account_id !== ctx.account) return { reply: refusal(services, ctx, 'forbidden', `handoff ${r.id} belongs to another account; complete it with the key of the account that made it`) };
-    if (r.status === 'completed' || r.status === 'refused') return { reply: { ...record(services, ctx, 'Handoff@1', handoffView(r)), replayed: true } };
-    if (req.credential !== r.credential) return { reply: refusal(services, ctx, 'forbidden', `handoff ${r.id} needs the ${r.credential} credential; send {"outcome": "...", "credential": "${r.credential}"} to POST ${pollPath(r.id)}/complete`, { next: { method: 'POST', path: `${pollPath(r.id)}/complete` } }) };
-    if (r.status === 'completing') {
-      const ex = await findExecution(q, 'handoff', r.id);
-      if (ex) return { execution: ex.id };
-    }
-    const now = services.clock.now().toISOString();
-    if (req.outcome === 'refused' || !r.capability) {
-      const status = req.outcome;
-      await q.query('update handoffs set status = $2, completed_at = $3 where id = $1', [r.id, status, now]);
-      await writeEvents(q, [handoffEvent(services, r, status === 'refused' ? 'Handoff.refused@1' : 'Handoff.completed@1', ctx.environment)]);
-      return { reply: record(services, ctx, 'Handoff@1', handoffView({ ...r, status, completed_at: now })) };
-    }
-    await q.query(`update handoffs set status = 'completing' where id = $1`, [r.id]);
-    const ex = await createExecution(q, services, {
-      source: 'handoff', sourceId: r.id, capability: r.capability, input: json(r.input), origin: json(r.origin),
-      // A sandbox desk's own trigger (human-*) decided the human's act; any other trigger goes on to the capability.
-      ctx: { ...ctx, account: r.account_id, trigger: r.trigger?.startsWith('human-') ? null : r.trigger },
-    }, timeoutMs);
-    return { execution: ex.id, claimed: ex };
-  });
+  const step = await services.db.tx(
+    async (q): Promise<{ reply: OpReply } | { execution: string; claimed?: ExecutionRow }> => {
+      const r = await findHandoff(q, String(req.handoffId), true);
+      if (!r)
+        return {
+          reply: refusal(
+            services,
+            ctx,
+            'handoff-not-found',
+            `no handoff ${req.handoffId}; handoff ids start ho_ and come from a NEEDS_HUMAN answer`,
+          ),
+        };
+      if (r.account_id && r.account_id !== ctx.account)
+        return {
+          reply: refusal(
+            services,
+            ctx,
+            'forbidden',
+            `handoff ${r.id} belongs to another account; complete it with the key of the account that made it`,
+          ),
+        };
+      if (r.status === 'completed' || r.status === 'refused')
+        return { reply: { ...record(services, ctx, 'Handoff@1', handoffView(r)), replayed: true } };
+      if (req.credential !== r.credential)
+        return {
+          reply: refusal(
+            services,
+            ctx,
+            'forbidden',
+            `handoff ${r.id} needs the ${r.credential} credential; send {"outcome": "...", "credential": "${r.credential}"} to POST ${pollPath(r.id)}/complete`,
+            { next: { method: 'POST', path: `${pollPath(r.id)}/complete` } },
+          ),
+        };
+      if (r.status === 'completing') {
+        const ex = await findExecution(q, 'handoff', r.id);
+        if (ex) return { execution: ex.id };
+      }
+      const now = services.clock.now().toISOString();
+      if (req.outcome === 'refused' || !r.capability) {
+        const status = req.outcome;
+        await q.query('update handoffs set status = $2, completed_at = $3 where id = $1', [r.id, status, now]);
+        await writeEvents(q, [
+          handoffEvent(
+            services,
+            r,
+            status === 'refused' ? 'Handoff.refused@1' : 'Handoff.completed@1',
+            ctx.environment,
+          ),
+        ]);
+        return { reply: record(services, ctx, 'Handoff@1', handoffView({ ...r, status, completed_at: now })) };
+      }
+      await q.query(`update handoffs set status = 'completing' where id = $1`, [r.id]);
+      const ex = await createExecution(
+        q,
+        services,
+        {
+          source: 'handoff',
+          sourceId: r.id,
+          capability: r.capability,
+          input: json(r.input),
+          origin: json(r.origin),
+          // A sandbox desk's own trigger (human-*) decided the human's act; any other trigger goes on to the capability.
+          ctx: { ...ctx, account: r.account_id, trigger: r.trigger?.startsWith('human-') ? null : r.trigger },
+        },
+        timeoutMs,
+      );
+      return { execution: ex.id, claimed: ex };
+    },
+  );
   if ('reply' in step) return step.reply;
-  const out = await settleExecution(services, step.execution, timeoutMs, { method: 'GET', path: pollPath(String(req.handoffId)) }, { claimed: step.claimed, requestId: ctx.requestId });
+  const out = await settleExecution(
+    services,
+    step.execution,
+    timeoutMs,
+    { method: 'GET', path: pollPath(String(req.handoffId)) },
+    { claimed: step.claimed, requestId: ctx.requestId },
+  );
   if (out.kind !== 'done') return pendingReply(out, { method: 'GET', path: pollPath(String(req.handoffId)) });
   const r = (await findHandoff(services.db, String(req.handoffId)))!;
   return { ...record(services, ctx, 'Handoff@1', handoffView(r)), replayed: out.replayed || !step.claimed };
@@ -129,8 +282,23 @@ export async function completeHandoff(services: Services, req: CompleteHandoffRe
 /** A handoff's execution finished: the handoff is completed with the capability's answer and event, in the same transaction. */
 onExecutionFinished('handoff', async (q, services, ex, answer, status) => {
   const r = (await findHandoff(q, ex.source_id, true))!;
-  await q.query('update handoffs set status = $2, result = $3, result_status = $4, completed_at = $5 where id = $1',
-    [r.id, 'completed', withoutSecrets(JSON.stringify(answer)), status, services.clock.now().toISOString()]);
+  await q.query('update handoffs set status = $2, result = $3, result_status = $4, completed_at = $5 where id = $1', [
+    r.id,
+    'completed',
+    withoutSecrets(JSON.stringify(answer)),
+    status,
+    services.clock.now().toISOString(),
+  ]);
   // A human's act collects nothing here.
-  return { chargedCents: 0, events: [handoffEvent(services, r, 'Handoff.completed@1', (json(ex.ctx) as { environment: CallContext['environment'] }).environment)] };
+  return {
+    chargedCents: 0,
+    events: [
+      handoffEvent(
+        services,
+        r,
+        'Handoff.completed@1',
+        (json(ex.ctx) as { environment: CallContext['environment'] }).environment,
+      ),
+    ],
+  };
 });

@@ -14,8 +14,17 @@ export function startReconciler(services: Services, intervalMs = 1_000): Stoppab
   };
   const timer = setInterval(() => {
     if (pass) return;
-    pass = run().catch((err) => services.log.warn({ err }, 'reconciler: a pass failed; trying again')).finally(() => { pass = null; });
+    pass = run()
+      .catch((err) => services.log.warn({ err }, 'reconciler: a pass failed; trying again'))
+      .finally(() => {
+        pass = null;
+      });
   }, intervalMs);
   timer.unref();
-  return { async stop() { clearInterval(timer); await pass; } };
+  return {
+    async stop() {
+      clearInterval(timer);
+      await pass;
+    },
+  };
 }

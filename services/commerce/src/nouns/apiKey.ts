@@ -6,8 +6,16 @@ import { rotationGraceMs } from '../config.ts';
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 export function keyRecord(r: KeyRow) {
   return {
-    id: r.id, prefix: r.prefix, trustTier: r.trust_tier, scopes: r.scopes, mandateBinding: r.mandate_binding,
-    owner: r.account_id, createdAt: iso(r.created_at)!, lastRotatedAt: iso(r.last_rotated_at), expiresAt: iso(r.expires_at), status: r.status,
+    id: r.id,
+    prefix: r.prefix,
+    trustTier: r.trust_tier,
+    scopes: r.scopes,
+    mandateBinding: r.mandate_binding,
+    owner: r.account_id,
+    createdAt: iso(r.created_at)!,
+    lastRotatedAt: iso(r.last_rotated_at),
+    expiresAt: iso(r.expires_at),
+    status: r.status,
   };
 }
 
@@ -15,20 +23,31 @@ export function keyRecord(r: KeyRow) {
 
 /** Append one transition to the key's own history (never the secret). */
 async function recordKeyEvent(tx: Queryable, row: KeyRow, type: string, at: Date, data: Record<string, unknown> = {}) {
-  await tx.query(
-    'insert into api_key_events(key_id, account_id, type, data, occurred_at) values ($1,$2,$3,$4,$5)',
-    [row.id, row.account_id, type, JSON.stringify({ prefix: row.prefix, ...data }), at],
-  );
+  await tx.query('insert into api_key_events(key_id, account_id, type, data, occurred_at) values ($1,$2,$3,$4,$5)', [
+    row.id,
+    row.account_id,
+    type,
+    JSON.stringify({ prefix: row.prefix, ...data }),
+    at,
+  ]);
 }
 
 /** The calling key, locked for the change; scoped by account so no account ever reaches another's key. */
 async function callingKey(tx: Queryable, keyId: string | null, account: string | null): Promise<KeyRow | null> {
   if (!keyId || !account) return null;
-  const { rows } = await tx.query<KeyRow>('select * from api_keys where id = $1 and account_id = $2 for update', [keyId, account]);
+  const { rows } = await tx.query<KeyRow>('select * from api_keys where id = $1 and account_id = $2 for update', [
+    keyId,
+    account,
+  ]);
   return rows[0] ?? null;
 }
 
-const noKey = () => refuse('key-required', 'send the key to act on as Authorization: Bearer <key> (or X-Api-Key); mint one with POST /keys', { next: { method: 'POST', path: '/keys' } });
+const noKey = () =>
+  refuse(
+    'key-required',
+    'send the key to act on as Authorization: Bearer <key> (or X-Api-Key); mint one with POST /keys',
+    { next: { method: 'POST', path: '/keys' } },
+  );
 
 async function update(tx: Queryable, id: string, set: string, params: unknown[]): Promise<KeyRow> {
   const { rows } = await tx.query<KeyRow>(`update api_keys set ${set} where id = $1 returning *`, [id, ...params]);
@@ -41,10 +60,23 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey> = {
     const me = await callingKey(tx, ctx.keyId, ctx.account);
     if (!me) return noKey();
     const now = clock.now();
-    const { key, row } = await insertKey(tx, { environment: ctx.environment, accountId: me.account_id, trustTier: me.trust_tier, now });
+    const { key, row } = await insertKey(tx, {
+      environment: ctx.environment,
+      accountId: me.account_id,
+      trustTier: me.trust_tier,
+      now,
+    });
     await recordKeyEvent(tx, row, 'ApiKey.created@1', now, { by: me.id });
     return ok(
-      { apiKey: row.id, prefix: row.prefix, subject: row.account_id, scopes: row.scopes, status: row.status, createdAt: iso(row.created_at)!, secretOnce: key },
+      {
+        apiKey: row.id,
+        prefix: row.prefix,
+        subject: row.account_id,
+        scopes: row.scopes,
+        status: row.status,
+        createdAt: iso(row.created_at)!,
+        secretOnce: key,
+      },
       { eventData: { by: me.id } },
     );
   },
@@ -53,7 +85,12 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey> = {
     const me = await callingKey(tx, ctx.keyId, ctx.account);
     if (!me) return noKey();
     const now = clock.now();
-    const { key, row } = await insertKey(tx, { environment: ctx.environment, accountId: me.account_id, trustTier: me.trust_tier, now });
+    const { key, row } = await insertKey(tx, {
+      environment: ctx.environment,
+      accountId: me.account_id,
+      trustTier: me.trust_tier,
+      now,
+    });
     await recordKeyEvent(tx, row, 'ApiKey.minted@1', now, { by: me.id });
     return ok({ ...keyRecord(row), secretOnce: key }, { eventData: { by: me.id } });
   },
@@ -62,17 +99,37 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey> = {
     const me = await callingKey(tx, ctx.keyId, ctx.account);
     if (!me) return noKey();
     if (me.status !== 'active') {
-      return refuse('forbidden', `this key is ${me.status} and cannot be rotated again; rotate its successor${me.superseded_by ? ` ${me.superseded_by}` : ''} by sending that key to POST /api-keys/rotate`,
-        { status: me.status, successor: me.superseded_by, next: { method: 'POST', path: '/api-keys/rotate' } });
+      return refuse(
+        'forbidden',
+        `this key is ${me.status} and cannot be rotated again; rotate its successor${me.superseded_by ? ` ${me.superseded_by}` : ''} by sending that key to POST /api-keys/rotate`,
+        { status: me.status, successor: me.superseded_by, next: { method: 'POST', path: '/api-keys/rotate' } },
+      );
     }
     const now = clock.now();
     const graceUntil = new Date(now.getTime() + rotationGraceMs(settings));
-    const { key, row } = await insertKey(tx, { environment: ctx.environment, accountId: me.account_id, trustTier: me.trust_tier, scopes: me.scopes, now });
+    const { key, row } = await insertKey(tx, {
+      environment: ctx.environment,
+      accountId: me.account_id,
+      trustTier: me.trust_tier,
+      scopes: me.scopes,
+      now,
+    });
     const successor = await update(tx, row.id, 'mandate_binding = $2, last_rotated_at = $3', [me.mandate_binding, now]);
-    const old = await update(tx, me.id, `status = 'superseded', superseded_by = $2, grace_until = $3, last_rotated_at = $4`, [successor.id, graceUntil, now]);
+    const old = await update(
+      tx,
+      me.id,
+      `status = 'superseded', superseded_by = $2, grace_until = $3, last_rotated_at = $4`,
+      [successor.id, graceUntil, now],
+    );
     await recordKeyEvent(tx, successor, 'ApiKey.minted@1', now, { supersedes: old.id });
-    await recordKeyEvent(tx, old, 'ApiKey.rotated@1', now, { successor: successor.id, graceUntil: graceUntil.toISOString() });
-    return ok({ ...keyRecord(successor), secretOnce: key }, { eventData: { supersedes: old.id, graceUntil: graceUntil.toISOString() } });
+    await recordKeyEvent(tx, old, 'ApiKey.rotated@1', now, {
+      successor: successor.id,
+      graceUntil: graceUntil.toISOString(),
+    });
+    return ok(
+      { ...keyRecord(successor), secretOnce: key },
+      { eventData: { supersedes: old.id, graceUntil: graceUntil.toISOString() } },
+    );
   },
 
   async revoke(_input, { tx, ctx, clock }) {
@@ -90,11 +147,28 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey> = {
     const scopes = input.scopes ? [...new Set(input.scopes)] : me.scopes;
     const widened = scopes.filter((s) => !me.scopes.includes(s));
     if (widened.length) {
-      return refuse('forbidden', `scope only narrows: this key holds [${me.scopes.join(', ')}] and cannot gain [${widened.join(', ')}]; mint a new key for wider scopes`, { scopes: me.scopes });
+      return refuse(
+        'forbidden',
+        `scope only narrows: this key holds [${me.scopes.join(', ')}] and cannot gain [${widened.join(', ')}]; mint a new key for wider scopes`,
+        { scopes: me.scopes },
+      );
     }
     const now = clock.now();
-    const row = await update(tx, me.id, 'scopes = $2, mandate_binding = $3', [scopes, input.mandateBinding ?? me.mandate_binding]);
-    await recordKeyEvent(tx, row, 'ApiKey.scoped@1', now, { scopes: row.scopes, mandateBinding: row.mandate_binding, was: me.scopes });
-    return ok({ apiKey: row.id, scopes: row.scopes, mandateBinding: row.mandate_binding, status: 'scoped', scopedAt: now.toISOString() });
+    const row = await update(tx, me.id, 'scopes = $2, mandate_binding = $3', [
+      scopes,
+      input.mandateBinding ?? me.mandate_binding,
+    ]);
+    await recordKeyEvent(tx, row, 'ApiKey.scoped@1', now, {
+      scopes: row.scopes,
+      mandateBinding: row.mandate_binding,
+      was: me.scopes,
+    });
+    return ok({
+      apiKey: row.id,
+      scopes: row.scopes,
+      mandateBinding: row.mandate_binding,
+      status: 'scoped',
+      scopedAt: now.toISOString(),
+    });
   },
 };

@@ -6,7 +6,9 @@ import { SANDBOX_DEFAULT_VIN, SANDBOX_PAYER, Seeded, sandboxDate, stableId, vehi
 function titleOf(vin: string) {
   const s = new Seeded(vin, 'mco');
   return {
-    vin, noun: 'mco', asOf: sandboxDate(),
+    vin,
+    noun: 'mco',
+    asOf: sandboxDate(),
     titleId: stableId('ttl_', vin),
     state: vehicleFacts(vin).jurisdiction, // the same jurisdiction totalLoss uses
     brands: s.next() < 0.25 ? ['salvage'] : [],
@@ -23,7 +25,15 @@ export const mcoHandlers: NounHandlers<typeof mco> = {
   },
   async verify(input) {
     const t = titleOf(vinOf(input));
-    return ok({ ...t, verification: { verified: true, status: 'verified-with-issuer', titleId: t.titleId, titlePosition: 'with-manufacturer' } });
+    return ok({
+      ...t,
+      verification: {
+        verified: true,
+        status: 'verified-with-issuer',
+        titleId: t.titleId,
+        titlePosition: 'with-manufacturer',
+      },
+    });
   },
   async fee(input) {
     const t = titleOf(vinOf(input));
@@ -39,7 +49,10 @@ export const mcoHandlers: NounHandlers<typeof mco> = {
   },
   async convert(input) {
     const t = titleOf(vinOf(input));
-    return ok({ ...t, conversion: { status: 'conversion-in-progress', titleId: t.titleId, titlePosition: 'with-authority' } });
+    return ok({
+      ...t,
+      conversion: { status: 'conversion-in-progress', titleId: t.titleId, titlePosition: 'with-authority' },
+    });
   },
   async custody(input) {
     const t = titleOf(vinOf(input));

@@ -1,7 +1,14 @@
 import { catalogDigest } from '@vcs/contract';
 import type { OpenApiDoc } from './openapi.ts';
 
-type Flow = { id: string; title: string; description: string; actions: { id: string; sourceId: string; operationId: string }[]; links: { origin: { actionId: string; fieldPath: string }; target: { actionId: string; fieldPath: string } }[]; fields: Record<string, unknown> };
+type Flow = {
+  id: string;
+  title: string;
+  description: string;
+  actions: { id: string; sourceId: string; operationId: string }[];
+  links: { origin: { actionId: string; fieldPath: string }; target: { actionId: string; fieldPath: string } }[];
+  fields: Record<string, unknown>;
+};
 
 /**
  * The capability card, in the agents.json format (agentsJson 0.1.0: info, sources pointing at an OpenAPI
@@ -9,32 +16,74 @@ type Flow = { id: string; title: string; description: string; actions: { id: str
  * is in /openapi.json, so the card never points at something the contract does not list.
  */
 export function agentsDocument(baseUrl: string, openapi: OpenApiDoc) {
-  const ops = new Set(Object.values(openapi.paths).flatMap((p) => Object.values(p).map((o: any) => o.operationId as string)));
-  const liveKeyed = Object.values(openapi.paths).flatMap((p) => Object.values(p) as any[]).find((o) => o.tags?.[0] !== 'platform' && !o.security);
+  const ops = new Set(
+    Object.values(openapi.paths).flatMap((p) => Object.values(p).map((o: any) => o.operationId as string)),
+  );
+  const liveKeyed = Object.values(openapi.paths)
+    .flatMap((p) => Object.values(p) as any[])
+    .find((o) => o.tags?.[0] !== 'platform' && !o.security);
   const candidates: Flow[] = [
     {
-      id: 'mint-a-key-then-call', title: 'Mint a key, then call a capability',
-      description: 'POST /keys needs no body and no signup; send the key as Authorization: Bearer <key> (or X-Api-Key) on the call. Every answer is typed: OK, EMPTY, BLOCKED (the code says what to fix) or OFFER (402: settle at POST /intents/{id}/settle).',
-      actions: [{ id: 'mint', sourceId: 'vcs', operationId: 'keys.mint' }, { id: 'call', sourceId: 'vcs', operationId: liveKeyed?.operationId ?? 'decode.get' }],
-      links: [{ origin: { actionId: 'mint', fieldPath: 'responses.success.key' }, target: { actionId: 'call', fieldPath: 'parameters.authorization' } }],
+      id: 'mint-a-key-then-call',
+      title: 'Mint a key, then call a capability',
+      description:
+        'POST /keys needs no body and no signup; send the key as Authorization: Bearer <key> (or X-Api-Key) on the call. Every answer is typed: OK, EMPTY, BLOCKED (the code says what to fix) or OFFER (402: settle at POST /intents/{id}/settle).',
+      actions: [
+        { id: 'mint', sourceId: 'vcs', operationId: 'keys.mint' },
+        { id: 'call', sourceId: 'vcs', operationId: liveKeyed?.operationId ?? 'decode.get' },
+      ],
+      links: [
+        {
+          origin: { actionId: 'mint', fieldPath: 'responses.success.key' },
+          target: { actionId: 'call', fieldPath: 'parameters.authorization' },
+        },
+      ],
       fields: { parameters: [], responses: { success: { type: 'object' } } },
     },
     {
-      id: 'read-a-vin', title: 'Read everything about a VIN',
-      description: 'Decode the VIN offline, then read its record (every posted fact, with links to its deal and each noun\'s lens).',
-      actions: [{ id: 'decode', sourceId: 'vcs', operationId: 'decode.get' }, { id: 'record', sourceId: 'vcs', operationId: 'record.get' }],
-      links: [{ origin: { actionId: 'decode', fieldPath: 'responses.success.decode.vin' }, target: { actionId: 'record', fieldPath: 'parameters.vin' } }],
+      id: 'read-a-vin',
+      title: 'Read everything about a VIN',
+      description:
+        "Decode the VIN offline, then read its record (every posted fact, with links to its deal and each noun's lens).",
+      actions: [
+        { id: 'decode', sourceId: 'vcs', operationId: 'decode.get' },
+        { id: 'record', sourceId: 'vcs', operationId: 'record.get' },
+      ],
+      links: [
+        {
+          origin: { actionId: 'decode', fieldPath: 'responses.success.decode.vin' },
+          target: { actionId: 'record', fieldPath: 'parameters.vin' },
+        },
+      ],
       fields: { parameters: [{ name: 'vin', in: 'path', required: true }], responses: { success: { type: 'object' } } },
     },
     {
-      id: 'buy', title: 'The buy workflow',
-      description: 'Mint a key, open a buy deal for a VIN (state OPENED, with its checklist), then follow the deal step by step until SETTLED; human steps arrive as 403 NEEDS_HUMAN handoffs to poll, priced steps as 402 OFFERs to settle.',
-      actions: [{ id: 'mint', sourceId: 'vcs', operationId: 'keys.mint' }, { id: 'open', sourceId: 'vcs', operationId: 'deals.create' }, { id: 'follow', sourceId: 'vcs', operationId: 'deals.get' }],
-      links: [
-        { origin: { actionId: 'mint', fieldPath: 'responses.success.key' }, target: { actionId: 'open', fieldPath: 'parameters.authorization' } },
-        { origin: { actionId: 'open', fieldPath: 'responses.success.dealId' }, target: { actionId: 'follow', fieldPath: 'parameters.id' } },
+      id: 'buy',
+      title: 'The buy workflow',
+      description:
+        'Mint a key, open a buy deal for a VIN (state OPENED, with its checklist), then follow the deal step by step until SETTLED; human steps arrive as 403 NEEDS_HUMAN handoffs to poll, priced steps as 402 OFFERs to settle.',
+      actions: [
+        { id: 'mint', sourceId: 'vcs', operationId: 'keys.mint' },
+        { id: 'open', sourceId: 'vcs', operationId: 'deals.create' },
+        { id: 'follow', sourceId: 'vcs', operationId: 'deals.get' },
       ],
-      fields: { parameters: [{ name: 'vin', in: 'body', required: true }, { name: 'buyer', in: 'body', required: true }], responses: { success: { type: 'object' } } },
+      links: [
+        {
+          origin: { actionId: 'mint', fieldPath: 'responses.success.key' },
+          target: { actionId: 'open', fieldPath: 'parameters.authorization' },
+        },
+        {
+          origin: { actionId: 'open', fieldPath: 'responses.success.dealId' },
+          target: { actionId: 'follow', fieldPath: 'parameters.id' },
+        },
+      ],
+      fields: {
+        parameters: [
+          { name: 'vin', in: 'body', required: true },
+          { name: 'buyer', in: 'body', required: true },
+        ],
+        responses: { success: { type: 'object' } },
+      },
     },
   ];
   return {
@@ -48,6 +97,12 @@ export function agentsDocument(baseUrl: string, openapi: OpenApiDoc) {
     sources: [{ id: 'vcs', path: `${baseUrl}/openapi.json` }],
     overrides: [],
     flows: candidates.filter((f) => f.actions.every((a) => ops.has(a.operationId))),
-    links: { catalog: `${baseUrl}/catalog`, pricing: `${baseUrl}/pricing`, suite: `${baseUrl}/suite.json`, llms: `${baseUrl}/llms.txt`, openapi: `${baseUrl}/openapi.json` },
+    links: {
+      catalog: `${baseUrl}/catalog`,
+      pricing: `${baseUrl}/pricing`,
+      suite: `${baseUrl}/suite.json`,
+      llms: `${baseUrl}/llms.txt`,
+      openapi: `${baseUrl}/openapi.json`,
+    },
   };
 }

@@ -1,7 +1,11 @@
 // One small document model for every human-readable face: the record, the doors and the catalog pages
 // are built once as a Doc and rendered to Markdown or HTML, so the two never drift apart.
 
-export interface Link { label: string; href: string; note?: string }
+export interface Link {
+  label: string;
+  href: string;
+  note?: string;
+}
 export interface Section {
   heading: string;
   /** HTML id, so `#<id>` anchors work (catalog capability anchors). */
@@ -13,9 +17,15 @@ export interface Section {
   code?: string;
   sections?: Section[];
 }
-export interface Doc { title: string; summary: string; sections: Section[]; links?: Link[] }
+export interface Doc {
+  title: string;
+  summary: string;
+  sections: Section[];
+  links?: Link[];
+}
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const esc = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 const mdEsc = (s: string) => s.replace(/([\\`*_[\]|])/g, '\\$1');
 
 function sectionMd(s: Section, depth: number): string {
@@ -38,16 +48,25 @@ export function toMarkdown(d: Doc): string {
   for (const l of d.links ?? []) out.push(`- [${mdEsc(l.label)}](${l.href})${l.note ? `: ${l.note}` : ''}`);
   if (d.links?.length) out.push('');
   for (const s of d.sections) out.push(sectionMd(s, 2));
-  return out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd() + '\n';
+  return (
+    out
+      .join('\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .trimEnd() + '\n'
+  );
 }
 
-const linkHtml = (l: Link) => `<li><a href="${esc(l.href)}">${esc(l.label)}</a>${l.note ? ` — ${esc(l.note)}` : ''}</li>`;
+const linkHtml = (l: Link) =>
+  `<li><a href="${esc(l.href)}">${esc(l.label)}</a>${l.note ? ` — ${esc(l.note)}` : ''}</li>`;
 
 function sectionHtml(s: Section, depth: number): string {
   const h = `h${Math.min(depth, 6)}`;
   const parts = [`<section${s.id ? ` id="${esc(s.id)}"` : ''}>`, `<${h}>${esc(s.heading)}</${h}>`];
   for (const t of s.text ?? []) parts.push(`<p>${esc(t)}</p>`);
-  if (s.facts?.length) parts.push(`<table><tbody>${s.facts.map(([k, v]) => `<tr><th scope="row">${esc(k)}</th><td>${esc(v)}</td></tr>`).join('')}</tbody></table>`);
+  if (s.facts?.length)
+    parts.push(
+      `<table><tbody>${s.facts.map(([k, v]) => `<tr><th scope="row">${esc(k)}</th><td>${esc(v)}</td></tr>`).join('')}</tbody></table>`,
+    );
   if (s.links?.length) parts.push(`<ul>${s.links.map(linkHtml).join('')}</ul>`);
   if (s.code) parts.push(`<pre><code>${esc(s.code)}</code></pre>`);
   for (const sub of s.sections ?? []) parts.push(sectionHtml(sub, depth + 1));
@@ -55,19 +74,33 @@ function sectionHtml(s: Section, depth: number): string {
   return parts.join('\n');
 }
 
-const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}'
-  + 'table{border-collapse:collapse;margin:.5rem 0}th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}'
-  + 'pre{background:#f4f4f4;padding:.75rem;overflow:auto}section{margin:1rem 0}a{color:#0645ad}';
+const STYLE =
+  'body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}' +
+  'table{border-collapse:collapse;margin:.5rem 0}th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}' +
+  'pre{background:#f4f4f4;padding:.75rem;overflow:auto}section{margin:1rem 0}a{color:#0645ad}';
 
 /** A complete, script-free HTML page. */
 export function toHtml(d: Doc): string {
   return [
-    '<!doctype html>', '<html lang="en">', '<head>', '<meta charset="utf-8">',
+    '<!doctype html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<title>${esc(d.title)}</title>`, `<style>${STYLE}</style>`, '</head>', '<body>',
-    '<header>', `<h1>${esc(d.title)}</h1>`, `<p>${esc(d.summary)}</p>`,
-    d.links?.length ? `<nav><ul>${d.links.map(linkHtml).join('')}</ul></nav>` : '', '</header>', '<main>',
+    `<title>${esc(d.title)}</title>`,
+    `<style>${STYLE}</style>`,
+    '</head>',
+    '<body>',
+    '<header>',
+    `<h1>${esc(d.title)}</h1>`,
+    `<p>${esc(d.summary)}</p>`,
+    d.links?.length ? `<nav><ul>${d.links.map(linkHtml).join('')}</ul></nav>` : '',
+    '</header>',
+    '<main>',
     ...d.sections.map((s) => sectionHtml(s, 2)),
-    '</main>', '</body>', '</html>', '',
+    '</main>',
+    '</body>',
+    '</html>',
+    '',
   ].join('\n');
 }

@@ -17,7 +17,11 @@ export function llmsTxt(baseUrl: string): string {
     '',
     '## Call it',
     '',
-    line('Mint a key: POST /keys', '/keys', 'send `POST /keys` (not GET) with no body: `{"key": "vcs_…"}`, no signup. Send it as `Authorization: Bearer <key>`.'),
+    line(
+      'Mint a key: POST /keys',
+      '/keys',
+      'send `POST /keys` (not GET) with no body: `{"key": "vcs_…"}`, no signup. Send it as `Authorization: Bearer <key>`.',
+    ),
     '- Find the capability: open the page of the noun you need (below): one line each with method, path, gate, inputs and answer. GET takes query parameters, POST a JSON body.',
     '- Gates: `none` is free, no key. `key` needs a key (401 `key-required` without). `offer` answers 402 OFFER with `value.price`, `value.ceiling` and `value.settle` `{method, path}`: send that request with your key to pay and get the answer (or add `Accept-Price: <amount> USD` to the call to settle at once). `human` answers 403 NEEDS_HUMAN with a handoff to poll at `GET /handoffs/{id}`.',
     '- A BLOCKED answer has `value.code`, a `value.message` that says what to fix, and `value.problems` by field.',
@@ -28,18 +32,28 @@ export function llmsTxt(baseUrl: string): string {
     '',
     '## More',
     '',
-    line('Sandbox triggers', '/catalog/triggers.md', 'force EMPTY, BLOCKED, a declined payment or an expired offer with the header `Sandbox-Trigger: <name>`'),
+    line(
+      'Sandbox triggers',
+      '/catalog/triggers.md',
+      'force EMPTY, BLOCKED, a declined payment or an expired offer with the header `Sandbox-Trigger: <name>`',
+    ),
     line('Decode a VIN', '/decode/1HGCM82633A004352', 'keyless'),
     line('VIN record', '/1HGCM82633A004352', 'every posted fact for a VIN (JSON, Markdown or HTML)'),
     line('Pricing', '/pricing', 'posted prices and hard ceilings'),
     line('MCP', '/mcp', 'POST, Streamable HTTP: tools `search`, `fetch`, `exec`'),
     line('Everything at once', '/llms-full.txt', 'this page, every noun page and the triggers in one file'),
-    line('For programs', '/catalog', `the whole catalog as JSON (large), /openapi.json, /.well-known/agents.json, /suite.json; ${namedNouns.length} more nouns are named there`),
+    line(
+      'For programs',
+      '/catalog',
+      `the whole catalog as JSON (large), /openapi.json, /.well-known/agents.json, /suite.json; ${namedNouns.length} more nouns are named there`,
+    ),
     '',
   ].join('\n');
 }
 
 /** /llms-full.txt: the front door, every noun page and the trigger table, for an agent that wants it all. */
 export function llmsFullTxt(baseUrl: string): string {
-  return [llmsTxt(baseUrl), ...nouns.map((n) => toMarkdown(nounDoc(n as Noun<any>))), toMarkdown(triggersDoc())].join('\n');
+  return [llmsTxt(baseUrl), ...nouns.map((n) => toMarkdown(nounDoc(n as Noun<any>))), toMarkdown(triggersDoc())].join(
+    '\n',
+  );
 }

@@ -7,14 +7,22 @@ import { suite } from './suite.ts';
  * a candidate is published live only when the last recorded suite run passed its cases *at their current
  * digest* (suite-verdicts.json, written by test/suite.test.ts). Anything else is published as sandbox.
  */
-export interface Verdicts { ranAt: string; suiteDigest: string; capabilities: Record<string, { digest: string; passed: boolean }> }
+export interface Verdicts {
+  ranAt: string;
+  suiteDigest: string;
+  capabilities: Record<string, { digest: string; passed: boolean }>;
+}
 
 export const VERDICTS_URL = new URL('./suite-verdicts.json', import.meta.url);
 
 let verdicts: Verdicts | undefined;
 function loadVerdicts(): Verdicts {
   if (!verdicts) {
-    try { verdicts = JSON.parse(readFileSync(VERDICTS_URL, 'utf8')) as Verdicts; } catch { verdicts = { ranAt: '', suiteDigest: '', capabilities: {} }; }
+    try {
+      verdicts = JSON.parse(readFileSync(VERDICTS_URL, 'utf8')) as Verdicts;
+    } catch {
+      verdicts = { ranAt: '', suiteDigest: '', capabilities: {} };
+    }
   }
   return verdicts;
 }

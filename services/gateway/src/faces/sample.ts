@@ -14,25 +14,32 @@ function sampleOf(s: Schema, key?: string): unknown {
   const alt = s.anyOf ?? s.oneOf;
   if (Array.isArray(alt) && alt.length) return sampleOf(alt.find((a: Schema) => a.type !== 'null') ?? alt[0], key);
   switch (s.type) {
-    case 'object': return sampleObject(s);
-    case 'array': return s.minItems ? [sampleOf(s.items ?? {})] : [];
-    case 'integer': return Math.max(1, s.minimum ?? 1);
-    case 'number': return Math.max(1, s.minimum ?? 1);
-    case 'boolean': return true;
+    case 'object':
+      return sampleObject(s);
+    case 'array':
+      return s.minItems ? [sampleOf(s.items ?? {})] : [];
+    case 'integer':
+      return Math.max(1, s.minimum ?? 1);
+    case 'number':
+      return Math.max(1, s.minimum ?? 1);
+    case 'boolean':
+      return true;
     case 'string':
       if (s.format === 'email') return 'buyer@example.com';
       if (s.format === 'uri' || s.format === 'url') return 'https://example.com/hook';
       if (s.format === 'date') return '2026-01-15';
       if (s.format === 'date-time') return '2026-01-15T12:00:00.000Z';
       return 'x'.repeat(Math.max(1, s.minLength ?? 6)).replace(/^x{6}/, 'sample');
-    default: return {};
+    default:
+      return {};
   }
 }
 
 function sampleObject(s: Schema): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const req = new Set<string>(s.required ?? []);
-  for (const [k, v] of Object.entries<Schema>(s.properties ?? {})) if (req.has(k) || k === 'vin') out[k] = sampleOf(v, k);
+  for (const [k, v] of Object.entries<Schema>(s.properties ?? {}))
+    if (req.has(k) || k === 'vin') out[k] = sampleOf(v, k);
   return out;
 }
 

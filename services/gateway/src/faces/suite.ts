@@ -12,7 +12,12 @@ export interface SuiteCase {
   auth: 'key' | 'none';
   input: Record<string, unknown>;
   trigger: string | null;
-  expect: { kind: 'OK' | 'EMPTY' | 'BLOCKED' | 'OFFER'; status: number; code?: string; valueSchema?: Record<string, unknown> };
+  expect: {
+    kind: 'OK' | 'EMPTY' | 'BLOCKED' | 'OFFER';
+    status: number;
+    code?: string;
+    valueSchema?: Record<string, unknown>;
+  };
 }
 
 const sha = (v: unknown) => 'sha256:' + createHash('sha256').update(canonicalJson(v)).digest('hex');
@@ -25,15 +30,45 @@ export function casesOf(c: Capability): SuiteCase[] {
   const cases: SuiteCase[] = [];
   const auth = c.gate === 'none' ? 'none' : 'key';
   if (c.gate === 'offer') cases.push({ ...base, id: `${c.name}:offer`, auth, expect: { kind: 'OFFER', status: 402 } });
-  else if (c.gate === 'human') cases.push({ ...base, id: `${c.name}:human`, auth, expect: { kind: 'BLOCKED', status: 403, code: 'NEEDS_HUMAN' } });
+  else if (c.gate === 'human')
+    cases.push({ ...base, id: `${c.name}:human`, auth, expect: { kind: 'BLOCKED', status: 403, code: 'NEEDS_HUMAN' } });
   else {
-    cases.push({ ...base, id: `${c.name}:ok`, auth, expect: { kind: 'OK', status: 200, valueSchema: jsonSchemaOf(c.value, 'output') } });
-    cases.push({ ...base, id: `${c.name}:trigger-empty`, auth, trigger: 'empty', expect: { kind: 'EMPTY', status: 200 } });
-    cases.push({ ...base, id: `${c.name}:trigger-blocked`, auth, trigger: 'blocked', expect: { kind: 'BLOCKED', status: 422, code: 'sandbox-blocked' } });
+    cases.push({
+      ...base,
+      id: `${c.name}:ok`,
+      auth,
+      expect: { kind: 'OK', status: 200, valueSchema: jsonSchemaOf(c.value, 'output') },
+    });
+    cases.push({
+      ...base,
+      id: `${c.name}:trigger-empty`,
+      auth,
+      trigger: 'empty',
+      expect: { kind: 'EMPTY', status: 200 },
+    });
+    cases.push({
+      ...base,
+      id: `${c.name}:trigger-blocked`,
+      auth,
+      trigger: 'blocked',
+      expect: { kind: 'BLOCKED', status: 422, code: 'sandbox-blocked' },
+    });
   }
-  if (c.gate === 'key') cases.push({ ...base, id: `${c.name}:key-required`, auth: 'none', expect: { kind: 'BLOCKED', status: 401, code: 'key-required' } });
+  if (c.gate === 'key')
+    cases.push({
+      ...base,
+      id: `${c.name}:key-required`,
+      auth: 'none',
+      expect: { kind: 'BLOCKED', status: 401, code: 'key-required' },
+    });
   if ((request.properties as Record<string, unknown> | undefined)?.vin) {
-    cases.push({ ...base, id: `${c.name}:invalid-vin`, auth, input: { ...input, vin: '1HGCM82643A004352' }, expect: { kind: 'BLOCKED', status: 400, code: 'invalid-input' } });
+    cases.push({
+      ...base,
+      id: `${c.name}:invalid-vin`,
+      auth,
+      input: { ...input, vin: '1HGCM82643A004352' },
+      expect: { kind: 'BLOCKED', status: 400, code: 'invalid-input' },
+    });
   }
   return cases;
 }
@@ -44,9 +79,15 @@ export const casesDigest = (cases: SuiteCase[]) => sha(cases);
 let memo: ReturnType<typeof build> | undefined;
 function build() {
   const body = {
-    suite: 'vcs-acceptance', version: 1, catalogDigest: catalogDigest(),
-    rules: 'A capability is live only when every one of its cases passes: same answer kind, same HTTP status, same BLOCKED code, and an OK value valid against valueSchema (JSON Schema 2020-12). OFFER cases check the 402 only.',
-    capabilities: capabilities.map((c) => { const cases = casesOf(c); return { capability: c.name, digest: casesDigest(cases), cases }; }),
+    suite: 'vcs-acceptance',
+    version: 1,
+    catalogDigest: catalogDigest(),
+    rules:
+      'A capability is live only when every one of its cases passes: same answer kind, same HTTP status, same BLOCKED code, and an OK value valid against valueSchema (JSON Schema 2020-12). OFFER cases check the 402 only.',
+    capabilities: capabilities.map((c) => {
+      const cases = casesOf(c);
+      return { capability: c.name, digest: casesDigest(cases), cases };
+    }),
   };
   return { ...body, digest: sha(body) };
 }

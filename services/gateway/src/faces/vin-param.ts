@@ -11,7 +11,12 @@ export function vinFromPath(raw: string, reply: FastifyReply, what: string): str
   const p = vinProblem(vin);
   if (!p) return vin;
   if (p.rule === 'length') {
-    sendBlocked(reply, 'not-found', `no route ${what}: this segment is not a VIN (${p.message}); the catalog of routes is at GET /catalog`, { next: CATALOG });
+    sendBlocked(
+      reply,
+      'not-found',
+      `no route ${what}: this segment is not a VIN (${p.message}); the catalog of routes is at GET /catalog`,
+      { next: CATALOG },
+    );
   } else {
     sendBlocked(reply, 'invalid-vin', `invalid VIN (${p.rule}): ${p.message}`, { ...p });
   }

@@ -6,21 +6,48 @@
 import { fileURLToPath } from 'node:url';
 import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten';
 
-export interface ExecLimits { cpuMs: number; wallMs: number; memoryBytes: number; stackBytes: number; maxCalls: number }
-export const EXEC_LIMITS: ExecLimits = { cpuMs: 1000, wallMs: 15_000, memoryBytes: 32 * 1024 * 1024, stackBytes: 512 * 1024, maxCalls: 50 };
+export interface ExecLimits {
+  cpuMs: number;
+  wallMs: number;
+  memoryBytes: number;
+  stackBytes: number;
+  maxCalls: number;
+}
+export const EXEC_LIMITS: ExecLimits = {
+  cpuMs: 1000,
+  wallMs: 15_000,
+  memoryBytes: 32 * 1024 * 1024,
+  stackBytes: 512 * 1024,
+  maxCalls: 50,
+};
 
 /** The host side of a bridged call: method, path and JSON body in; status and body text out. */
-export type HostFetch = (method: string, path: string, body: string | undefined, headers: Record<string, string>) => Promise<{ status: number; body: string }>;
+export type HostFetch = (
+  method: string,
+  path: string,
+  body: string | undefined,
+  headers: Record<string, string>,
+) => Promise<{ status: number; body: string }>;
 
 export type ExecResult = { ok: true; result: unknown; calls: number } | { ok: false; error: string; calls: number };
 
 let sdkBundle: Promise<string> | undefined;
 /** The pinned SDK as one script for the isolate: the same generated code that clients import. */
 function sdkSource(): Promise<string> {
-  sdkBundle ??= import('esbuild').then(({ build }) => build({
-    entryPoints: [fileURLToPath(import.meta.resolve('@vcs/sdk'))],
-    bundle: true, write: false, format: 'iife', globalName: '__vcs', platform: 'neutral', target: 'es2020', logLevel: 'silent',
-  })).then((r) => r.outputFiles[0]!.text);
+  sdkBundle ??= import('esbuild')
+    .then(({ build }) =>
+      build({
+        entryPoints: [fileURLToPath(import.meta.resolve('@vcs/sdk'))],
+        bundle: true,
+        write: false,
+        format: 'iife',
+        globalName: '__vcs',
+        platform: 'neutral',
+        target: 'es2020',
+        logLevel: 'silent',
+      }),
+    )
+    .then((r) => r.outputFiles[0]!.text);
   return sdkBundle;
 }
 
@@ -41,10 +68,21 @@ delete globalThis.__hostFetch;
 
 /** Strip types and turn `import { x } from '@vcs/sdk'` into a destructure of the in-isolate SDK. */
 export async function prepare(code: string): Promise<string> {
-  const rewritten = code.replace(/^\s*import\s+(type\s+)?(\{[^}]*\}|\*\s+as\s+\w+)\s+from\s+['"]@vcs\/sdk['"];?/gm, (_m, isType, what: string) =>
-    isType ? '' : what.startsWith('*') ? `const ${what.split(/\s+as\s+/)[1]} = sdk;` : `const ${what.replace(/\btype\s+\w+\s*,?/g, '').replace(/\s+as\s+/g, ': ')} = sdk;`);
+  const rewritten = code.replace(
+    /^\s*import\s+(type\s+)?(\{[^}]*\}|\*\s+as\s+\w+)\s+from\s+['"]@vcs\/sdk['"];?/gm,
+    (_m, isType, what: string) =>
+      isType
+        ? ''
+        : what.startsWith('*')
+          ? `const ${what.split(/\s+as\s+/)[1]} = sdk;`
+          : `const ${what.replace(/\btype\s+\w+\s*,?/g, '').replace(/\s+as\s+/g, ': ')} = sdk;`,
+  );
   const { transform } = await import('esbuild'); // loaded on first use, like QuickJS
-  const { code: js } = await transform(`async function __main() {\n${rewritten}\n}`, { loader: 'ts', target: 'es2020', format: 'esm' });
+  const { code: js } = await transform(`async function __main() {\n${rewritten}\n}`, {
+    loader: 'ts',
+    target: 'es2020',
+    format: 'esm',
+  });
   return `${js}\n__main().then((v) => JSON.stringify(v === undefined ? null : v));`;
 }
 
@@ -57,15 +95,24 @@ function errorText(ctx: QuickJSContext, h: QuickJSHandle): string {
 
 function explain(msg: string, cpuUsed: number, limits: ExecLimits): string {
   if (/out of memory/i.test(msg)) return `exceeded the memory limit of ${limits.memoryBytes / 1048576} MiB (${msg})`;
-  if (/interrupted/i.test(msg) && cpuUsed >= limits.cpuMs) return `exceeded the CPU limit of ${limits.cpuMs} ms (${msg})`;
+  if (/interrupted/i.test(msg) && cpuUsed >= limits.cpuMs)
+    return `exceeded the CPU limit of ${limits.cpuMs} ms (${msg})`;
   return msg;
 }
 
 /** Run agent code; a fresh WebAssembly module per run, so nothing one run does can reach the next. */
-export async function execInIsolate(code: string, hostFetch: HostFetch, limits: ExecLimits = EXEC_LIMITS): Promise<ExecResult> {
+export async function execInIsolate(
+  code: string,
+  hostFetch: HostFetch,
+  limits: ExecLimits = EXEC_LIMITS,
+): Promise<ExecResult> {
   let calls = 0;
   let js: string;
-  try { js = await prepare(code); } catch (e) { return { ok: false, error: `could not compile: ${(e as Error).message.split('\n').slice(0, 3).join(' ')}`, calls }; }
+  try {
+    js = await prepare(code);
+  } catch (e) {
+    return { ok: false, error: `could not compile: ${(e as Error).message.split('\n').slice(0, 3).join(' ')}`, calls };
+  }
   const sdk = await sdkSource();
   // Loaded on the first run, not at start: a gateway that never runs agent code keeps QuickJS out of its memory.
   const { newQuickJSWASMModule } = await import('quickjs-emscripten');
@@ -82,7 +129,11 @@ export async function execInIsolate(code: string, hostFetch: HostFetch, limits: 
   let fatal: string | undefined;
   const runSlice = <T>(f: () => T): T => {
     sliceStart = Date.now();
-    try { return f(); } finally { cpuUsed += Date.now() - sliceStart; }
+    try {
+      return f();
+    } finally {
+      cpuUsed += Date.now() - sliceStart;
+    }
   };
   const pump = () => {
     const r = runSlice(() => runtime.executePendingJobs());
@@ -94,13 +145,33 @@ export async function execInIsolate(code: string, hostFetch: HostFetch, limits: 
       const deferred = ctx.newPromise();
       pending.add(deferred);
       const [method, path, body, headers] = [ctx.getString(m), ctx.getString(p), ctx.getString(b), ctx.getString(h)];
-      const settleWith = (fn: () => void) => { if (!deferred.alive) return; fn(); pending.delete(deferred); deferred.dispose(); pump(); wake(); };
+      const settleWith = (fn: () => void) => {
+        if (!deferred.alive) return;
+        fn();
+        pending.delete(deferred);
+        deferred.dispose();
+        pump();
+        wake();
+      };
       if (++calls > limits.maxCalls) {
-        settleWith(() => { const e = ctx.newError(`exec allows at most ${limits.maxCalls} service calls`); deferred.reject(e); e.dispose(); });
+        settleWith(() => {
+          const e = ctx.newError(`exec allows at most ${limits.maxCalls} service calls`);
+          deferred.reject(e);
+          e.dispose();
+        });
       } else {
         hostFetch(method, path, body || undefined, JSON.parse(headers || '{}'))
-          .then((r) => JSON.stringify(r), (e) => JSON.stringify({ status: 0, body: JSON.stringify({ bridgeError: String(e?.message ?? e) }) }))
-          .then((text) => settleWith(() => { const s = ctx.newString(text); deferred.resolve(s); s.dispose(); }));
+          .then(
+            (r) => JSON.stringify(r),
+            (e) => JSON.stringify({ status: 0, body: JSON.stringify({ bridgeError: String(e?.message ?? e) }) }),
+          )
+          .then((text) =>
+            settleWith(() => {
+              const s = ctx.newString(text);
+              deferred.resolve(s);
+              s.dispose();
+            }),
+          );
       }
       return deferred.handle;
     });
@@ -116,9 +187,15 @@ export async function execInIsolate(code: string, hostFetch: HostFetch, limits: 
     pump();
     const deadline = Date.now() + limits.wallMs;
     let outcome: Awaited<typeof settled> | undefined;
-    settled.then((o) => { outcome = o; wake(); });
+    settled.then((o) => {
+      outcome = o;
+      wake();
+    });
     while (!outcome && !fatal && Date.now() < deadline) {
-      await new Promise<void>((r) => { wake = r; setTimeout(r, Math.max(1, Math.min(250, deadline - Date.now()))); });
+      await new Promise<void>((r) => {
+        wake = r;
+        setTimeout(r, Math.max(1, Math.min(250, deadline - Date.now())));
+      });
     }
     if (fatal) return { ok: false, error: explain(fatal, cpuUsed, limits), calls };
     if (!outcome) return { ok: false, error: `did not finish within ${limits.wallMs} ms`, calls };
@@ -131,10 +208,26 @@ export async function execInIsolate(code: string, hostFetch: HostFetch, limits: 
     return { ok: true, result: JSON.parse(text), calls };
   } catch (e) {
     const msg = (e as Error).message ?? String(e);
-    return { ok: false, error: /memory/i.test(msg) ? `exceeded the memory limit of ${limits.memoryBytes} bytes` : `isolate failed: ${msg}`, calls };
+    return {
+      ok: false,
+      error: /memory/i.test(msg)
+        ? `exceeded the memory limit of ${limits.memoryBytes} bytes`
+        : `isolate failed: ${msg}`,
+      calls,
+    };
   } finally {
     wake = () => {};
-    for (const d of pending) try { d.dispose(); } catch { /* already gone */ }
-    try { ctx.dispose(); runtime.dispose(); } catch { /* the module is discarded with this run anyway */ }
+    for (const d of pending)
+      try {
+        d.dispose();
+      } catch {
+        /* already gone */
+      }
+    try {
+      ctx.dispose();
+      runtime.dispose();
+    } catch {
+      /* the module is discarded with this run anyway */
+    }
   }
 }

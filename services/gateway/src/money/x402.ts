@@ -1,5 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { capabilityByName, offerTerms, problemsOf, type Capability, type OpReply, type PaymentReceipt, type Problem } from '@vcs/contract';
+import {
+  capabilityByName,
+  offerTerms,
+  problemsOf,
+  type Capability,
+  type OpReply,
+  type PaymentReceipt,
+  type Problem,
+} from '@vcs/contract';
 import { requirementOf, requirementV1Of, type OfferFacts, type X402Terms } from '@vcs/platform';
 import { z } from 'zod';
 
@@ -14,7 +22,16 @@ export const encodeHeader = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8
 /** The facts of an offer for `c` and intent `intentId` (the price and ceiling are the catalog's). */
 export function offerFactsOf(c: Capability, intentId: string, resourceUrl: string): OfferFacts {
   const t = offerTerms(c);
-  return { intentId, capability: c.name, model: c.price.model, price: t.price, ceiling: t.ceiling, settlePath: `/intents/${intentId}/settle`, resourceUrl, description: c.summary };
+  return {
+    intentId,
+    capability: c.name,
+    model: c.price.model,
+    price: t.price,
+    ceiling: t.ceiling,
+    settlePath: `/intents/${intentId}/settle`,
+    resourceUrl,
+    description: c.summary,
+  };
 }
 
 /** The x402 v2 PaymentRequired for an offer; `error` says why a payment sent for it was refused. */
@@ -37,9 +54,15 @@ export function paymentRequiredV1Of(terms: X402Terms, o: OfferFacts, error?: str
 }
 
 const base64Json = (raw: string): unknown => JSON.parse(Buffer.from(raw.trim(), 'base64').toString('utf8'));
-const intentOfPayment = z.object({ accepted: z.object({ extra: z.object({ intentId: z.string() }).partial().optional() }).optional() });
+const intentOfPayment = z.object({
+  accepted: z.object({ extra: z.object({ intentId: z.string() }).partial().optional() }).optional(),
+});
 
-export interface SentPayment { version: 1 | 2; payload: Record<string, unknown>; intentId: string | null }
+export interface SentPayment {
+  version: 1 | 2;
+  payload: Record<string, unknown>;
+  intentId: string | null;
+}
 
 /** The payment a request carries: v2 `PAYMENT-SIGNATURE` or v1 `X-PAYMENT`, base64 JSON; absent → null. */
 export function paymentOf(req: FastifyRequest): SentPayment | { problems: Problem[] } | null {
@@ -49,10 +72,17 @@ export function paymentOf(req: FastifyRequest): SentPayment | { problems: Proble
   if (raw === undefined) return null;
   const header = typeof v2 === 'string' ? 'PAYMENT-SIGNATURE' : 'X-PAYMENT';
   let payload: unknown;
-  try { payload = base64Json(raw); } catch {
-    return { problems: [{ field: `(header ${header})`, message: 'not base64-encoded JSON of an x402 payment payload' }] };
+  try {
+    payload = base64Json(raw);
+  } catch {
+    return {
+      problems: [{ field: `(header ${header})`, message: 'not base64-encoded JSON of an x402 payment payload' }],
+    };
   }
-  const shape = z.object({ x402Version: z.union([z.literal(1), z.literal(2)]) }).loose().safeParse(payload);
+  const shape = z
+    .object({ x402Version: z.union([z.literal(1), z.literal(2)]) })
+    .loose()
+    .safeParse(payload);
   if (!shape.success) return { problems: problemsOf(shape.error.issues, 'header') };
   const intentId = intentOfPayment.safeParse(payload).data?.accepted?.extra?.intentId ?? null;
   return { version: shape.data.x402Version, payload: shape.data, intentId };
@@ -63,11 +93,22 @@ export function paymentOf(req: FastifyRequest): SentPayment | { problems: Proble
  * when a payment moved; a payment refused for good is x402's own 402 again, its `error` naming the reason (with
  * our code in the envelope); anything else as it is (a 503 with Retry-After when the outcome is not known yet).
  */
-export function decoratePaymentReply(reply: FastifyReply, r: OpReply, version: 1 | 2, terms: X402Terms, resourceUrl: string): OpReply {
+export function decoratePaymentReply(
+  reply: FastifyReply,
+  r: OpReply,
+  version: 1 | 2,
+  terms: X402Terms,
+  resourceUrl: string,
+): OpReply {
   const meter = r.answer.meter as { payment?: PaymentReceipt } | undefined;
   if (meter?.payment) {
     const p = meter.payment;
-    const receipt = { success: true, transaction: p.transaction ?? '', network: version === 2 ? p.network : terms.v1Network ?? p.network, payer: p.payer };
+    const receipt = {
+      success: true,
+      transaction: p.transaction ?? '',
+      network: version === 2 ? p.network : (terms.v1Network ?? p.network),
+      payer: p.payer,
+    };
     reply.header(version === 2 ? 'payment-response' : 'x-payment-response', encodeHeader(receipt));
     return r;
   }

@@ -7,9 +7,13 @@ import { dispatch } from '../dispatch.ts';
 import { gates } from '../gates.ts';
 import { sameRequest, sendBlocked } from '../reply.ts';
 
-
 /** A capability's gate says what it needs of the key: a free read never locks out, an offer can be paid anonymously. */
-const keyNeedOf: Record<Capability['gate'], KeyNeed> = { none: 'free', offer: 'optional', key: 'required', human: 'required' };
+const keyNeedOf: Record<Capability['gate'], KeyNeed> = {
+  none: 'free',
+  offer: 'optional',
+  key: 'required',
+  human: 'required',
+};
 
 /** Query parameters that look like a key: refused with a pointer to the header, not as an unknown parameter. */
 const KEY_PARAMS = ['key', 'api_key', 'apiKey', 'api-key', 'access_token', 'token'];
@@ -26,12 +30,31 @@ export async function capabilityRoutes(app: FastifyInstance, deps: GatewayDeps) 
         const raw = (where === 'query' ? req.query : req.body) ?? {};
         const keyInQuery = KEY_PARAMS.find((k) => k in (req.query as Record<string, unknown>));
         if (keyInQuery) {
-          return sendBlocked(reply, 'invalid-input', 'keys are not accepted in the query string (URLs end up in logs and proxies): send it as Authorization: Bearer <key> or X-Api-Key: <key>',
-            { problems: [{ field: keyInQuery, in: 'query', message: 'remove the key from the URL and send it in the Authorization header' }], capability: c.name, next: sameRequest(req) });
+          return sendBlocked(
+            reply,
+            'invalid-input',
+            'keys are not accepted in the query string (URLs end up in logs and proxies): send it as Authorization: Bearer <key> or X-Api-Key: <key>',
+            {
+              problems: [
+                {
+                  field: keyInQuery,
+                  in: 'query',
+                  message: 'remove the key from the URL and send it in the Authorization header',
+                },
+              ],
+              capability: c.name,
+              next: sameRequest(req),
+            },
+          );
         }
         const parsed = c.request.safeParse(raw);
         if (!parsed.success) {
-          return sendBlocked(reply, 'invalid-input', `the input to ${c.name} (${c.method} ${c.path}) is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues, where), capability: c.name, next: sameRequest(req) });
+          return sendBlocked(
+            reply,
+            'invalid-input',
+            `the input to ${c.name} (${c.method} ${c.path}) is not valid; fix each problem listed`,
+            { problems: problemsOf(parsed.error.issues, where), capability: c.name, next: sameRequest(req) },
+          );
         }
         const { caller } = req;
         let ctx = requestContext(req, reply, keyNeedOf[c.gate], c.name);
@@ -50,9 +73,17 @@ export async function capabilityRoutes(app: FastifyInstance, deps: GatewayDeps) 
   }
 }
 
-export async function forward(deps: GatewayDeps, c: Capability, input: unknown, ctx: CallContext, reply: import('fastify').FastifyReply) {
+export async function forward(
+  deps: GatewayDeps,
+  c: Capability,
+  input: unknown,
+  ctx: CallContext,
+  reply: import('fastify').FastifyReply,
+) {
   const r = await dispatch(deps.bus, c, input, ctx, deps.config.busTimeoutMs);
   reply.code(r.status).type('application/json').header('x-answer-kind', r.kind);
   if (r.servedBy) reply.header('x-served-by', r.servedBy);
-  return reply.send(r.body instanceof Uint8Array ? Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength) : r.body);
+  return reply.send(
+    r.body instanceof Uint8Array ? Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength) : r.body,
+  );
 }

@@ -10,9 +10,17 @@ export async function decodeRoutes(app: FastifyInstance, deps: GatewayDeps) {
     // A VIN that breaks a rule is answered here, naming the rule (and the expected check digit), before any bus call.
     const vin = normaliseVin(req.params.vin); // the segment is decoded once, by fastify
     const problem = vinProblem(vin);
-    if (problem) return sendBlocked(reply, 'invalid-vin', `invalid VIN (${problem.rule}): ${problem.message}`, { ...problem });
+    if (problem)
+      return sendBlocked(reply, 'invalid-vin', `invalid VIN (${problem.rule}): ${problem.message}`, { ...problem });
     const r = await decodeThroughData(deps, vin, req.id);
-    if (!r.ok) return reply.code(r.status).type('application/json').send(r.body instanceof Uint8Array ? Buffer.from(r.body) : r.body);
-    return reply.code(200).type('application/json').send({ type: 'OK', decode: r.decode, provenance: r.provenance, links: { record: `/${r.decode.vin}` } });
+    if (!r.ok)
+      return reply
+        .code(r.status)
+        .type('application/json')
+        .send(r.body instanceof Uint8Array ? Buffer.from(r.body) : r.body);
+    return reply
+      .code(200)
+      .type('application/json')
+      .send({ type: 'OK', decode: r.decode, provenance: r.provenance, links: { record: `/${r.decode.vin}` } });
   });
 }

@@ -23,7 +23,8 @@ export async function doorRoutes(app: FastifyInstance, deps: GatewayDeps) {
         const vin = vinFromPath(req.params.vin, reply, `GET /${n.door}/${req.params.vin}`);
         if (!vin) return reply;
         const [facts, deals, decoded] = await Promise.all([
-          factsFor(deps.db, vin, n.noun), n.noun === 'deal' ? dealsFor(deps, vin, req.id) : Promise.resolve([]),
+          factsFor(deps.db, vin, n.noun),
+          n.noun === 'deal' ? dealsFor(deps, vin, req.id) : Promise.resolve([]),
           n.noun === 'vehicle' ? decodeOf(deps, vin, req.id) : Promise.resolve(null),
         ]);
         return sendFace(req, reply, lensFace(n, lensData(n, vin, facts, deals, decoded?.decode ?? null)), CACHE.record);

@@ -12,7 +12,9 @@ export async function healthRoutes(app: FastifyInstance, deps: GatewayDeps) {
 
   app.get('/readyz', async (_req, reply) => {
     const r = await readiness(deps);
-    return reply.code(r.ready ? 200 : 503).send({ status: r.ready ? 'ready' : 'not-ready', checks: r.checks, failed: r.failed });
+    return reply
+      .code(r.ready ? 200 : 503)
+      .send({ status: r.ready ? 'ready' : 'not-ready', checks: r.checks, failed: r.failed });
   });
 
   // With METRICS_PORT set, Prometheus scrapes that port (platform healthServer) and the public one has no /metrics.

@@ -12,7 +12,13 @@ function allowedHosts(deps: GatewayDeps): Set<string> {
   return hosts;
 }
 
-const hostnameOf = (hostHeader: string) => { try { return new URL(`http://${hostHeader}`).hostname; } catch { return ''; } };
+const hostnameOf = (hostHeader: string) => {
+  try {
+    return new URL(`http://${hostHeader}`).hostname;
+  } catch {
+    return '';
+  }
+};
 
 /** Why this request may not reach the MCP server, or null when it may. */
 export function rebindingProblem(req: FastifyRequest, hosts: Set<string>): string | null {
@@ -21,7 +27,11 @@ export function rebindingProblem(req: FastifyRequest, hosts: Set<string>): strin
   const origin = req.headers.origin;
   if (origin !== undefined) {
     let h = '';
-    try { h = new URL(origin).hostname; } catch { /* refused below */ }
+    try {
+      h = new URL(origin).hostname;
+    } catch {
+      /* refused below */
+    }
     if (!hosts.has(h) && !hosts.has(`[${h}]`)) return `Origin "${origin}" is not allowed (DNS rebinding protection)`;
   }
   return null;
@@ -43,7 +53,10 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps) {
     const server = buildMcpServer(app, { baseUrl, authHeaders: authHeadersOf(req) });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
-    reply.raw.on('close', () => { void transport.close(); void server.close(); });
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
     try {
       await server.connect(transport);
       await transport.handleRequest(req.raw, reply.raw, req.body);
@@ -57,6 +70,11 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps) {
   });
   // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
   for (const method of ['GET', 'DELETE'] as const) {
-    app.route({ method, url: '/mcp', handler: (_req, reply) => sendBlocked(reply, 'method-not-allowed', 'this MCP server is stateless: POST JSON-RPC messages to /mcp') });
+    app.route({
+      method,
+      url: '/mcp',
+      handler: (_req, reply) =>
+        sendBlocked(reply, 'method-not-allowed', 'this MCP server is stateless: POST JSON-RPC messages to /mcp'),
+    });
   }
 }

@@ -30,7 +30,8 @@ function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOpt
   const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]! as keyof typeof idKinds);
   const setHere = setByGatewayMembers(op);
   app.route({
-    method: route.method, url,
+    method: route.method,
+    url,
     handler: async (req, reply) => {
       const path = req.params as Record<string, string>;
       for (const p of params) if (refuseMalformedId(reply, idKinds[p], path[p]!)) return reply;
@@ -38,11 +39,17 @@ function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOpt
       if (!ctx) return reply;
       const extra = opts.extra ? opts.extra(req, reply) : {};
       if (!extra) return reply; // the refusal is sent
-      const body: Record<string, unknown> = route.method === 'POST' && req.body && typeof req.body === 'object' ? { ...req.body } : {};
+      const body: Record<string, unknown> =
+        route.method === 'POST' && req.body && typeof req.body === 'object' ? { ...req.body } : {};
       for (const k of setHere) delete body[k];
       const parsed = op.input.safeParse({ ...body, ...path, ...extra });
       if (!parsed.success) {
-        return sendBlocked(reply, 'invalid-input', `the input to ${route.method} ${route.path} is not valid; fix each problem listed`, { problems: problemsOf(parsed.error.issues, 'body'), next: sameRequest(req) });
+        return sendBlocked(
+          reply,
+          'invalid-input',
+          `the input to ${route.method} ${route.path} is not valid; fix each problem listed`,
+          { problems: problemsOf(parsed.error.issues, 'body'), next: sameRequest(req) },
+        );
       }
       const r = await callOp(callerOf(deps), op, parsed.data, ctx);
       return opts.send ? opts.send(reply, r, req) : sendOpReply(reply, r);
@@ -57,7 +64,10 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
       if (r.status !== 200) return sendOpReply(reply, r); // commerce silent or its store down: a typed refusal
       const base = deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
       return reply.code(200).send({
-        type: 'OK', key: r.answer.key, account: r.answer.account, environment: 'sandbox',
+        type: 'OK',
+        key: r.answer.key,
+        account: r.answer.account,
+        environment: 'sandbox',
         links: { pricing: `${base}/pricing`, agents_json: `${base}/.well-known/agents.json`, docs: `${base}/llms.txt` },
       });
     },
@@ -67,12 +77,22 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
     extra(req, reply) {
       const m = mandateOf(req);
       if (m && 'problems' in m) {
-        sendBlocked(reply, 'invalid-mandate', 'the Mandate header must be base64url JSON of a Mandate; fix each problem listed', { problems: m.problems, next: sameRequest(req) });
+        sendBlocked(
+          reply,
+          'invalid-mandate',
+          'the Mandate header must be base64url JSON of a Mandate; fix each problem listed',
+          { problems: m.problems, next: sameRequest(req) },
+        );
         return null;
       }
       const payment = paymentOf(req);
       if (payment && 'problems' in payment) {
-        sendBlocked(reply, 'payment-invalid', 'the x402 payment header (PAYMENT-SIGNATURE or X-PAYMENT) must be base64 JSON of an x402 payment payload; fix each problem listed', { problems: payment.problems, next: sameRequest(req) });
+        sendBlocked(
+          reply,
+          'payment-invalid',
+          'the x402 payment header (PAYMENT-SIGNATURE or X-PAYMENT) must be base64 JSON of an x402 payment payload; fix each problem listed',
+          { problems: payment.problems, next: sameRequest(req) },
+        );
         return null;
       }
       reply.header('intent-id', (req.params as { intentId: string }).intentId);
@@ -82,7 +102,16 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
       const payment = paymentOf(req);
       if (!payment || 'problems' in payment) return sendOpReply(reply, r);
       const base = deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
-      return sendOpReply(reply, decoratePaymentReply(reply, r, payment.version, deps.config.x402 ?? mirroredX402, `${base}${req.url.split('?')[0]}`));
+      return sendOpReply(
+        reply,
+        decoratePaymentReply(
+          reply,
+          r,
+          payment.version,
+          deps.config.x402 ?? mirroredX402,
+          `${base}${req.url.split('?')[0]}`,
+        ),
+      );
     },
   });
   routeOp(app, deps, ops.handoffsGet);
@@ -96,7 +125,11 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
   // A GET of /keys is a caller who followed a link: say which method mints, rather than "no such route".
   app.get('/keys', async (_req, reply) => {
     reply.header('allow', 'POST');
-    return sendBlocked(reply, 'method-not-allowed', 'keys are minted with POST /keys (no body, no key needed); GET /keys/me introspects the key you send',
-      { mint: MINT_KEY, introspect: { method: 'GET', path: '/keys/me' }, next: MINT_KEY });
+    return sendBlocked(
+      reply,
+      'method-not-allowed',
+      'keys are minted with POST /keys (no body, no key needed); GET /keys/me introspects the key you send',
+      { mint: MINT_KEY, introspect: { method: 'GET', path: '/keys/me' }, next: MINT_KEY },
+    );
   });
 }

@@ -11,7 +11,15 @@ export function pricingDocument() {
     acceptPriceHeader: 'Accept-Price: <amount> <currency> settles an offer at once when its ceiling is within it',
     capabilities: priced,
   };
-  return { type: 'OK', answers: 'Pricing@1', value, evidence: value, provenance: { simulated: false, environment: 'sandbox', source: 'gateway' }, events: [], meter: FREE_METER };
+  return {
+    type: 'OK',
+    answers: 'Pricing@1',
+    value,
+    evidence: value,
+    provenance: { simulated: false, environment: 'sandbox', source: 'gateway' },
+    events: [],
+    meter: FREE_METER,
+  };
 }
 
 export async function pricingRoutes(app: FastifyInstance) {
@@ -20,7 +28,14 @@ export async function pricingRoutes(app: FastifyInstance) {
   app.get('/pricing', async (req, reply) => {
     reply.header('etag', etag).header('cache-control', 'public, max-age=300');
     const inm = req.headers['if-none-match'];
-    if (typeof inm === 'string' && inm.split(',').map((s) => s.trim().replace(/^W\//, '')).includes(etag)) return reply.code(304).send();
+    if (
+      typeof inm === 'string' &&
+      inm
+        .split(',')
+        .map((s) => s.trim().replace(/^W\//, ''))
+        .includes(etag)
+    )
+      return reply.code(304).send();
     return reply.code(200).type('application/json').send(body);
   });
 }

@@ -7,15 +7,23 @@ const DEV_ONLY_SEED = 'vcs-dev-only-connection-encryption-key';
 
 /** CONNECTION_ENCRYPTION_KEY: 32 bytes, base64 (`openssl rand -base64 32`); unset, the dev-only key. */
 export const connectionSettings = z.object({
-  CONNECTION_ENCRYPTION_KEY: z.string().optional().refine((raw) => raw === undefined || Buffer.from(raw, 'base64').length === 32,
-    'expected 32 bytes, base64-encoded (openssl rand -base64 32)'),
+  CONNECTION_ENCRYPTION_KEY: z
+    .string()
+    .optional()
+    .refine(
+      (raw) => raw === undefined || Buffer.from(raw, 'base64').length === 32,
+      'expected 32 bytes, base64-encoded (openssl rand -base64 32)',
+    ),
 });
 
 /** The key credentials are sealed with; `embedded` allows the dev-only key (a deployment must never use it silently). */
 export function connectionKey(settings: Readonly<Record<string, unknown>>, opts: { embedded: boolean }): Buffer {
   const raw = (settings as z.infer<typeof connectionSettings>).CONNECTION_ENCRYPTION_KEY;
   if (raw) return Buffer.from(raw, 'base64');
-  if (!opts.embedded) throw new ConfigError('config error: CONNECTION_ENCRYPTION_KEY: required outside the embedded mode (32 bytes, base64: openssl rand -base64 32; or CONNECTION_ENCRYPTION_KEY_FILE)');
+  if (!opts.embedded)
+    throw new ConfigError(
+      'config error: CONNECTION_ENCRYPTION_KEY: required outside the embedded mode (32 bytes, base64: openssl rand -base64 32; or CONNECTION_ENCRYPTION_KEY_FILE)',
+    );
   return createHash('sha256').update(DEV_ONLY_SEED).digest();
 }
 

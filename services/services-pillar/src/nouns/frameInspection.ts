@@ -5,7 +5,15 @@ import { triggerOf, vinOf } from './sandboxInput.ts';
 
 /** Factory tolerance for frame datum points, millimetres (the common ±3 mm published by frame-measuring makers). */
 export const FRAME_TOLERANCE_MM = 3;
-const AREAS = ['front-left-rail', 'front-right-rail', 'left-rocker', 'right-rocker', 'rear-left-rail', 'rear-right-rail', 'cross-member'] as const;
+const AREAS = [
+  'front-left-rail',
+  'front-right-rail',
+  'left-rocker',
+  'right-rocker',
+  'rear-left-rail',
+  'rear-right-rail',
+  'cross-member',
+] as const;
 
 /** The grade follows the worst deviation: A within tolerance, D structural. */
 export function gradeOf(maxDeviationMm: number): string {
@@ -23,19 +31,31 @@ function inspectionOf(vin: string) {
   const areas = Array.from({ length: count }, (_, k) => AREAS[(start + k) % AREAS.length]!);
   const damages = areas.map((area) => {
     const deviationMm = s.int(1, 14);
-    return { area, severity: deviationMm <= FRAME_TOLERANCE_MM ? 'minor' : deviationMm <= 10 ? 'moderate' : 'severe', deviationMm, withinTolerance: deviationMm <= FRAME_TOLERANCE_MM };
+    return {
+      area,
+      severity: deviationMm <= FRAME_TOLERANCE_MM ? 'minor' : deviationMm <= 10 ? 'moderate' : 'severe',
+      deviationMm,
+      withinTolerance: deviationMm <= FRAME_TOLERANCE_MM,
+    };
   });
-  const photos = ['underbody-front', 'underbody-rear', 'left-side', 'right-side'].map((view) => ({ id: stableId('pho_', vin, `frame|${view}`), view, takenOn: sandboxDate(4) }));
+  const photos = ['underbody-front', 'underbody-rear', 'left-side', 'right-side'].map((view) => ({
+    id: stableId('pho_', vin, `frame|${view}`),
+    view,
+    takenOn: sandboxDate(4),
+  }));
   return {
     record: {
-      vin, noun: 'frameInspection', asOf: sandboxDate(),
+      vin,
+      noun: 'frameInspection',
+      asOf: sandboxDate(),
       id: stableId('insp_', vin),
       type: 'frame-measurement',
       location: s.pick(['mobile', 'body-shop', 'dealer-service-bay']),
       inspectorId: stableId('ins_', vin, 'frame-inspector'),
     },
     grade: gradeOf(Math.max(0, ...damages.map((d) => d.deviationMm))),
-    damages, photos,
+    damages,
+    photos,
   };
 }
 
@@ -50,10 +70,12 @@ function answer(vin: string, status: string, measured: boolean) {
 /** Reads report what is on file; a VIN with nothing on file (or the trigger) answers no-inspection-on-file, with no event. */
 function read(input: { vin?: string }, tools: HandlerTools, status: string, measured: boolean) {
   const vin = vinOf(input);
-  if (!vehicleFacts(vin).onFile || triggerOf(tools) === 'nothing-on-file') return ok(answer(vin, 'no-inspection-on-file', false), { events: [] });
+  if (!vehicleFacts(vin).onFile || triggerOf(tools) === 'nothing-on-file')
+    return ok(answer(vin, 'no-inspection-on-file', false), { events: [] });
   return ok(answer(vin, status, measured));
 }
-const act = (status: string, measured: boolean) => async (input: { vin?: string }) => ok(answer(vinOf(input), status, measured));
+const act = (status: string, measured: boolean) => async (input: { vin?: string }) =>
+  ok(answer(vinOf(input), status, measured));
 
 export const frameInspectionHandlers: NounHandlers<typeof frameInspection> = {
   status: async (input, tools) => read(input, tools, 'scheduled', false),

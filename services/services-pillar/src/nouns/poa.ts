@@ -23,7 +23,8 @@ const quiet = { events: [] as string[] };
 async function vinOfDocument(documentId: string, tools: HandlerTools): Promise<string | null> {
   if (documentId === documentIdOf(SANDBOX_DEFAULT_VIN)) return SANDBOX_DEFAULT_VIN;
   const { rows } = await tools.tx.query<{ vin: string }>(
-    `select vin from vin_facts where capability = 'poa.generate' and value->>'id' = $1 limit 1`, [documentId],
+    `select vin from vin_facts where capability = 'poa.generate' and value->>'id' = $1 limit 1`,
+    [documentId],
   );
   return rows[0]?.vin ?? null;
 }
@@ -31,14 +32,24 @@ async function vinOfDocument(documentId: string, tools: HandlerTools): Promise<s
 export const poaHandlers: NounHandlers<typeof poa> = {
   async verify(input, tools) {
     const vin = vinOf(input);
-    if (!documentOnFile(vin, tools)) return ok({ ...base(vin), document: { status: 'no-document-on-file' }, verification: { status: 'nothing-to-verify' } }, quiet);
+    if (!documentOnFile(vin, tools))
+      return ok(
+        { ...base(vin), document: { status: 'no-document-on-file' }, verification: { status: 'nothing-to-verify' } },
+        quiet,
+      );
     return ok({ ...base(vin), document: { status: 'Draft' }, verification: { status: 'verified' } });
   },
   async generate(input) {
     const vin = input.vin;
     const principal = input.principal ?? sandboxPrincipal;
     // The hash covers what the document says, so the same request renders the same document.
-    const content = { vin, state: input.state, principal, brand: input.brand ?? null, authority: input.authority ?? 'title-and-registration' };
+    const content = {
+      vin,
+      state: input.state,
+      principal,
+      brand: input.brand ?? null,
+      authority: input.authority ?? 'title-and-registration',
+    };
     const hash = 'sha256:' + createHash('sha256').update(canonicalJson(content)).digest('hex');
     return ok({
       ...base(vin),
@@ -47,8 +58,18 @@ export const poaHandlers: NounHandlers<typeof poa> = {
       subjectId: stableId('deal_', vin),
       hash,
       signers: [
-        { role: 'principal', identityId: stableId('idn_', vin, 'buyer'), name: principal.name, status: 'not-yet-requested' },
-        { role: 'attorney-in-fact', identityId: stableId('idn_', vin, 'seller'), name: input.brand ?? 'Bayview Motors', status: 'not-yet-requested' },
+        {
+          role: 'principal',
+          identityId: stableId('idn_', vin, 'buyer'),
+          name: principal.name,
+          status: 'not-yet-requested',
+        },
+        {
+          role: 'attorney-in-fact',
+          identityId: stableId('idn_', vin, 'seller'),
+          name: input.brand ?? 'Bayview Motors',
+          status: 'not-yet-requested',
+        },
       ],
       status: 'Draft',
       generation: { status: 'generated', id: stableId('gen_', vin, `poa|${input.state}`), position: 'Draft' },
@@ -57,30 +78,66 @@ export const poaHandlers: NounHandlers<typeof poa> = {
   async execute(input, tools) {
     const vin = vinOf(input);
     const onFile = documentOnFile(vin, tools);
-    return ok({ ...base(vin), document: documentRef(vin, onFile, 'Executed'), execution: { status: onFile ? 'executed' : 'no-document-on-file' } }, onFile ? {} : quiet);
+    return ok(
+      {
+        ...base(vin),
+        document: documentRef(vin, onFile, 'Executed'),
+        execution: { status: onFile ? 'executed' : 'no-document-on-file' },
+      },
+      onFile ? {} : quiet,
+    );
   },
   async secureFormIssue(input, tools) {
     const vin = vinOf(input);
     const onFile = documentOnFile(vin, tools);
-    const form = { id: stableId('spf_', vin), kind: 'secure-poa-form', status: onFile ? 'issued' : 'no-document-on-file' };
+    const form = {
+      id: stableId('spf_', vin),
+      kind: 'secure-poa-form',
+      status: onFile ? 'issued' : 'no-document-on-file',
+    };
     return ok({ ...base(vin), document: documentRef(vin, onFile, 'Draft'), form }, onFile ? {} : quiet);
   },
   async notarize(input, tools) {
     const vin = await vinOfDocument(input.documentId, tools);
     if (!vin) {
-      return ok({ ...base(SANDBOX_DEFAULT_VIN), document: { id: input.documentId, status: 'no-document-on-file' }, stamp: { status: 'not-notarized' } }, quiet);
+      return ok(
+        {
+          ...base(SANDBOX_DEFAULT_VIN),
+          document: { id: input.documentId, status: 'no-document-on-file' },
+          stamp: { status: 'not-notarized' },
+        },
+        quiet,
+      );
     }
     const mode = input.mode ?? 'in-person';
-    return ok({ ...base(vin), document: { id: input.documentId, status: 'Notarized' }, stamp: { status: mode === 'ron' ? 'notarized-remote-online' : 'notarized' } });
+    return ok({
+      ...base(vin),
+      document: { id: input.documentId, status: 'Notarized' },
+      stamp: { status: mode === 'ron' ? 'notarized-remote-online' : 'notarized' },
+    });
   },
   async revoke(input, tools) {
     const vin = vinOf(input);
     const onFile = documentOnFile(vin, tools);
-    return ok({ ...base(vin), document: documentRef(vin, onFile, 'Revoked'), revocation: { status: onFile ? 'revoked' : 'nothing-to-revoke' } }, onFile ? {} : quiet);
+    return ok(
+      {
+        ...base(vin),
+        document: documentRef(vin, onFile, 'Revoked'),
+        revocation: { status: onFile ? 'revoked' : 'nothing-to-revoke' },
+      },
+      onFile ? {} : quiet,
+    );
   },
   async absentBuyerSign(input, tools) {
     const vin = vinOf(input);
     const onFile = documentOnFile(vin, tools);
-    return ok({ ...base(vin), document: documentRef(vin, onFile, 'Executed'), absentSigning: { status: onFile ? 'signed-by-attorney-in-fact' : 'no-document-on-file' } }, onFile ? {} : quiet);
+    return ok(
+      {
+        ...base(vin),
+        document: documentRef(vin, onFile, 'Executed'),
+        absentSigning: { status: onFile ? 'signed-by-attorney-in-fact' : 'no-document-on-file' },
+      },
+      onFile ? {} : quiet,
+    );
   },
 };

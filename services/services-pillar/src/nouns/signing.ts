@@ -12,8 +12,18 @@ function ceremonyOf(vin: string) {
     id: stableId('cer_', vin),
     packet: { packetId, kind: 'retail-purchase', position: 'Draft', subject: { dealId, position: 'QUOTED' } },
     signers: [
-      { role: 'buyer', identityId: stableId('idn_', vin, 'buyer'), name: s.pick(['Avery Chen', 'Jordan Patel', 'Sam Rivera', 'Morgan Lee']), status: 'not-yet-requested' },
-      { role: 'seller', identityId: stableId('idn_', vin, 'seller'), name: s.pick(['Bayview Motors', 'Cedar Auto Group', 'Northgate Cars']), status: 'not-yet-requested' },
+      {
+        role: 'buyer',
+        identityId: stableId('idn_', vin, 'buyer'),
+        name: s.pick(['Avery Chen', 'Jordan Patel', 'Sam Rivera', 'Morgan Lee']),
+        status: 'not-yet-requested',
+      },
+      {
+        role: 'seller',
+        identityId: stableId('idn_', vin, 'seller'),
+        name: s.pick(['Bayview Motors', 'Cedar Auto Group', 'Northgate Cars']),
+        status: 'not-yet-requested',
+      },
     ],
     feeCents: s.int(12, 30) * 500,
     payer: SANDBOX_PAYER,
@@ -38,7 +48,16 @@ export const signingHandlers: NounHandlers<typeof signing> = {
       { check: 'routed-for-signature', pass: false },
       { check: 'all-signers-signed', pass: false },
     ];
-    return ok({ ...c.base, completeness: { complete: checks.every((x) => x.pass), standing: 'not-yet-routed', position: 'Draft', checks, signers: c.signers } });
+    return ok({
+      ...c.base,
+      completeness: {
+        complete: checks.every((x) => x.pass),
+        standing: 'not-yet-routed',
+        position: 'Draft',
+        checks,
+        signers: c.signers,
+      },
+    });
   },
   async quote(input) {
     const c = ceremonyOf(vinOf(input));
@@ -50,11 +69,28 @@ export const signingHandlers: NounHandlers<typeof signing> = {
   },
   async schedule(input) {
     const c = ceremonyOf(vinOf(input));
-    return ok({ ...c.base, session: { id: stableId('ses_', c.base.vin), packetId: c.packet.packetId, status: 'scheduled', scheduledFor: sandboxDate(3) } });
+    return ok({
+      ...c.base,
+      session: {
+        id: stableId('ses_', c.base.vin),
+        packetId: c.packet.packetId,
+        status: 'scheduled',
+        scheduledFor: sandboxDate(3),
+      },
+    });
   },
   async pay(input) {
     const c = ceremonyOf(vinOf(input));
-    return ok({ ...c.base, payment: { id: stableId('pay_', c.base.vin, 'signing-pay'), amountCents: c.feeCents, currency: 'USD', status: 'settled' }, payer: c.payer });
+    return ok({
+      ...c.base,
+      payment: {
+        id: stableId('pay_', c.base.vin, 'signing-pay'),
+        amountCents: c.feeCents,
+        currency: 'USD',
+        status: 'settled',
+      },
+      payer: c.payer,
+    });
   },
   async complete(input) {
     const c = ceremonyOf(vinOf(input));
@@ -66,7 +102,16 @@ export const signingHandlers: NounHandlers<typeof signing> = {
   },
   async dispatchAgent(input) {
     const c = ceremonyOf(vinOf(input));
-    return ok({ ...c.base, dispatch: { status: 'dispatched', id: stableId('dsp_', c.base.vin), ceremonyId: c.id, packetId: c.packet.packetId, arrivesOn: sandboxDate(2) } });
+    return ok({
+      ...c.base,
+      dispatch: {
+        status: 'dispatched',
+        id: stableId('dsp_', c.base.vin),
+        ceremonyId: c.id,
+        packetId: c.packet.packetId,
+        arrivesOn: sandboxDate(2),
+      },
+    });
   },
   async witness(input) {
     const c = ceremonyOf(vinOf(input));

@@ -34,11 +34,15 @@ export const STANDARD_SCHEDULE_MS = [0, 5_000, 300_000, 1_800_000, 2 * h, 5 * h,
 
 const ms = setting.int(0, 2 ** 31 - 1);
 /** Comma-separated milliseconds, one delay per attempt. */
-const schedule = z.string().trim().transform((raw, ctx) => {
-  const list = raw.split(',').map((x) => Number(x.trim()));
-  if (!list.length || list.some((x) => !Number.isInteger(x) || x < 0)) ctx.addIssue({ code: 'custom', message: 'expected comma-separated whole milliseconds, such as 0,5000,300000' });
-  return list;
-});
+const schedule = z
+  .string()
+  .trim()
+  .transform((raw, ctx) => {
+    const list = raw.split(',').map((x) => Number(x.trim()));
+    if (!list.length || list.some((x) => !Number.isInteger(x) || x < 0))
+      ctx.addIssue({ code: 'custom', message: 'expected comma-separated whole milliseconds, such as 0,5000,300000' });
+    return list;
+  });
 
 /** The webhook delivery settings (README's table and docs/webhooks.md), parsed once at start into `services.settings`. */
 export const webhookSettings = z.object({
@@ -63,7 +67,10 @@ function listensOnLoopback(host = '127.0.0.1'): boolean {
 }
 
 /** Delivery settings from the parsed ones; `HOST` is the embedded process's listening address, when there is one. */
-export function deliveryConfig(settings: Readonly<Record<string, unknown>>, opts: { embedded?: boolean } = {}): DeliveryConfig {
+export function deliveryConfig(
+  settings: Readonly<Record<string, unknown>>,
+  opts: { embedded?: boolean } = {},
+): DeliveryConfig {
   const s = settings as WebhookSettings & { HOST?: string };
   return {
     scheduleMs: s.WEBHOOK_RETRY_SCHEDULE_MS ?? STANDARD_SCHEDULE_MS,

@@ -29,7 +29,15 @@ const agents = new Map<string, http.Agent>();
 function agentFor(protocol: string, policy: TargetPolicy): http.Agent {
   const name = `${protocol}${policy.allowPrivate}${policy.allowLoopback}`;
   let agent = agents.get(name);
-  if (!agent) agents.set(name, (agent = new (protocol === 'https:' ? https : http).Agent({ keepAlive: true, timeout: 4000, scheduling: 'lifo' })));
+  if (!agent)
+    agents.set(
+      name,
+      (agent = new (protocol === 'https:' ? https : http).Agent({
+        keepAlive: true,
+        timeout: 4000,
+        scheduling: 'lifo',
+      })),
+    );
   return agent;
 }
 
@@ -37,42 +45,82 @@ function agentFor(protocol: string, policy: TargetPolicy): http.Agent {
  * POST one delivery (a Retry-After date is read against `now`, the sender's clock): no redirects followed (a 3xx is a failure), a hard time-out for the whole exchange,
  * and at most `capBytes` of the response read (the rest is dropped and the socket closed).
  */
-export function postDelivery(url: string, headers: Record<string, string>, body: string, opts: { timeoutMs: number; capBytes: number; now?: () => Date } & TargetPolicy): Promise<PostResult> {
+export function postDelivery(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  opts: { timeoutMs: number; capBytes: number; now?: () => Date } & TargetPolicy,
+): Promise<PostResult> {
   const started = Date.now();
   return new Promise((resolve) => {
     let done = false;
     let timer: NodeJS.Timeout | undefined;
-    const finish = (r: Omit<PostResult, 'latencyMs'>) => { if (!done) { done = true; clearTimeout(timer); resolve({ ...r, latencyMs: Date.now() - started }); } };
+    const finish = (r: Omit<PostResult, 'latencyMs'>) => {
+      if (!done) {
+        done = true;
+        clearTimeout(timer);
+        resolve({ ...r, latencyMs: Date.now() - started });
+      }
+    };
     const u = new URL(url);
     // An IP literal skips the lookup, so it is checked here.
     const literal = literalHost(u);
     if (literal && isForbiddenTarget(literal, opts)) {
-      return finish({ statusCode: null, outcome: 'forbidden-target', snippet: `${literal} is a private or reserved address`, retryAfterMs: null });
+      return finish({
+        statusCode: null,
+        outcome: 'forbidden-target',
+        snippet: `${literal} is a private or reserved address`,
+        retryAfterMs: null,
+      });
     }
     const lib = u.protocol === 'https:' ? https : http;
-    const req = lib.request(u, {
-      method: 'POST', lookup: guardedLookup(opts), agent: agentFor(u.protocol, opts),
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'vcs-webhooks/1' },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const end = () => finish({
-        statusCode: res.statusCode ?? null, outcome: `http-${res.statusCode}`,
-        snippet: Buffer.concat(chunks).toString('utf8').slice(0, opts.capBytes), retryAfterMs: retryAfterOf(res.headers['retry-after'], (opts.now?.() ?? new Date()).getTime()), // an HTTP date is read against the injected clock
-      });
-      res.on('data', (c: Buffer) => {
-        if (size < opts.capBytes) chunks.push(c.subarray(0, opts.capBytes - size));
-        size += c.length;
-        if (size >= opts.capBytes) { end(); res.destroy(); }
-      });
-      res.on('end', end);
-      res.on('error', end);
-    });
-    timer = setTimeout(() => { req.destroy(); finish({ statusCode: null, outcome: 'timeout', snippet: '', retryAfterMs: null }); }, opts.timeoutMs);
-    req.on('error', (e: any) => finish({
-      statusCode: null, snippet: String(e.message ?? e).slice(0, 200), retryAfterMs: null,
-      outcome: e.code === 'EFORBIDDENTARGET' ? 'forbidden-target' : e.code === 'ECONNREFUSED' ? 'refused' : 'error',
-    }));
+    const req = lib.request(
+      u,
+      {
+        method: 'POST',
+        lookup: guardedLookup(opts),
+        agent: agentFor(u.protocol, opts),
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'user-agent': 'vcs-webhooks/1',
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const end = () =>
+          finish({
+            statusCode: res.statusCode ?? null,
+            outcome: `http-${res.statusCode}`,
+            snippet: Buffer.concat(chunks).toString('utf8').slice(0, opts.capBytes),
+            retryAfterMs: retryAfterOf(res.headers['retry-after'], (opts.now?.() ?? new Date()).getTime()), // an HTTP date is read against the injected clock
+          });
+        res.on('data', (c: Buffer) => {
+          if (size < opts.capBytes) chunks.push(c.subarray(0, opts.capBytes - size));
+          size += c.length;
+          if (size >= opts.capBytes) {
+            end();
+            res.destroy();
+          }
+        });
+        res.on('end', end);
+        res.on('error', end);
+      },
+    );
+    timer = setTimeout(() => {
+      req.destroy();
+      finish({ statusCode: null, outcome: 'timeout', snippet: '', retryAfterMs: null });
+    }, opts.timeoutMs);
+    req.on('error', (e: any) =>
+      finish({
+        statusCode: null,
+        snippet: String(e.message ?? e).slice(0, 200),
+        retryAfterMs: null,
+        outcome: e.code === 'EFORBIDDENTARGET' ? 'forbidden-target' : e.code === 'ECONNREFUSED' ? 'refused' : 'error',
+      }),
+    );
     req.end(body);
   });
 }

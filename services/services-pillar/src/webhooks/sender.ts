@@ -1,5 +1,17 @@
 import { platformEvent } from '@vcs/contract';
-import { contextFrom, endSpan, mergeWrites, SpanKind, spanTraceparent, startSpan, type Services, writeEvents, type BulkWrite, type Queryable, type Statement } from '@vcs/platform';
+import {
+  contextFrom,
+  endSpan,
+  mergeWrites,
+  SpanKind,
+  spanTraceparent,
+  startSpan,
+  type Services,
+  writeEvents,
+  type BulkWrite,
+  type Queryable,
+  type Statement,
+} from '@vcs/platform';
 
 // A success's writes, merged across the deliveries of a group commit (store/groupCommit.ts).
 const attemptInsert: BulkWrite = {
@@ -11,15 +23,35 @@ const deliveredUpdate: BulkWrite = {
           from unnest($1::text[], $2::int[], $3::timestamptz[]) as t(id, n, at) where d.id = t.id`,
 };
 /** The VIN of an event's body, for the Webhook.failed that reports its delivery (a failure's path only). */
-const vinOf = (body: string): string | null => { try { const v = (JSON.parse(body) as { vin?: unknown }).vin; return typeof v === 'string' ? v : null; } catch { return null; } };
-const endpointRecovered: BulkWrite = { sql: 'update webhook_endpoints set failing_since = null where id = any($1::text[]) and failing_since is not null' };
+const vinOf = (body: string): string | null => {
+  try {
+    const v = (JSON.parse(body) as { vin?: unknown }).vin;
+    return typeof v === 'string' ? v : null;
+  } catch {
+    return null;
+  }
+};
+const endpointRecovered: BulkWrite = {
+  sql: 'update webhook_endpoints set failing_since = null where id = any($1::text[]) and failing_since is not null',
+};
 import { deliveryConfig, nextDelayMs, type DeliveryConfig } from './config.ts';
 import { postDelivery, type PostResult } from './post.ts';
 import { signatureHeader } from './signature.ts';
 
 interface Claimed {
-  id: string; account_id: string; endpoint_id: string; event_id: string; event_type: string; body: string; attempt_count: number;
-  url: string; secret: string; previous_secret: string | null; previous_until: string | Date | null; endpoint_status: string; failing_since: string | Date | null;
+  id: string;
+  account_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  body: string;
+  attempt_count: number;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_until: string | Date | null;
+  endpoint_status: string;
+  failing_since: string | Date | null;
   /** The trace of the event's fan-out (null while tracing is off): each attempt is a span in it. */
   traceparent: string | null;
 }
@@ -27,7 +59,10 @@ interface Claimed {
 /** The sender loop over Postgres's delivery rows; the event consumer kicks it when it adds some. */
 export function startWebhookSender(services: Services): DeliverySender {
   // The embedded mode is a local development server: it may deliver to a receiver on this machine.
-  return new DeliverySender(services, deliveryConfig(services.settings, { embedded: services.mode === 'embedded' })).start();
+  return new DeliverySender(
+    services,
+    deliveryConfig(services.settings, { embedded: services.mode === 'embedded' }),
+  ).start();
 }
 
 /**
@@ -44,22 +79,37 @@ export class DeliverySender {
   private again = false;
   private running = new Set<Promise<void>>();
 
-  constructor(private services: Services, private cfg: DeliveryConfig) {}
+  constructor(
+    private services: Services,
+    private cfg: DeliveryConfig,
+  ) {}
 
   start() {
-    const tick = () => { if (this.stopped) return; this.kick(); this.timer = setTimeout(tick, this.cfg.pollMs); };
+    const tick = () => {
+      if (this.stopped) return;
+      this.kick();
+      this.timer = setTimeout(tick, this.cfg.pollMs);
+    };
     tick();
     return this;
   }
 
   kick() {
     if (this.stopped) return;
-    if (this.polling) { this.again = true; return; }
+    if (this.polling) {
+      this.again = true;
+      return;
+    }
     this.polling = true;
-    this.poll().catch((err) => this.services.log.debug({ err }, 'webhook sender poll failed')).finally(() => {
-      this.polling = false;
-      if (this.again) { this.again = false; this.kick(); }
-    });
+    this.poll()
+      .catch((err) => this.services.log.debug({ err }, 'webhook sender poll failed'))
+      .finally(() => {
+        this.polling = false;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
   }
 
   private async poll() {
@@ -75,8 +125,9 @@ export class DeliverySender {
     if (!due.rows.length) return;
     const lease = new Date(now.getTime() + this.cfg.timeoutMs + 1_000).toISOString();
     // One statement, atomic on its own: no transaction held open across round trips (PGlite has one connection).
-    const rows = (await this.services.db.query<Claimed>(
-      `with due as (
+    const rows = (
+      await this.services.db.query<Claimed>(
+        `with due as (
          select d.id from webhook_deliveries d
           where d.status = 'pending' and d.next_attempt_at <= $1 and (d.locked_until is null or d.locked_until < $1)
             and not (d.endpoint_id = any($3::text[]))
@@ -87,49 +138,83 @@ export class DeliverySender {
                  coalesce((select ev.body from webhook_events ev where ev.id = d.event_id), d.payload::text) as body,
                  (select ev.traceparent from webhook_events ev where ev.id = d.event_id) as traceparent,
                  e.url, e.secret, e.previous_secret, e.previous_until, e.status as endpoint_status, e.failing_since`,
-      [now.toISOString(), room, busy, lease],
-    )).rows;
+        [now.toISOString(), room, busy, lease],
+      )
+    ).rows;
     // Rows of an endpoint beyond its share are handed back at once for the next poll.
     const over: string[] = [];
     for (const row of rows) {
       const n = this.inFlight.get(row.endpoint_id) ?? 0;
-      if (n >= this.cfg.perEndpointConcurrency) { over.push(row.id); continue; }
+      if (n >= this.cfg.perEndpointConcurrency) {
+        over.push(row.id);
+        continue;
+      }
       this.inFlight.set(row.endpoint_id, n + 1);
       this.total++;
-      const p = this.send(row).catch((err) => this.services.log.warn({ err, delivery: row.id }, 'webhook send failed')).finally(() => {
-        const left = (this.inFlight.get(row.endpoint_id) ?? 1) - 1;
-        if (left) this.inFlight.set(row.endpoint_id, left); else this.inFlight.delete(row.endpoint_id);
-        this.total--;
-        this.running.delete(p);
-        this.kick();
-      });
+      const p = this.send(row)
+        .catch((err) => this.services.log.warn({ err, delivery: row.id }, 'webhook send failed'))
+        .finally(() => {
+          const left = (this.inFlight.get(row.endpoint_id) ?? 1) - 1;
+          if (left) this.inFlight.set(row.endpoint_id, left);
+          else this.inFlight.delete(row.endpoint_id);
+          this.total--;
+          this.running.delete(p);
+          this.kick();
+        });
       this.running.add(p);
     }
-    if (over.length) await this.services.db.query('update webhook_deliveries set locked_until = null where id = any($1::text[])', [over]);
+    if (over.length)
+      await this.services.db.query('update webhook_deliveries set locked_until = null where id = any($1::text[])', [
+        over,
+      ]);
     if (rows.length === room && over.length < rows.length) this.again = true;
   }
 
   private async send(row: Claimed) {
     const now = this.services.clock.now();
     if (row.endpoint_status !== 'active') {
-      await this.services.db.query(`update webhook_deliveries set status = 'failed', locked_until = null, next_attempt_at = null where id = $1`, [row.id]);
+      await this.services.db.query(
+        `update webhook_deliveries set status = 'failed', locked_until = null, next_attempt_at = null where id = $1`,
+        [row.id],
+      );
       return;
     }
     // The event's bytes as the stream carried them (webhook_events), never serialized again: what is signed is
     // what was emitted.
     const { body } = row;
     const secrets = [row.secret];
-    if (row.previous_secret && row.previous_until && new Date(row.previous_until) > now) secrets.push(row.previous_secret);
+    if (row.previous_secret && row.previous_until && new Date(row.previous_until) > now)
+      secrets.push(row.previous_secret);
     const at = new Date(Math.floor(now.getTime() / 1000) * 1000);
-    const headers: Record<string, string> = { 'webhook-id': row.event_id, 'webhook-timestamp': String(at.getTime() / 1000), 'webhook-signature': signatureHeader(secrets, row.event_id, at, body) };
+    const headers: Record<string, string> = {
+      'webhook-id': row.event_id,
+      'webhook-timestamp': String(at.getTime() / 1000),
+      'webhook-signature': signatureHeader(secrets, row.event_id, at, body),
+    };
     // Tracing on and the event traced: the attempt is a span of the event's trace, and the receiver gets its traceparent.
-    const span = row.traceparent ? startSpan(`webhook deliver ${row.event_type}`, SpanKind.CLIENT, { 'vcs.delivery': row.id, 'vcs.endpoint': row.endpoint_id, 'vcs.attempt': row.attempt_count + 1 }, contextFrom(row.traceparent)) : undefined;
+    const span = row.traceparent
+      ? startSpan(
+          `webhook deliver ${row.event_type}`,
+          SpanKind.CLIENT,
+          { 'vcs.delivery': row.id, 'vcs.endpoint': row.endpoint_id, 'vcs.attempt': row.attempt_count + 1 },
+          contextFrom(row.traceparent),
+        )
+      : undefined;
     if (span) headers.traceparent = spanTraceparent(span) ?? row.traceparent!;
-    const result = await postDelivery(row.url, headers, body, { timeoutMs: this.cfg.timeoutMs, capBytes: this.cfg.responseCapBytes, now: () => this.services.clock.now(), allowPrivate: this.cfg.allowPrivateTargets, allowLoopback: this.cfg.allowLoopbackTargets });
-    endSpan(span, result.statusCode !== null && result.statusCode < 300 ? undefined : result.outcome, { 'http.response.status_code': result.statusCode ?? 0 });
+    const result = await postDelivery(row.url, headers, body, {
+      timeoutMs: this.cfg.timeoutMs,
+      capBytes: this.cfg.responseCapBytes,
+      now: () => this.services.clock.now(),
+      allowPrivate: this.cfg.allowPrivateTargets,
+      allowLoopback: this.cfg.allowLoopbackTargets,
+    });
+    endSpan(span, result.statusCode !== null && result.statusCode < 300 ? undefined : result.outcome, {
+      'http.response.status_code': result.statusCode ?? 0,
+    });
     // A success is known in full up front: it joins other deliveries' records in one commit (group commit). A
     // failure reads what it changed (was the endpoint disabled just now?), so it takes a transaction of its own.
-    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) await this.services.db.batch(this.delivered(row, result));
+    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300)
+      await this.services.db.batch(this.delivered(row, result));
     else await this.services.db.tx((q) => this.record(q, row, result));
   }
 
@@ -154,27 +239,60 @@ export class DeliverySender {
     for (const st of mergeWrites([this.attempt(row, r, now)])) await q.query(st.sql, st.params);
     const attempts = row.attempt_count + 1;
     const failingSince = row.failing_since ? new Date(row.failing_since) : now;
-    await q.query('update webhook_endpoints set failing_since = coalesce(failing_since, $2) where id = $1', [row.endpoint_id, now.toISOString()]);
+    await q.query('update webhook_endpoints set failing_since = coalesce(failing_since, $2) where id = $1', [
+      row.endpoint_id,
+      now.toISOString(),
+    ]);
     const gone = r.statusCode === 410;
     const tooLong = now.getTime() - failingSince.getTime() >= this.cfg.disableAfterMs;
     if (gone || tooLong) {
-      const reason = gone ? 'the endpoint answered 410 Gone' : `the endpoint has failed since ${failingSince.toISOString()}`;
-      const disabled = await q.query(`update webhook_endpoints set status = 'disabled', disabled_reason = $2 where id = $1 and status = 'active'`, [row.endpoint_id, reason]);
-      await this.fail(q, row, attempts, gone ? 'endpoint-gone' : 'endpoint-disabled', disabled.rowCount > 0 ? reason : undefined);
+      const reason = gone
+        ? 'the endpoint answered 410 Gone'
+        : `the endpoint has failed since ${failingSince.toISOString()}`;
+      const disabled = await q.query(
+        `update webhook_endpoints set status = 'disabled', disabled_reason = $2 where id = $1 and status = 'active'`,
+        [row.endpoint_id, reason],
+      );
+      await this.fail(
+        q,
+        row,
+        attempts,
+        gone ? 'endpoint-gone' : 'endpoint-disabled',
+        disabled.rowCount > 0 ? reason : undefined,
+      );
       return;
     }
     let delay = nextDelayMs(this.cfg, attempts);
-    if (delay === null) { await this.fail(q, row, attempts, 'attempts-exhausted'); return; }
-    if ((r.statusCode === 429 || r.statusCode === 503) && r.retryAfterMs !== null) delay = Math.min(r.retryAfterMs, 24 * 3_600_000);
-    await q.query('update webhook_deliveries set attempt_count = $2, next_attempt_at = $3, locked_until = null where id = $1',
-      [row.id, attempts, new Date(now.getTime() + delay).toISOString()]);
+    if (delay === null) {
+      await this.fail(q, row, attempts, 'attempts-exhausted');
+      return;
+    }
+    if ((r.statusCode === 429 || r.statusCode === 503) && r.retryAfterMs !== null)
+      delay = Math.min(r.retryAfterMs, 24 * 3_600_000);
+    await q.query(
+      'update webhook_deliveries set attempt_count = $2, next_attempt_at = $3, locked_until = null where id = $1',
+      [row.id, attempts, new Date(now.getTime() + delay).toISOString()],
+    );
   }
 
   private async fail(q: Queryable, row: Claimed, attempts: number, reason: string, endpointDisabled?: string) {
-    await q.query(`update webhook_deliveries set status = 'failed', attempt_count = $2, next_attempt_at = null, locked_until = null where id = $1`, [row.id, attempts]);
+    await q.query(
+      `update webhook_deliveries set status = 'failed', attempt_count = $2, next_attempt_at = null, locked_until = null where id = $1`,
+      [row.id, attempts],
+    );
     const occurredAt = this.services.clock.now().toISOString();
     const base = { occurredAt, account: row.account_id, capability: null, vin: vinOf(row.body), simulated: false };
-    await writeEvents(q, [platformEvent('Webhook.failed@1', base, { reason, deliveryId: row.id, endpointId: row.endpoint_id, eventId: row.event_id, eventType: row.event_type, attempts, ...(endpointDisabled ? { endpointDisabled: true as const, disabledReason: endpointDisabled } : {}) })]);
+    await writeEvents(q, [
+      platformEvent('Webhook.failed@1', base, {
+        reason,
+        deliveryId: row.id,
+        endpointId: row.endpoint_id,
+        eventId: row.event_id,
+        eventType: row.event_type,
+        attempts,
+        ...(endpointDisabled ? { endpointDisabled: true as const, disabledReason: endpointDisabled } : {}),
+      }),
+    ]);
   }
 
   async stop() {

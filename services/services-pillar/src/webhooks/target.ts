@@ -14,7 +14,12 @@ function embeddedIPv4(a: ipaddr.IPv6): ipaddr.IPv4 | null {
   const range = a.range();
   const b = a.toByteArray();
   const compatible = b.slice(0, 12).every((x) => x === 0) && range !== 'unspecified' && range !== 'loopback'; // ::a.b.c.d
-  if (compatible || range === 'ipv4Mapped' || range === 'rfc6145' || (range === 'rfc6052' && a.match(ipaddr.IPv6.parse('64:ff9b::'), 96))) {
+  if (
+    compatible ||
+    range === 'ipv4Mapped' ||
+    range === 'rfc6145' ||
+    (range === 'rfc6052' && a.match(ipaddr.IPv6.parse('64:ff9b::'), 96))
+  ) {
     return ipaddr.IPv4.parse(b.slice(12).join('.'));
   }
   if (range === '6to4') return ipaddr.IPv4.parse(b.slice(2, 6).join('.'));
@@ -23,7 +28,7 @@ function embeddedIPv4(a: ipaddr.IPv6): ipaddr.IPv4 | null {
 
 /** The address a connection would really reach: an IPv6 form that carries an IPv4 address is that address. */
 function effective(a: Address): Address {
-  return a.kind() === 'ipv6' ? embeddedIPv4(a as ipaddr.IPv6) ?? a : a;
+  return a.kind() === 'ipv6' ? (embeddedIPv4(a as ipaddr.IPv6) ?? a) : a;
 }
 
 /**
@@ -41,7 +46,10 @@ export function isForbiddenAddress(address: string): boolean {
 const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
 
 /** Which reserved addresses a delivery may still reach: all of them, loopback only (local development), or none. */
-export interface TargetPolicy { allowPrivate: boolean; allowLoopback: boolean }
+export interface TargetPolicy {
+  allowPrivate: boolean;
+  allowLoopback: boolean;
+}
 
 export function isForbiddenTarget(address: string, policy: TargetPolicy): boolean {
   if (policy.allowPrivate) return false;
@@ -50,7 +58,9 @@ export function isForbiddenTarget(address: string, policy: TargetPolicy): boolea
   return isForbiddenAddress(address);
 }
 
-export class ForbiddenTargetError extends Error { code = 'EFORBIDDENTARGET'; }
+export class ForbiddenTargetError extends Error {
+  code = 'EFORBIDDENTARGET';
+}
 
 /** A URL's host as an address when it is an IP literal (the WHATWG parser has already normalised 0x7f.1 and the like). */
 export function literalHost(url: URL): string | null {
@@ -66,11 +76,17 @@ export function literalHost(url: URL): string | null {
 export async function targetRefusal(url: string, policy: TargetPolicy): Promise<string | null> {
   const u = new URL(url);
   const literal = literalHost(u);
-  if (literal) return isForbiddenTarget(literal, policy) ? `${u.hostname} is a private, loopback or reserved address` : null;
+  if (literal)
+    return isForbiddenTarget(literal, policy) ? `${u.hostname} is a private, loopback or reserved address` : null;
   // RFC 6761: localhost and its subdomains are loopback whatever a resolver says (and with a trailing dot too).
-  if (/(^|\.)localhost\.*$/i.test(u.hostname)) return isForbiddenTarget('127.0.0.1', policy) ? `${u.hostname} is a private, loopback or reserved address` : null;
+  if (/(^|\.)localhost\.*$/i.test(u.hostname))
+    return isForbiddenTarget('127.0.0.1', policy) ? `${u.hostname} is a private, loopback or reserved address` : null;
   let addresses: { address: string }[];
-  try { addresses = await dns.lookup(u.hostname, { all: true, verbatim: true }); } catch { return null; }
+  try {
+    addresses = await dns.lookup(u.hostname, { all: true, verbatim: true });
+  } catch {
+    return null;
+  }
   const bad = addresses.find((a) => isForbiddenTarget(a.address, policy));
   return bad ? `${u.hostname} resolves to ${bad.address}, a private, loopback or reserved address` : null;
 }
@@ -85,7 +101,10 @@ export function guardedLookup(policy: TargetPolicy): LookupFunction {
       if (err) return (callback as any)(err);
       const list = addresses as { address: string; family: number }[];
       const bad = list.find((a) => isForbiddenTarget(a.address, policy));
-      if (bad) return (callback as any)(new ForbiddenTargetError(`${hostname} resolves to ${bad.address}, a private or reserved address`));
+      if (bad)
+        return (callback as any)(
+          new ForbiddenTargetError(`${hostname} resolves to ${bad.address}, a private or reserved address`),
+        );
       if ((options as any).all) return (callback as any)(null, list);
       (callback as any)(null, list[0]!.address, list[0]!.family);
     });

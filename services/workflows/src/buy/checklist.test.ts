@@ -10,19 +10,37 @@ describe('buy checklist', () => {
       expect(kindOf(s).missing).toBe(false);
     }
     expect(newChecklist().map((s) => s.kind)).toEqual([
-      'execute', 'offer', 'execute', 'offer', 'offer', 'human', 'human', 'offer', 'human', 'human', 'offer', 'offer',
+      'execute',
+      'offer',
+      'execute',
+      'offer',
+      'offer',
+      'human',
+      'human',
+      'offer',
+      'human',
+      'human',
+      'offer',
+      'offer',
     ]);
   });
 
   it('carries each of the four human verbs', () => {
-    expect(new Set(newChecklist().map((s) => s.verb).filter(Boolean))).toEqual(new Set(['authorize', 'notarize', 'sign', 'pay']));
+    expect(
+      new Set(
+        newChecklist()
+          .map((s) => s.verb)
+          .filter(Boolean),
+      ),
+    ).toEqual(new Set(['authorize', 'notarize', 'sign', 'pay']));
   });
 
   it('builds inputs the capabilities accept', async () => {
     const src = { vin: '1HGCM82633A004352', buyer: { name: 'A', zip: '10001-1234' }, fact: async () => null };
     for (const s of buyChecklist) {
       const input = await s.input(src);
-      if (s.capability) expect(capabilityByName(s.capability)!.request.safeParse(input).success, s.capability).toBe(true);
+      if (s.capability)
+        expect(capabilityByName(s.capability)!.request.safeParse(input).success, s.capability).toBe(true);
     }
   });
 

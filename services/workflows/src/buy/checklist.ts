@@ -36,33 +36,93 @@ const buyerZip5 = (s: StepInputSource) => (s.buyer?.zip ?? dealerZip(s.vin)).sli
  * release and move the money, and only then hand the title over. docs/deals.md says why at each step.
  */
 export const buyChecklist: StepDef[] = [
-  { step: 'decode', title: 'Decode and confirm the vehicle', capability: 'vehicle.decode', input: vinOnly,
-    why: 'Everything after it (inspection, transport, title) is about this exact car; a bad VIN must stop the deal before money moves.' },
-  { step: 'frameInspection', title: 'Order a frame inspection', capability: 'frameInspection.order', input: vinOnly,
-    why: 'Structural damage changes the price or kills the deal, so it is known before any paperwork is drawn.' },
-  { step: 'transport', title: 'Quote delivery to the buyer', capability: 'transport.quote',
+  {
+    step: 'decode',
+    title: 'Decode and confirm the vehicle',
+    capability: 'vehicle.decode',
+    input: vinOnly,
+    why: 'Everything after it (inspection, transport, title) is about this exact car; a bad VIN must stop the deal before money moves.',
+  },
+  {
+    step: 'frameInspection',
+    title: 'Order a frame inspection',
+    capability: 'frameInspection.order',
+    input: vinOnly,
+    why: 'Structural damage changes the price or kills the deal, so it is known before any paperwork is drawn.',
+  },
+  {
+    step: 'transport',
+    title: 'Quote delivery to the buyer',
+    capability: 'transport.quote',
     input: async (s) => ({ vin: s.vin, from: dealerZip(s.vin), to: buyerZip5(s) }),
-    why: 'Delivery cost is part of the out-the-door price the buyer agrees to.' },
-  { step: 'signingQuote', title: 'Quote the signing ceremony', capability: 'signing.quote', input: vinOnly,
-    why: 'The fee and payer of the ceremony go into the deal figures before documents are generated.' },
-  { step: 'poa', title: 'Generate the power of attorney', capability: 'poa.generate',
+    why: 'Delivery cost is part of the out-the-door price the buyer agrees to.',
+  },
+  {
+    step: 'signingQuote',
+    title: 'Quote the signing ceremony',
+    capability: 'signing.quote',
+    input: vinOnly,
+    why: 'The fee and payer of the ceremony go into the deal figures before documents are generated.',
+  },
+  {
+    step: 'poa',
+    title: 'Generate the power of attorney',
+    capability: 'poa.generate',
     input: async (s) => ({ vin: s.vin, state: stateOfZip(buyerZip5(s)) ?? stateOfZip(dealerZip(s.vin)) ?? 'CA' }),
-    why: 'A remote buyer cannot stand at the DMV; the POA, for the buyer\'s state, lets the dealer title for them.' },
-  { step: 'notarize', title: 'Notarize the power of attorney', capability: 'poa.notarize',
+    why: "A remote buyer cannot stand at the DMV; the POA, for the buyer's state, lets the dealer title for them.",
+  },
+  {
+    step: 'notarize',
+    title: 'Notarize the power of attorney',
+    capability: 'poa.notarize',
     input: async (s) => ({ documentId: documentIdOf(await s.fact('poa.generate'), s.vin), mode: 'ron' }),
-    why: 'Most states accept a POA for titling only when notarized; a notary (a person) must do it.' },
-  { step: 'authorize', title: 'Buyer authorizes the deal', capability: null, human: { verb: 'authorize', credential: 'buyer' }, input: async () => null,
-    why: 'The buyer approves the figures (car, inspection, delivery, fees) before anything binding is routed for signature.' },
-  { step: 'collectSignatures', title: 'Route the packet for signatures', capability: 'signing.collectSignatures', input: vinOnly,
-    why: 'The buyer\'s order, odometer statement and title forms go out as one packet.' },
-  { step: 'sign', title: 'Buyer signs the packet', capability: null, human: { verb: 'sign', credential: 'buyer' }, input: async () => null,
-    why: 'Signing is a human act with legal weight; no agent may do it.' },
-  { step: 'payApproval', title: 'Buyer releases the funds', capability: null, human: { verb: 'pay', credential: 'buyer' }, input: async () => null,
-    why: 'A person releases the money before any charge runs; the rail below only moves what was released.' },
-  { step: 'payment', title: 'Take the payment', capability: 'signing.pay', input: vinOnly,
-    why: 'Money moves only after the buyer signed and released it, and before the title leaves the dealer.' },
-  { step: 'titleAssign', title: 'Assign the title to the buyer', capability: 'mco.assign', input: vinOnly,
-    why: 'The certificate is assigned last: a dealer never hands over title before it is paid. Its completion settles the deal.' },
+    why: 'Most states accept a POA for titling only when notarized; a notary (a person) must do it.',
+  },
+  {
+    step: 'authorize',
+    title: 'Buyer authorizes the deal',
+    capability: null,
+    human: { verb: 'authorize', credential: 'buyer' },
+    input: async () => null,
+    why: 'The buyer approves the figures (car, inspection, delivery, fees) before anything binding is routed for signature.',
+  },
+  {
+    step: 'collectSignatures',
+    title: 'Route the packet for signatures',
+    capability: 'signing.collectSignatures',
+    input: vinOnly,
+    why: "The buyer's order, odometer statement and title forms go out as one packet.",
+  },
+  {
+    step: 'sign',
+    title: 'Buyer signs the packet',
+    capability: null,
+    human: { verb: 'sign', credential: 'buyer' },
+    input: async () => null,
+    why: 'Signing is a human act with legal weight; no agent may do it.',
+  },
+  {
+    step: 'payApproval',
+    title: 'Buyer releases the funds',
+    capability: null,
+    human: { verb: 'pay', credential: 'buyer' },
+    input: async () => null,
+    why: 'A person releases the money before any charge runs; the rail below only moves what was released.',
+  },
+  {
+    step: 'payment',
+    title: 'Take the payment',
+    capability: 'signing.pay',
+    input: vinOnly,
+    why: 'Money moves only after the buyer signed and released it, and before the title leaves the dealer.',
+  },
+  {
+    step: 'titleAssign',
+    title: 'Assign the title to the buyer',
+    capability: 'mco.assign',
+    input: vinOnly,
+    why: 'The certificate is assigned last: a dealer never hands over title before it is paid. Its completion settles the deal.',
+  },
 ];
 
 /** The document id poa.generate posted for the VIN; the sandbox's stable id when none is on file. */
@@ -73,12 +133,24 @@ function documentIdOf(v: Record<string, unknown> | null, vin: string): string {
 }
 
 /** How a step arrives, from the catalog's gate of its capability (never restated here). */
-export function kindOf(def: StepDef): { kind: DealStep['kind']; verb: HumanVerb | null; credential: string | null; missing: boolean } {
-  if (!def.capability) return { kind: 'human', verb: def.human!.verb, credential: def.human!.credential, missing: false };
+export function kindOf(def: StepDef): {
+  kind: DealStep['kind'];
+  verb: HumanVerb | null;
+  credential: string | null;
+  missing: boolean;
+} {
+  if (!def.capability)
+    return { kind: 'human', verb: def.human!.verb, credential: def.human!.credential, missing: false };
   const c = capabilityByName(def.capability);
   if (!c) return { kind: 'execute', verb: null, credential: null, missing: true };
   if (c.gate === 'offer') return { kind: 'offer', verb: null, credential: null, missing: false };
-  if (c.gate === 'human') return { kind: 'human', verb: c.human?.verb ?? 'notarize', credential: c.human?.credential ?? 'notary', missing: false };
+  if (c.gate === 'human')
+    return {
+      kind: 'human',
+      verb: c.human?.verb ?? 'notarize',
+      credential: c.human?.credential ?? 'notary',
+      missing: false,
+    };
   return { kind: 'execute', verb: null, credential: null, missing: false };
 }
 
@@ -87,8 +159,19 @@ export function newChecklist(): DealStep[] {
   return buyChecklist.map((d, i) => {
     const k = kindOf(d);
     return {
-      position: i + 1, step: d.step, title: d.title, why: d.why, capability: d.capability, kind: k.kind, verb: k.verb,
-      status: 'todo', attempts: 0, pending: null, outcome: null, startedAt: null, completedAt: null,
+      position: i + 1,
+      step: d.step,
+      title: d.title,
+      why: d.why,
+      capability: d.capability,
+      kind: k.kind,
+      verb: k.verb,
+      status: 'todo',
+      attempts: 0,
+      pending: null,
+      outcome: null,
+      startedAt: null,
+      completedAt: null,
     };
   });
 }

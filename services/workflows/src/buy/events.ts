@@ -15,8 +15,14 @@ const originEvents = ['Intent.settled@1', 'Handoff.completed@1', 'Handoff.refuse
  * The subjects a deal can move on: those events, and the success and failure events of the steps' capabilities.
  * Every other event (most of the stream) is acked from its subject alone, never parsed.
  */
-const dealSubjects = new Set([...originEvents.map(eventSubject), ...[...stepCapabilities].flatMap((name) => capabilityByName(name)!.events
-  .filter((d) => d.when === 'success' || d.when === 'failure').map((d) => eventSubject(d.type)))]);
+const dealSubjects = new Set([
+  ...originEvents.map(eventSubject),
+  ...[...stepCapabilities].flatMap((name) =>
+    capabilityByName(name)!
+      .events.filter((d) => d.when === 'success' || d.when === 'failure')
+      .map((d) => eventSubject(d.type)),
+  ),
+]);
 const movesDeals = (subject: string) => dealSubjects.has(subject);
 const okAnswer = (t: string) => t === 'OK' || t === 'EMPTY';
 
@@ -36,24 +42,57 @@ export async function onEvent(s: Services, machine: DealMachine, e: EventEnvelop
       const attempt = Number(p.data.sourceId.split(':').pop());
       const t = p.data.answerType;
       const answers = p.data.answers ?? undefined; // what the machine itself records from the answer
-      const verdict: Verdict = okAnswer(t) ? { type: 'OK', answers } : { type: 'BLOCKED', answers, code: 'execution-failed', message: `${p.data.capability} answered ${t}` };
-      return settle(s, machine, origin.dealId, (step) => step.position === origin.step && step.attempts === attempt, verdict, e, false, true);
+      const verdict: Verdict = okAnswer(t)
+        ? { type: 'OK', answers }
+        : { type: 'BLOCKED', answers, code: 'execution-failed', message: `${p.data.capability} answered ${t}` };
+      return settle(
+        s,
+        machine,
+        origin.dealId,
+        (step) => step.position === origin.step && step.attempts === attempt,
+        verdict,
+        e,
+        false,
+        true,
+      );
     }
     const pendingId = p.type === 'Intent.settled@1' ? p.data.intentId : p.data.handoffId;
-    const verdict: Verdict = p.type === 'Intent.settled@1'
-      ? (okAnswer(p.data.answerType) ? { type: 'OK', answers: p.data.answerType }
-        : { type: 'BLOCKED', answers: p.data.answerType, code: 'execution-failed', message: `the settled ${p.data.capability} answered ${p.data.answerType}` })
-      : p.type === 'Handoff.completed@1' ? { type: 'OK' } : { type: 'BLOCKED', code: 'human-refused', message: `Handoff.refused for ${pendingId}` };
-    return settle(s, machine, origin.dealId, (step) => step.position === origin.step && (step.pending?.id === pendingId || step.status === 'running'), verdict, e);
+    const verdict: Verdict =
+      p.type === 'Intent.settled@1'
+        ? okAnswer(p.data.answerType)
+          ? { type: 'OK', answers: p.data.answerType }
+          : {
+              type: 'BLOCKED',
+              answers: p.data.answerType,
+              code: 'execution-failed',
+              message: `the settled ${p.data.capability} answered ${p.data.answerType}`,
+            }
+        : p.type === 'Handoff.completed@1'
+          ? { type: 'OK' }
+          : { type: 'BLOCKED', code: 'human-refused', message: `Handoff.refused for ${pendingId}` };
+    return settle(
+      s,
+      machine,
+      origin.dealId,
+      (step) => step.position === origin.step && (step.pending?.id === pendingId || step.status === 'running'),
+      verdict,
+      e,
+    );
   }
   if (!e.capability || !stepCapabilities.has(e.capability) || !e.account || !e.vin) return 'ack';
   const decl = capabilityByName(e.capability)?.events.find((d) => d.type === e.type);
   if (!decl || (decl.when !== 'success' && decl.when !== 'failure')) return 'ack';
-  const verdict: Verdict = decl.when === 'success' ? { type: 'OK' } : { type: 'BLOCKED', code: 'execution-failed', message: `${e.capability} emitted ${e.type}` };
+  const verdict: Verdict =
+    decl.when === 'success'
+      ? { type: 'OK' }
+      : { type: 'BLOCKED', code: 'execution-failed', message: `${e.capability} emitted ${e.type}` };
   // Only an event that happened after the step was started can complete it; a running step never
   // waits on its own events (the runner records it), so only `awaiting` steps are matched here.
-  const waits = (step: StepOf) => step.capability === e.capability && step.status === 'awaiting'
-    && !!step.startedAt && Date.parse(e.occurredAt) >= Date.parse(step.startedAt);
+  const waits = (step: StepOf) =>
+    step.capability === e.capability &&
+    step.status === 'awaiting' &&
+    !!step.startedAt &&
+    Date.parse(e.occurredAt) >= Date.parse(step.startedAt);
   const candidates: string[] = [];
   for (const dealId of await openDealsFor(s.db, e.account, e.vin)) {
     const d = await loadDeal(s.db, dealId);
@@ -70,8 +109,14 @@ type StepOf = NonNullable<Awaited<ReturnType<typeof loadDeal>>>['checklist'][num
 
 /** Close the deal's current step if `matches`; then run the free steps that follow. */
 async function settle(
-  s: Services, machine: DealMachine, dealId: string, matches: (step: StepOf) => boolean,
-  verdict: Verdict, e: EventEnvelope, retryWhileRunning = true, closesRunning = false,
+  s: Services,
+  machine: DealMachine,
+  dealId: string,
+  matches: (step: StepOf) => boolean,
+  verdict: Verdict,
+  e: EventEnvelope,
+  retryWhileRunning = true,
+  closesRunning = false,
 ): Promise<Handled> {
   const moved = await s.db.tx(async (q) => {
     const d = await loadDeal(q, dealId, { lock: true });
@@ -83,7 +128,12 @@ async function settle(
     if (step.status !== 'awaiting' && !(closesRunning && step.status === 'running')) return 'no' as const;
     // A step whose runner may still answer (its own record carries the capability's code) is left to it for twice
     // the bus time-out; the event closes a step only once its runner is in doubt. Until then: look again shortly.
-    if (step.status === 'running' && step.startedAt && s.clock.now().getTime() - Date.parse(step.startedAt) < 2 * s.settings.BUS_TIMEOUT_MS) return 'retry' as const;
+    if (
+      step.status === 'running' &&
+      step.startedAt &&
+      s.clock.now().getTime() - Date.parse(step.startedAt) < 2 * s.settings.BUS_TIMEOUT_MS
+    )
+      return 'retry' as const;
     await machine.finish(q, d, step, verdict, s.clock.now());
     return verdict.type === 'OK' ? ('yes' as const) : ('no' as const);
   });
@@ -95,13 +145,28 @@ async function settle(
 /** The consumer's handler: parse, act, ack; a transient failure is redelivered. */
 export function dealEventHandler(s: Services, machine: DealMachine) {
   return async (d: EventDelivery) => {
-    if (!movesDeals(d.subject)) { d.ack(); return; }
+    if (!movesDeals(d.subject)) {
+      d.ack();
+      return;
+    }
     let e: EventEnvelope;
-    try { e = eventEnvelope.parse(JSON.parse(dec.decode(d.data))); } catch { d.ack(); return; }
+    try {
+      e = eventEnvelope.parse(JSON.parse(dec.decode(d.data)));
+    } catch {
+      d.ack();
+      return;
+    }
     try {
       // The event's trace (its traceparent header) continues into the step it moves and the calls that step makes.
-      const r = await inSpan(`deal event ${e.type}`, SpanKind.CONSUMER, d.headers?.traceparent, { 'messaging.system': 'nats', 'messaging.message.id': e.id }, () => onEvent(s, machine, e));
-      if (r === 'retry' && d.redeliveryCount < 50) d.nak(300); else d.ack();
+      const r = await inSpan(
+        `deal event ${e.type}`,
+        SpanKind.CONSUMER,
+        d.headers?.traceparent,
+        { 'messaging.system': 'nats', 'messaging.message.id': e.id },
+        () => onEvent(s, machine, e),
+      );
+      if (r === 'retry' && d.redeliveryCount < 50) d.nak(300);
+      else d.ack();
     } catch (err) {
       s.log.warn({ err, event: e.type }, 'deal event handling failed; redelivering');
       d.nak(1000);

@@ -1,4 +1,14 @@
-import { blocked, blockedCodes, capabilityByName, newId, ops, statusOfCode, type BlockedCode, type DealStep, type OpReply } from '@vcs/contract';
+import {
+  blocked,
+  blockedCodes,
+  capabilityByName,
+  newId,
+  ops,
+  statusOfCode,
+  type BlockedCode,
+  type DealStep,
+  type OpReply,
+} from '@vcs/contract';
 import { busCallerOf, callOp, recordAnswer, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { kindOf, stepDef } from './checklist.ts';
 import { appendEvent, factOf, loadDeal, loadEvents, saveDeal, toValue, type DealRow } from './store.ts';
@@ -34,13 +44,17 @@ type Claim =
 export class DealMachine {
   constructor(private s: Services) {}
 
-  private now() { return this.s.clock.now(); }
+  private now() {
+    return this.s.clock.now();
+  }
 
   dealAnswer(value: unknown, environment = 'sandbox'): AnswerJson {
     return recordAnswer(this.s, { environment: environment as CallContext['environment'] }, 'Deal@1', value);
   }
 
-  async view(q: Queryable, d: DealRow) { return toValue(d, await loadEvents(q, d.id)); }
+  async view(q: Queryable, d: DealRow) {
+    return toValue(d, await loadEvents(q, d.id));
+  }
 
   async get(dealId: string, account: string | null): Promise<OpReply> {
     const d = await loadDeal(this.s.db, dealId);
@@ -59,26 +73,52 @@ export class DealMachine {
     for (;;) {
       const c = await this.claim(dealId, ctx.account, false);
       if (c.kind === 'not-found') return notFound(dealId);
-      if (c.kind === 'settled' || c.kind === 'stop') return { status: 200, answer: this.dealAnswer(await this.view(this.s.db, c.deal), c.deal.environment) };
+      if (c.kind === 'settled' || c.kind === 'stop')
+        return { status: 200, answer: this.dealAnswer(await this.view(this.s.db, c.deal), c.deal.environment) };
       if (c.kind === 'pending') {
         // A declined or expired offer emits no event: notice it here, fail the step and open a fresh offer.
-        if (c.step.pending!.kind === 'offer' && await this.offerIsDead(c.step.pending!.id, ctx)) {
+        if (c.step.pending!.kind === 'offer' && (await this.offerIsDead(c.step.pending!.id, ctx))) {
           await this.failPending(dealId, c.step.position, c.step.pending!.id);
           continue;
         }
         return { status: c.step.pending!.kind === 'offer' ? 402 : 403, answer: c.step.pending!.answer };
       }
       if (c.kind === 'busy') {
-        if (this.now().getTime() < waitUntil) { await this.s.clock.sleep(50); continue; }
-        return { status: 409, answer: refusal('deal-step-conflict', `step ${c.step.position} (${c.step.step}) of deal ${dealId} is running now; read the deal with GET /buy/deals/${dealId} and advance again once it has moved`, { dealId, step: c.step.position, next: { method: 'GET', path: `/buy/deals/${dealId}` } }) };
+        if (this.now().getTime() < waitUntil) {
+          await this.s.clock.sleep(50);
+          continue;
+        }
+        return {
+          status: 409,
+          answer: refusal(
+            'deal-step-conflict',
+            `step ${c.step.position} (${c.step.step}) of deal ${dealId} is running now; read the deal with GET /buy/deals/${dealId} and advance again once it has moved`,
+            { dealId, step: c.step.position, next: { method: 'GET', path: `/buy/deals/${dealId}` } },
+          ),
+        };
       }
       const r = await this.run(c.deal, c.step, ctx);
       if (r.outcome === 'in-doubt') return { status: r.status, answer: r.answer };
       const after = await this.record(dealId, c.step.position, c.step.attempts, r);
       if (r.outcome === 'pending') return { status: r.status, answer: r.answer };
       if (r.outcome === 'failed') {
-        const deal = after ? { state: after.state, currentStep: after.current_step, version: after.version } : undefined;
-        return { status: r.status, answer: refusal(r.code, `step ${c.step.position} (${c.step.step}) failed: ${r.message}. The deal is STEP_FAILED; fix the cause and advance again with POST /buy/deals/${dealId}/advance to retry the step.`, { dealId, step: c.step.position, deal, read: { method: 'GET', path: `/buy/deals/${dealId}` }, next: { method: 'POST', path: `/buy/deals/${dealId}/advance` } }) };
+        const deal = after
+          ? { state: after.state, currentStep: after.current_step, version: after.version }
+          : undefined;
+        return {
+          status: r.status,
+          answer: refusal(
+            r.code,
+            `step ${c.step.position} (${c.step.step}) failed: ${r.message}. The deal is STEP_FAILED; fix the cause and advance again with POST /buy/deals/${dealId}/advance to retry the step.`,
+            {
+              dealId,
+              step: c.step.position,
+              deal,
+              read: { method: 'GET', path: `/buy/deals/${dealId}` },
+              next: { method: 'POST', path: `/buy/deals/${dealId}/advance` },
+            },
+          ),
+        };
       }
     }
   }
@@ -93,8 +133,15 @@ export class DealMachine {
     await this.s.db.tx(async (q) => {
       const d = await loadDeal(q, dealId, { lock: true });
       const step = d?.checklist[position - 1];
-      if (!d || !step || d.current_step !== position || step.status !== 'awaiting' || step.pending?.id !== pendingId) return;
-      await this.finish(q, d, step, { type: 'BLOCKED', code: 'offer-declined', message: `offer ${pendingId} was declined or expired` }, this.now());
+      if (!d || !step || d.current_step !== position || step.status !== 'awaiting' || step.pending?.id !== pendingId)
+        return;
+      await this.finish(
+        q,
+        d,
+        step,
+        { type: 'BLOCKED', code: 'offer-declined', message: `offer ${pendingId} was declined or expired` },
+        this.now(),
+      );
     });
   }
 
@@ -119,8 +166,10 @@ export class DealMachine {
       const step = d.checklist[d.current_step - 1]!;
       if (step.status === 'awaiting') return { kind: 'pending', deal: d, step };
       const now = this.now();
-      if (step.status === 'running' && step.startedAt && now.getTime() - Date.parse(step.startedAt) < RUNNING_LEASE_MS) return { kind: 'busy', deal: d, step };
-      if (freeOnly && (kindOf(stepDef(step.position)).kind !== 'execute' || step.status === 'failed')) return { kind: 'stop', deal: d };
+      if (step.status === 'running' && step.startedAt && now.getTime() - Date.parse(step.startedAt) < RUNNING_LEASE_MS)
+        return { kind: 'busy', deal: d, step };
+      if (freeOnly && (kindOf(stepDef(step.position)).kind !== 'execute' || step.status === 'failed'))
+        return { kind: 'stop', deal: d };
       // A step taken up after its lease ran out keeps its attempt: its capability is the same durable execution
       // (commerce's, keyed by deal, step and attempt), so it answers what already ran instead of running again.
       if (step.status !== 'running') step.attempts += 1;
@@ -129,7 +178,14 @@ export class DealMachine {
       step.pending = null;
       d.state = 'IN_PROGRESS';
       const saved = await saveDeal(q, d, now);
-      await appendEvent(q, saved, 'Deal.stepStarted@1', step.position, { step: step.step, capability: step.capability, kind: step.kind, attempt: step.attempts }, now);
+      await appendEvent(
+        q,
+        saved,
+        'Deal.stepStarted@1',
+        step.position,
+        { step: step.step, capability: step.capability, kind: step.kind, attempt: step.attempts },
+        now,
+      );
       return { kind: 'claimed', deal: saved, step };
     });
   }
@@ -138,35 +194,80 @@ export class DealMachine {
   private async run(d: DealRow, step: DealStep, ctx: CallContext): Promise<StepResult> {
     const def = stepDef(step.position);
     const k = kindOf(def);
-    if (k.missing) return { outcome: 'failed', code: 'execution-failed', message: `${def.capability} is not in the catalog of this service yet`, status: 422 };
+    if (k.missing)
+      return {
+        outcome: 'failed',
+        code: 'execution-failed',
+        message: `${def.capability} is not in the catalog of this service yet`,
+        status: 422,
+      };
     const input = await def.input({ vin: d.vin, buyer: d.buyer, fact: (cap) => factOf(this.s.db, d.vin, cap) });
     const origin = { dealId: d.id, step: step.position };
     // The bus client never throws: an absent or silent pillar is a 503 with `unavailable` set.
     const unreachable = (what: string, why: string): StepResult => {
       this.s.log.warn({ dealId: d.id, step: step.position, why }, 'deal step could not reach its pillar');
-      return { outcome: 'failed', code: 'pillar-unavailable', message: `${what} did not answer (${why}); retry shortly`, status: 503 };
+      return {
+        outcome: 'failed',
+        code: 'pillar-unavailable',
+        message: `${what} did not answer (${why}); retry shortly`,
+        status: 503,
+      };
     };
     if (k.kind === 'execute') {
       // One durable execution per step attempt: never run twice, and never stuck (commerce's executions.ts).
-      const r = await callOp(busCallerOf(this.s), ops.executionsRun, { source: 'deal', sourceId: executionSourceId(d.id, step.position, step.attempts), capability: def.capability!, input: input ?? {}, origin }, ctx);
+      const r = await callOp(
+        busCallerOf(this.s),
+        ops.executionsRun,
+        {
+          source: 'deal',
+          sourceId: executionSourceId(d.id, step.position, step.attempts),
+          capability: def.capability!,
+          input: input ?? {},
+          origin,
+        },
+        ctx,
+      );
       if (r.answer.type === 'OK' || r.answer.type === 'EMPTY') return { outcome: 'done', answer: r.answer };
       const code = (r.answer.value as { code?: string } | undefined)?.code;
-      if (r.unavailable || code === 'execution-pending' || code === 'idempotency-in-flight' || (code === 'pillar-unavailable' && r.status === 503)) {
+      if (
+        r.unavailable ||
+        code === 'execution-pending' ||
+        code === 'idempotency-in-flight' ||
+        (code === 'pillar-unavailable' && r.status === 503)
+      ) {
         return { outcome: 'in-doubt', answer: r.answer as AnswerJson, status: 503 };
       }
       return failedFrom(r);
     }
     if (k.kind === 'offer') {
-      const r = await callOp(busCallerOf(this.s), ops.intentsCreate, { capability: def.capability!, input: input ?? {}, origin }, ctx);
+      const r = await callOp(
+        busCallerOf(this.s),
+        ops.intentsCreate,
+        { capability: def.capability!, input: input ?? {}, origin },
+        ctx,
+      );
       if (r.unavailable) return unreachable('the commerce pillar (offers)', r.unavailable);
-      if (r.answer.type === 'OFFER') return { outcome: 'pending', kind: 'offer', id: r.answer.value.intent.id, answer: r.answer, status: 402 };
+      if (r.answer.type === 'OFFER')
+        return { outcome: 'pending', kind: 'offer', id: r.answer.value.intent.id, answer: r.answer, status: 402 };
       return failedFrom(r);
     }
-    const r = await callOp(busCallerOf(this.s), ops.handoffsCreate, { verb: k.verb!, credential: k.credential!, capability: def.capability, input, origin } /* a human step always has both (kindOf) */, ctx);
+    const r = await callOp(
+      busCallerOf(this.s),
+      ops.handoffsCreate,
+      {
+        verb: k.verb!,
+        credential: k.credential!,
+        capability: def.capability,
+        input,
+        origin,
+      } /* a human step always has both (kindOf) */,
+      ctx,
+    );
     if (r.unavailable) return unreachable('the commerce pillar (handoffs)', r.unavailable);
     // Its reply is the NEEDS_HUMAN refusal naming the handoff; any other BLOCKED answer is the step's failure.
     const human = ops.handoffsCreate.reply.safeParse(r.answer);
-    if (human.success) return { outcome: 'pending', kind: 'handoff', id: human.data.value.handoff.id, answer: r.answer, status: 403 };
+    if (human.success)
+      return { outcome: 'pending', kind: 'handoff', id: human.data.value.handoff.id, answer: r.answer, status: 403 };
     return failedFrom(r);
   }
 
@@ -184,12 +285,29 @@ export class DealMachine {
         d.state = r.kind === 'offer' ? 'AWAITING_PAYMENT' : 'AWAITING_HUMAN';
         return saveDeal(q, d, now);
       }
-      return this.finish(q, d, step, r.outcome === 'done' ? { type: String(r.answer.type ?? 'OK'), answers: typeof r.answer.answers === 'string' ? r.answer.answers : undefined } : { type: 'BLOCKED', code: r.code, message: r.message }, now);
+      return this.finish(
+        q,
+        d,
+        step,
+        r.outcome === 'done'
+          ? {
+              type: String(r.answer.type ?? 'OK'),
+              answers: typeof r.answer.answers === 'string' ? r.answer.answers : undefined,
+            }
+          : { type: 'BLOCKED', code: r.code, message: r.message },
+        now,
+      );
     });
   }
 
   /** Close the current step (done or failed) under the row lock, moving the deal on. */
-  async finish(q: Queryable, d: DealRow, step: DealStep, o: { type: string; answers?: string; code?: string; message?: string }, now: Date): Promise<DealRow> {
+  async finish(
+    q: Queryable,
+    d: DealRow,
+    step: DealStep,
+    o: { type: string; answers?: string; code?: string; message?: string },
+    now: Date,
+  ): Promise<DealRow> {
     const failed = o.type === 'BLOCKED';
     step.outcome = { ...o, at: now.toISOString() };
     step.completedAt = now.toISOString();
@@ -198,7 +316,20 @@ export class DealMachine {
       step.status = 'failed';
       d.state = 'STEP_FAILED';
       const saved = await saveDeal(q, d, now);
-      await appendEvent(q, saved, 'Deal.stepFailed@1', step.position, { step: step.step, capability: step.capability, code: o.code ?? 'execution-failed', message: o.message ?? 'the step failed', attempt: step.attempts }, now);
+      await appendEvent(
+        q,
+        saved,
+        'Deal.stepFailed@1',
+        step.position,
+        {
+          step: step.step,
+          capability: step.capability,
+          code: o.code ?? 'execution-failed',
+          message: o.message ?? 'the step failed',
+          attempt: step.attempts,
+        },
+        now,
+      );
       return saved;
     }
     step.status = 'done';
@@ -206,14 +337,35 @@ export class DealMachine {
     d.current_step = last ? null : step.position + 1;
     d.state = last ? 'SETTLED' : 'IN_PROGRESS';
     const saved = await saveDeal(q, d, now);
-    await appendEvent(q, saved, 'Deal.stepCompleted@1', step.position, { step: step.step, capability: step.capability, answerType: o.type, attempt: step.attempts }, now);
-    if (last) await appendEvent(q, saved, 'Deal.settled@1', null, { step: null, state: 'SETTLED', steps: d.checklist.length }, now);
+    await appendEvent(
+      q,
+      saved,
+      'Deal.stepCompleted@1',
+      step.position,
+      { step: step.step, capability: step.capability, answerType: o.type, attempt: step.attempts },
+      now,
+    );
+    if (last)
+      await appendEvent(
+        q,
+        saved,
+        'Deal.settled@1',
+        null,
+        { step: null, state: 'SETTLED', steps: d.checklist.length },
+        now,
+      );
     return saved;
   }
 }
 
 function notFound(dealId: string): OpReply {
-  return { status: 404, answer: refusal('deal-not-found', `no deal ${dealId} for this account; open one with POST /buy/deals`, { dealId, next: { method: 'POST', path: '/buy/deals' } }) };
+  return {
+    status: 404,
+    answer: refusal('deal-not-found', `no deal ${dealId} for this account; open one with POST /buy/deals`, {
+      dealId,
+      next: { method: 'POST', path: '/buy/deals' },
+    }),
+  };
 }
 
 const isBlockedCode = (c: unknown): c is BlockedCode => typeof c === 'string' && Object.hasOwn(blockedCodes, c);
@@ -221,13 +373,27 @@ const isBlockedCode = (c: unknown): c is BlockedCode => typeof c === 'string' &&
 function failedFrom(r: OpReply): StepResult {
   const v = (r.answer.value ?? {}) as { code?: unknown; message?: string };
   const code = isBlockedCode(v.code) ? v.code : 'execution-failed';
-  return { outcome: 'failed', code, message: v.message ?? `answered ${String(r.answer.type)}`, status: r.status >= 400 ? r.status : statusOfCode(code), answer: r.answer };
+  return {
+    outcome: 'failed',
+    code,
+    message: v.message ?? `answered ${String(r.answer.type)}`,
+    status: r.status >= 400 ? r.status : statusOfCode(code),
+    answer: r.answer,
+  };
 }
 
 /** The durable execution of a deal step's attempt (commerce's executions: source 'deal'). */
-export const executionSourceId = (dealId: string, position: number, attempt: number) => `${dealId}:${position}:${attempt}`;
+export const executionSourceId = (dealId: string, position: number, attempt: number) =>
+  `${dealId}:${position}:${attempt}`;
 
 /** The context the background consumer acts under: the account (and key) that opened the deal. */
 export function systemCtx(d: DealRow): CallContext {
-  return { requestId: newId('request'), account: d.account_id, keyId: d.key_id, environment: d.environment, trigger: null, settled: false };
+  return {
+    requestId: newId('request'),
+    account: d.account_id,
+    keyId: d.key_id,
+    environment: d.environment,
+    trigger: null,
+    settled: false,
+  };
 }

@@ -9,10 +9,25 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** GET /openapi.json, /.well-known/agents.json, /llms.txt and /llms-full.txt: generated from the catalog on each request (cheap), cached by ETag. */
 export async function documentRoutes(app: FastifyInstance, deps: GatewayDeps) {
-  const base = (req: { protocol: string; host: string }) => deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
+  const base = (req: { protocol: string; host: string }) =>
+    deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
   const served = (method: string, url: string) => app.hasRoute({ method: method as 'GET', url });
-  app.get('/openapi.json', async (req, reply) => sendCached(req, reply, JSON.stringify(openapiDocument(base(req), served)), JSON_TYPE, CACHE.discovery));
-  app.get('/.well-known/agents.json', async (req, reply) => sendCached(req, reply, JSON.stringify(agentsDocument(base(req), openapiDocument(base(req), served))), JSON_TYPE, CACHE.discovery));
-  app.get('/llms.txt', async (req, reply) => sendCached(req, reply, llmsTxt(base(req)), 'text/plain; charset=utf-8', CACHE.discovery));
-  app.get('/llms-full.txt', async (req, reply) => sendCached(req, reply, llmsFullTxt(base(req)), 'text/plain; charset=utf-8', CACHE.discovery));
+  app.get('/openapi.json', async (req, reply) =>
+    sendCached(req, reply, JSON.stringify(openapiDocument(base(req), served)), JSON_TYPE, CACHE.discovery),
+  );
+  app.get('/.well-known/agents.json', async (req, reply) =>
+    sendCached(
+      req,
+      reply,
+      JSON.stringify(agentsDocument(base(req), openapiDocument(base(req), served))),
+      JSON_TYPE,
+      CACHE.discovery,
+    ),
+  );
+  app.get('/llms.txt', async (req, reply) =>
+    sendCached(req, reply, llmsTxt(base(req)), 'text/plain; charset=utf-8', CACHE.discovery),
+  );
+  app.get('/llms-full.txt', async (req, reply) =>
+    sendCached(req, reply, llmsFullTxt(base(req)), 'text/plain; charset=utf-8', CACHE.discovery),
+  );
 }
