@@ -71,7 +71,10 @@ export type Finisher = (
   answer: Record<string, unknown>,
   status: number,
 ) => Promise<Finished>;
-/** What a finisher made: the cents collected, its events (written with Execution.finished in one statement), and the answer as its caller sees it. */
+/**
+ * What a finisher made: the cents collected, its events (written with Execution.finished in one statement), and the
+ * answer as its caller sees it.
+ */
 export interface Finished {
   chargedCents: number;
   events: Parameters<typeof writeEvents>[1];
@@ -131,7 +134,9 @@ export async function createExecution(
     mandate: e.ctx.mandate,
   };
   const made = await q.query<ExecutionRow>(
-    `insert into executions(id, source, source_id, capability, input, ctx, origin, status, lease_until, attempts, created_at)
+    `insert into executions(
+       id, source, source_id, capability, input, ctx, origin, status, lease_until, attempts, created_at
+     )
      values ($1,$2,$3,$4,$5,$6,$7,'running',$8,1,$9) on conflict (source, source_id) do nothing returning *`,
     [
       newId('execution'),
@@ -322,7 +327,8 @@ async function record(
     return { done, chargedCents: finished?.chargedCents ?? 0, answer: finished?.answer ?? answer };
   });
   if (kept) {
-    // Counted once: only the attempt that recorded the answer counts it (a crash right here loses one count, never doubles it).
+    // Counted once: only the attempt that recorded the answer counts it (a crash right here loses one count, never
+    // doubles it).
     const account = (json(kept.done.ctx) as StoredContext).account;
     if (account)
       await countSettlement(services.kv, account, kept.done.capability, kept.chargedCents).catch((err) =>
@@ -369,18 +375,22 @@ export function pendingReply(out: Exclude<ExecutionOutcome, { kind: 'done' }>, r
     out.kind === 'not-run'
       ? [
           'pillar-unavailable' as const,
-          `the pillar serving ${c} is not running (${out.reason}); nothing ran. It will be tried again by itself; read its answer with ${requestText(retry)} in a moment`,
+          `the pillar serving ${c} is not running (${out.reason}); nothing ran. ` +
+            `It will be tried again by itself; read its answer with ${requestText(retry)} in a moment`,
           1,
         ]
       : out.kind === 'busy'
         ? [
             'idempotency-in-flight' as const,
-            `${c} is running for this request now (execution ${out.row.id}); read its answer with ${requestText(retry)} in ${out.retryAfterSeconds} s`,
+            `${c} is running for this request now (execution ${out.row.id}); ` +
+              `read its answer with ${requestText(retry)} in ${out.retryAfterSeconds} s`,
             out.retryAfterSeconds,
           ]
         : [
             'execution-pending' as const,
-            `the pillar serving ${c} did not answer in time, so whether it ran is not known yet; it runs at most once and is taken up again by itself: read its answer with ${requestText(retry)} in ${out.retryAfterSeconds} s`,
+            `the pillar serving ${c} did not answer in time, so whether it ran is not known yet; ` +
+              `it runs at most once and is taken up again by itself: ` +
+              `read its answer with ${requestText(retry)} in ${out.retryAfterSeconds} s`,
             out.retryAfterSeconds,
           ];
   const a = blocked(code, message, {
@@ -397,7 +407,9 @@ export function pendingReply(out: Exclude<ExecutionOutcome, { kind: 'done' }>, r
  */
 export async function reconcileExecutions(services: Services): Promise<void> {
   const due = await services.db.query<{ id: string }>(
-    `select id from executions where status in ('ready', 'running') and (lease_until is null or lease_until < $1) order by created_at limit 20`,
+    `select id from executions
+     where status in ('ready', 'running') and (lease_until is null or lease_until < $1)
+     order by created_at limit 20`,
     [services.clock.now().toISOString()],
   );
   for (const { id } of due.rows) {

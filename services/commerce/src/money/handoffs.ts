@@ -94,7 +94,8 @@ export async function createHandoff(services: Services, req: CreateHandoffReques
   const id = newId('handoff');
   const trigger = ctx.environment === 'sandbox' ? ctx.trigger : null;
   await services.db.query(
-    `insert into handoffs(id, account_id, verb, credential, capability, input, trigger, origin, terminus, created_at) values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)`,
+    `insert into handoffs(id, account_id, verb, credential, capability, input, trigger, origin, terminus, created_at)
+     values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)`,
     [
       id,
       ctx.account,
@@ -108,7 +109,8 @@ export async function createHandoff(services: Services, req: CreateHandoffReques
       services.clock.now().toISOString(),
     ],
   );
-  // Sandbox triggers: the sandbox desk acts at once; the caller still gets NEEDS_HUMAN and reads the outcome on the rail.
+  // Sandbox triggers: the sandbox desk acts at once; the caller still gets NEEDS_HUMAN and reads the outcome on the
+  // rail.
   let status = 'pending';
   if (trigger === 'human-completed' || trigger === 'human-refused') {
     // The sandbox desk completes it inside this operation's time, so the capability gets its share of it.
@@ -127,7 +129,8 @@ export async function createHandoff(services: Services, req: CreateHandoffReques
     services,
     ctx,
     'NEEDS_HUMAN',
-    `${subject} needs a human to ${req.verb}: a holder of the ${credential} credential at ${terminus.name}; poll GET ${pollPath(id)} for the outcome`,
+    `${subject} needs a human to ${req.verb}: a holder of the ${credential} credential at ${terminus.name}; ` +
+      `poll GET ${pollPath(id)} for the outcome`,
     {
       needs: 'NEEDS_HUMAN',
       verb: req.verb,
@@ -226,7 +229,8 @@ export async function completeHandoff(services: Services, req: CompleteHandoffRe
             services,
             ctx,
             'forbidden',
-            `handoff ${r.id} needs the ${r.credential} credential; send {"outcome": "...", "credential": "${r.credential}"} to POST ${pollPath(r.id)}/complete`,
+            `handoff ${r.id} needs the ${r.credential} credential; ` +
+              `send {"outcome": "...", "credential": "${r.credential}"} to POST ${pollPath(r.id)}/complete`,
             { next: { method: 'POST', path: `${pollPath(r.id)}/complete` } },
           ),
         };
@@ -258,7 +262,8 @@ export async function completeHandoff(services: Services, req: CompleteHandoffRe
           capability: r.capability,
           input: json(r.input),
           origin: json(r.origin),
-          // A sandbox desk's own trigger (human-*) decided the human's act; any other trigger goes on to the capability.
+          // A sandbox desk's own trigger (human-*) decided the human's act; any other trigger goes on to the
+          // capability.
           ctx: { ...ctx, account: r.account_id, trigger: r.trigger?.startsWith('human-') ? null : r.trigger },
         },
         timeoutMs,
@@ -279,7 +284,10 @@ export async function completeHandoff(services: Services, req: CompleteHandoffRe
   return { ...record(services, ctx, 'Handoff@1', handoffView(r)), replayed: out.replayed || !step.claimed };
 }
 
-/** A handoff's execution finished: the handoff is completed with the capability's answer and event, in the same transaction. */
+/**
+ * A handoff's execution finished: the handoff is completed with the capability's answer and event, in the same
+ * transaction.
+ */
 onExecutionFinished('handoff', async (q, services, ex, answer, status) => {
   const r = (await findHandoff(q, ex.source_id, true))!;
   await q.query('update handoffs set status = $2, result = $3, result_status = $4, completed_at = $5 where id = $1', [

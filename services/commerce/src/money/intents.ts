@@ -95,8 +95,13 @@ function offerAnswer(
   const value = {
     code: 'payment-required' as const,
     message: railOf(services).terms.live
-      ? `${row.capability} costs ${price.amount} ${price.currency}; pay it with x402 (sign value.x402 or PAYMENT-REQUIRED and send the same request again with PAYMENT-SIGNATURE; no key needed), or settle the intent with POST ${settlePath(row.id)} using your key (simulated in the sandbox)`
-      : `${row.capability} costs ${price.amount} ${price.currency}; settle the intent with POST ${settlePath(row.id)} using your key (or send Accept-Price or a Mandate to settle in one round trip)`,
+      ? `${row.capability} costs ${price.amount} ${price.currency}; ` +
+        'pay it with x402 (sign value.x402 or PAYMENT-REQUIRED and send the same request again ' +
+        'with PAYMENT-SIGNATURE; no key needed), ' +
+        `or settle the intent with POST ${settlePath(row.id)} using your key (simulated in the sandbox)`
+      : `${row.capability} costs ${price.amount} ${price.currency}; ` +
+        `settle the intent with POST ${settlePath(row.id)} using your key ` +
+        '(or send Accept-Price or a Mandate to settle in one round trip)',
     capability: row.capability,
     price,
     ceiling: json(row.ceiling),
@@ -150,7 +155,9 @@ export async function createIntent(services: Services, req: CreateIntentRequest)
     expires_at: expires,
   };
   await services.db.query(
-    `insert into intents(id, account_id, capability, input, trigger, origin, price, ceiling, ceiling_cents, expires_at, created_at)
+    `insert into intents(
+       id, account_id, capability, input, trigger, origin, price, ceiling, ceiling_cents, expires_at, created_at
+     )
      values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
     [
       row.id,
@@ -304,7 +311,8 @@ async function claim(
       reply: paymentPending(
         intentTermsOf(r),
         'payment-pending',
-        `an x402 payment (${paying.rows[0].id}) for intent ${r.id} is being settled; read the outcome with GET /intents/${r.id}`,
+        `an x402 payment (${paying.rows[0].id}) for intent ${r.id} is being settled; ` +
+          `read the outcome with GET /intents/${r.id}`,
         2,
       ),
     };
@@ -317,7 +325,8 @@ async function claim(
         services,
         ctx,
         'intent-expired',
-        `intent ${r.id} expired at ${iso(r.expires_at)}; call ${again.method} ${again.path} (${r.capability}) again for a fresh offer`,
+        `intent ${r.id} expired at ${iso(r.expires_at)}; ` +
+          `call ${again.method} ${again.path} (${r.capability}) again for a fresh offer`,
         { intent: { id: r.id, status: 'expired' }, next: again },
       ),
     };
@@ -329,18 +338,22 @@ async function claim(
       services,
       ctx,
       'offer-declined',
-      `the payment for intent ${r.id} was declined (sandbox trigger offer-declined); call ${again.method} ${again.path} (${r.capability}) again for a new offer`,
+      `the payment for intent ${r.id} was declined (sandbox trigger offer-declined); ` +
+        `call ${again.method} ${again.path} (${r.capability}) again for a new offer`,
       { intent: { id: r.id, status: 'failed' }, next: again },
     );
     await q.query(
-      `update intents set status = 'failed', account_id = coalesce(account_id, $2), answer = $3, answer_status = $4, settled_at = $5 where id = $1`,
+      `update intents
+       set status = 'failed', account_id = coalesce(account_id, $2), answer = $3, answer_status = $4, settled_at = $5
+       where id = $1`,
       [r.id, ctx.account, JSON.stringify(declined.answer), declined.status, now.toISOString()],
     );
     return { kind: 'reply', reply: declined };
   }
   let reserved: Reservation | null = null;
   if (req.mandate !== undefined) {
-    // Spend is the presenting account's (docs/money.md): the same principal and id under another account is another ledger.
+    // Spend is the presenting account's (docs/money.md): the same principal and id under another account is another
+    // ledger.
     const account = r.account_id ?? ctx.account!;
     const m = mandateSchema.safeParse(req.mandate);
     if (!m.success)
@@ -366,11 +379,13 @@ async function claim(
     const cents = Number(r.ceiling_cents);
     const ceilingCents = toCents(m.data.ceiling.amount) ?? 0;
     await q.query(
-      `insert into mandate_spend(account_id, principal, mandate_id, digest, currency, ceiling_cents) values ($6,$1,$2,$3,$4,$5) on conflict do nothing`,
+      `insert into mandate_spend(account_id, principal, mandate_id, digest, currency, ceiling_cents)
+       values ($6,$1,$2,$3,$4,$5) on conflict do nothing`,
       [m.data.principal, m.data.id, digestOf(m.data), m.data.ceiling.currency, ceilingCents, account],
     );
     const held = await q.query<{ digest: string; spent_cents: string; ceiling_cents: string }>(
-      'select digest, spent_cents, ceiling_cents from mandate_spend where account_id = $3 and principal = $1 and mandate_id = $2 for update',
+      `select digest, spent_cents, ceiling_cents from mandate_spend
+       where account_id = $3 and principal = $1 and mandate_id = $2 for update`,
       [m.data.principal, m.data.id, account],
     );
     if (held.rows[0]!.digest !== digestOf(m.data)) {
@@ -380,12 +395,14 @@ async function claim(
           services,
           ctx,
           'invalid-mandate',
-          `mandate ${m.data.id} of ${m.data.principal} was first used with other terms; a changed mandate needs a new id`,
+          `mandate ${m.data.id} of ${m.data.principal} was first used with other terms; ` +
+            'a changed mandate needs a new id',
         ),
       };
     }
     const took = await q.query(
-      `update mandate_spend set spent_cents = spent_cents + $3, updated_at = now() where account_id = $4 and principal = $1 and mandate_id = $2 and spent_cents + $3 <= ceiling_cents`,
+      `update mandate_spend set spent_cents = spent_cents + $3, updated_at = now()
+       where account_id = $4 and principal = $1 and mandate_id = $2 and spent_cents + $3 <= ceiling_cents`,
       [m.data.principal, m.data.id, cents, account],
     );
     if (took.rowCount === 0) {
@@ -396,7 +413,9 @@ async function claim(
           services,
           ctx,
           'mandate-ceiling-exceeded',
-          `${r.capability} can cost ${fromCents(cents)} but mandate ${m.data.id} has ${fromCents(Number(held.rows[0]!.ceiling_cents) - spent)} of its ${m.data.ceiling.amount} ${m.data.ceiling.currency} left; ask the principal for a larger ceiling`,
+          `${r.capability} can cost ${fromCents(cents)} but mandate ${m.data.id} has ` +
+            `${fromCents(Number(held.rows[0]!.ceiling_cents) - spent)} of its ` +
+            `${m.data.ceiling.amount} ${m.data.ceiling.currency} left; ask the principal for a larger ceiling`,
           {
             mandate: {
               id: m.data.id,
@@ -411,7 +430,10 @@ async function claim(
     reserved = { account, principal: m.data.principal, id: m.data.id, cents };
   }
   await q.query(
-    `update intents set status = 'settling', account_id = coalesce(account_id, $2), claimed_at = $3, mandate_principal = $4, mandate_id = $5 where id = $1`,
+    `update intents
+     set status = 'settling', account_id = coalesce(account_id, $2), claimed_at = $3, mandate_principal = $4,
+       mandate_id = $5
+     where id = $1`,
     [r.id, ctx.account, now.toISOString(), reserved?.principal ?? null, reserved?.id ?? null],
   );
   const ex = await createExecution(
@@ -432,7 +454,8 @@ async function claim(
 
 const refund = (q: Queryable, res: Reservation) =>
   q.query(
-    'update mandate_spend set spent_cents = spent_cents - $3, updated_at = now() where account_id = $4 and principal = $1 and mandate_id = $2',
+    `update mandate_spend set spent_cents = spent_cents - $3, updated_at = now()
+     where account_id = $4 and principal = $1 and mandate_id = $2`,
     [res.principal, res.id, res.cents, res.account],
   );
 
@@ -450,7 +473,8 @@ export async function settleIntent(services: Services, req: SettleIntentRequest)
       services,
       req.ctx,
       'key-required',
-      `settling intent ${req.intentId} needs a key (Authorization: Bearer <key>; mint one with POST /keys) or an x402 payment (PAYMENT-SIGNATURE or X-PAYMENT) for its offer`,
+      `settling intent ${req.intentId} needs a key (Authorization: Bearer <key>; mint one with POST /keys) ` +
+        'or an x402 payment (PAYMENT-SIGNATURE or X-PAYMENT) for its offer',
       { next: { method: 'POST', path: '/keys' } },
     );
   }
@@ -520,7 +544,8 @@ async function settleByPayment(services: Services, req: SettleIntentRequest, tim
       services,
       ctx,
       'payments-not-accepted',
-      `this deployment takes no x402 payments (no X402_FACILITATOR_URL is set); settle intent ${req.intentId} with POST ${settlePath(String(req.intentId))} and a key`,
+      'this deployment takes no x402 payments (no X402_FACILITATOR_URL is set); ' +
+        `settle intent ${req.intentId} with POST ${settlePath(String(req.intentId))} and a key`,
       { next: { method: 'POST', path: settlePath(String(req.intentId)) } },
     );
   }
@@ -530,7 +555,8 @@ async function settleByPayment(services: Services, req: SettleIntentRequest, tim
       services,
       ctx,
       'payment-invalid',
-      'the payment is not an x402 exact-scheme EVM payment (v2 PAYMENT-SIGNATURE or v1 X-PAYMENT: base64 JSON with payload.signature and payload.authorization); fix each problem listed',
+      'the payment is not an x402 exact-scheme EVM payment (v2 PAYMENT-SIGNATURE or v1 X-PAYMENT: ' +
+        'base64 JSON with payload.signature and payload.authorization); fix each problem listed',
       { problems: problemsOf(parsed.error.issues, 'header'), x402Error: 'invalid_payload' },
     );
   }
@@ -558,7 +584,8 @@ async function settleByPayment(services: Services, req: SettleIntentRequest, tim
             services,
             ctx,
             'intent-other-account',
-            `intent ${r.id} belongs to another account; pay it with the key of the account that made it, or without a key for an offer made without one`,
+            `intent ${r.id} belongs to another account; pay it with the key of the account that made it, ` +
+              'or without a key for an offer made without one',
             { intent: { id: r.id } },
           ),
         };
@@ -579,7 +606,8 @@ async function settleByPayment(services: Services, req: SettleIntentRequest, tim
           reply: paymentPending(
             t,
             'payment-pending',
-            `another payment (${b.pending.id}) for intent ${t.id} is being settled; read the outcome with GET /intents/${t.id}`,
+            `another payment (${b.pending.id}) for intent ${t.id} is being settled; ` +
+              `read the outcome with GET /intents/${t.id}`,
             2,
           ),
         };
@@ -592,7 +620,8 @@ async function settleByPayment(services: Services, req: SettleIntentRequest, tim
             services,
             ctx,
             'intent-expired',
-            `intent ${r.id} expired at ${iso(r.expires_at)}; nothing was charged: call ${again.method} ${again.path} (${r.capability}) again for a fresh offer`,
+            `intent ${r.id} expired at ${iso(r.expires_at)}; nothing was charged: ` +
+              `call ${again.method} ${again.path} (${r.capability}) again for a fresh offer`,
             { intent: { id: r.id, status: 'expired' }, next: again },
           ),
         };
@@ -615,7 +644,8 @@ async function settleByPayment(services: Services, req: SettleIntentRequest, tim
     return paymentPending(
       t,
       'payment-pending',
-      `this payment for intent ${t.id} is being settled by another request now; send the same request again in a moment to read the answer`,
+      `this payment for intent ${t.id} is being settled by another request now; ` +
+        'send the same request again in a moment to read the answer',
       1,
     );
   if (drive.kind === 'refused') return paymentRefusal(services, ctx, t, drive.refusal);
@@ -624,7 +654,8 @@ async function settleByPayment(services: Services, req: SettleIntentRequest, tim
     return paymentPending(
       t,
       'payment-pending',
-      `${drive.message}; it will not be charged twice: send the same request again in a few seconds (or read GET /intents/${t.id})`,
+      `${drive.message}; it will not be charged twice: ` +
+        `send the same request again in a few seconds (or read GET /intents/${t.id})`,
       2,
     );
   const ex = await paid(services, row, drive.transaction, ctx, timeoutMs);
@@ -634,7 +665,10 @@ async function settleByPayment(services: Services, req: SettleIntentRequest, tim
 /** A payment older than this in `verifying` or `settling` is taken to have lost its process and is reconciled. */
 const STALE_PAYMENT_MS = 30_000;
 
-/** The payment settled on chain: record it, move the intent to settling with what it collected, and make its execution. */
+/**
+ * The payment settled on chain: record it, move the intent to settling with what it collected, and make its
+ * execution.
+ */
 async function paid(
   services: Services,
   row: PaymentRow,
@@ -654,7 +688,10 @@ async function paid(
       if (existing) return { id: existing.id };
     }
     await q.query(
-      `update intents set status = 'settling', account_id = coalesce(account_id, $2), claimed_at = $3, charged_cents = $4, payment_id = $5 where id = $1`,
+      `update intents
+       set status = 'settling', account_id = coalesce(account_id, $2), claimed_at = $3, charged_cents = $4,
+         payment_id = $5
+       where id = $1`,
       [r.id, ctx.account, services.clock.now().toISOString(), centsOfAtomic(row.amount_atomic), row.id],
     );
     const trigger = (ctx.environment === 'sandbox' ? ctx.trigger : null) ?? r.trigger;
@@ -689,12 +726,15 @@ export async function reconcileOpenPayments(services: Services): Promise<void> {
   if (!railOf(services).terms.live) return;
   const stale = new Date(services.clock.now().getTime() - STALE_PAYMENT_MS).toISOString();
   const { rows } = await services.db.query<PaymentRow>(
-    `select * from payments where status = 'unknown' or (status in ('settling', 'settled') and updated_at < $1) order by updated_at limit 20`,
+    `select * from payments
+     where status = 'unknown' or (status in ('settling', 'settled') and updated_at < $1)
+     order by updated_at limit 20`,
     [stale],
   );
   for (const row of rows) {
     const r = await findIntent(services.db, row.intent_id);
-    if (row.status === 'settled' && r?.status !== 'pending') continue; // its execution exists: the executions reconciler has it
+    // Its execution exists: the executions reconciler has it.
+    if (row.status === 'settled' && r?.status !== 'pending') continue;
     const drive =
       row.status === 'settled'
         ? { kind: 'settled' as const, transaction: row.transaction }
@@ -706,11 +746,16 @@ export async function reconcileOpenPayments(services: Services): Promise<void> {
   }
 }
 
-/** An intent's execution finished: the intent is settled (or failed) with its answer and event, in the same transaction. */
+/**
+ * An intent's execution finished: the intent is settled (or failed) with its answer and event, in the same
+ * transaction.
+ */
 onExecutionFinished('intent', async (q, services, ex, answer, answerStatus) => {
   // The intent and the payment that paid it, in one look.
   const { rows } = await q.query<IntentRow & { payment_row: PaymentRow | null }>(
-    'select i.*, to_jsonb(p) as payment_row from intents i left join payments p on p.id = i.payment_id where i.id = $1 for update of i',
+    `select i.*, to_jsonb(p) as payment_row
+     from intents i left join payments p on p.id = i.payment_id
+     where i.id = $1 for update of i`,
     [ex.source_id],
   );
   const r = rows[0]!;

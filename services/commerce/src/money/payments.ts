@@ -171,7 +171,8 @@ export function checkPayment(rail: Rail, t: IntentTerms, p: PaymentPayload, nowM
   if (typeof intentOfPayment === 'string' && intentOfPayment !== t.id) {
     return refused(
       'payment-other-intent',
-      `the payment was made for the offer of intent ${intentOfPayment}, not ${t.id}; pay that intent with it, or sign a payment for this offer`,
+      `the payment was made for the offer of intent ${intentOfPayment}, not ${t.id}; ` +
+        'pay that intent with it, or sign a payment for this offer',
       'invalid_payload',
     );
   }
@@ -188,7 +189,8 @@ export function checkPayment(rail: Rail, t: IntentTerms, p: PaymentPayload, nowM
   if (a.value !== want.amount) {
     return refused(
       'payment-wrong-amount',
-      `the payment is for ${a.value} atomic units; ${t.capability} costs exactly ${want.amount} (${t.price.amount} ${t.price.currency})`,
+      `the payment is for ${a.value} atomic units; ` +
+        `${t.capability} costs exactly ${want.amount} (${t.price.amount} ${t.price.currency})`,
       'invalid_exact_evm_payload_authorization_value',
     );
   }
@@ -216,7 +218,10 @@ export function codeOfReason(reason: string): BlockedCode {
   return 'payment-invalid';
 }
 
-/** The answer for a payment refused for good: 402 (a fresh signature may succeed) with x402's reason beside our code. */
+/**
+ * The answer for a payment refused for good: 402 (a fresh signature may succeed) with x402's reason beside our
+ * code.
+ */
 export function paymentRefusal(
   services: Services,
   ctx: Pick<CallContext, 'environment'>,
@@ -259,7 +264,8 @@ export async function bindPayment(
   const key = [rail.terms.network, rail.terms.asset, a.from, a.nonce];
   // In one look: this authorization's row, if any, and the intent's live payment, if any (both locked).
   const { rows } = await q.query<PaymentRow>(
-    `select * from payments where (network = $1 and lower(asset) = lower($2) and lower(payer) = lower($3) and lower(nonce) = lower($4))
+    `select * from payments
+      where (network = $1 and lower(asset) = lower($2) and lower(payer) = lower($3) and lower(nonce) = lower($4))
         or (intent_id = $5 and status in ('verifying', 'settling', 'unknown', 'settled')) for update`,
     [...key, t.id],
   );
@@ -273,7 +279,8 @@ export async function bindPayment(
   if (had && had.intent_id !== t.id)
     return refused(
       'payment-other-intent',
-      `this payment authorization already pays for intent ${had.intent_id}; one authorization pays for one intent only: sign a new one for ${t.id}`,
+      `this payment authorization already pays for intent ${had.intent_id}; ` +
+        `one authorization pays for one intent only: sign a new one for ${t.id}`,
       'invalid_exact_evm_nonce_already_used',
     );
   if (had && had.status !== 'refused' && had.status !== 'expired') return { row: had, fresh: false };
@@ -282,7 +289,8 @@ export async function bindPayment(
   const now = services.clock.now().toISOString();
   const requirement = requirementFor(rail, t, p.x402Version);
   if (had) {
-    // Bound and about to be sent to the facilitator: `settling` from here (a process that dies now leaves it to the reconciler).
+    // Bound and about to be sent to the facilitator: `settling` from here (a process that dies now leaves it to the
+    // reconciler).
     const again = await q.query<PaymentRow>(
       `update payments set status = 'settling', reason = null, payload = $2, updated_at = $3 where id = $1 returning *`,
       [had.id, JSON.stringify(p), now],
@@ -290,7 +298,10 @@ export async function bindPayment(
     return { row: again.rows[0]!, fresh: true };
   }
   const made = await q.query<PaymentRow>(
-    `insert into payments(id, intent_id, network, asset, pay_to, payer, nonce, amount_atomic, valid_before, x402_version, payload, requirements, status, created_at, updated_at)
+    `insert into payments(
+       id, intent_id, network, asset, pay_to, payer, nonce, amount_atomic, valid_before, x402_version, payload,
+       requirements, status, created_at, updated_at
+     )
      values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,'settling',$13,$13) returning *`,
     [
       newId('payment'),
@@ -318,7 +329,9 @@ const setStatus = (
   extra: { reason?: string | null; transaction?: string | null } = {},
 ) =>
   q.query(
-    `update payments set status = $2, reason = coalesce($3, reason), transaction = coalesce($4, transaction), updated_at = $5 where id = $1`,
+    `update payments
+     set status = $2, reason = coalesce($3, reason), transaction = coalesce($4, transaction), updated_at = $5
+     where id = $1`,
     [id, status, extra.reason ?? null, extra.transaction ?? null, services.clock.now().toISOString()],
   );
 
@@ -361,7 +374,9 @@ export async function settlePayment(services: Services, row: PaymentRow, first =
       services.log.warn({ err: e, paymentId: row.id }, 'x402 facilitator refused the connection');
       return {
         kind: 'unavailable',
-        message: `the payment facilitator is not answering (${(e as Error).message}); nothing was charged and nothing ran: send the same request again in a moment`,
+        message:
+          `the payment facilitator is not answering (${(e as Error).message}); ` +
+          'nothing was charged and nothing ran: send the same request again in a moment',
       };
     } else {
       await setStatus(services.db, services, row.id, 'unknown', { reason: `settle: ${(e as Error).message}` });
