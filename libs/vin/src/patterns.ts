@@ -72,14 +72,15 @@ export const keysOf = (vin: string) => `${vin.slice(3, 8)}|${vin.slice(9)}`;
 /** The pattern query: both halves narrowed to the patterns whose keys match (the first parameter: the VIN's keys). */
 const patternSql = (ids: string) => `
   WITH ValidSchemas AS (SELECT vs.Id, vs.Name FROM VinSchema vs WHERE vs.Id IN (${ids}))
-  SELECT DISTINCT p.Keys AS Pattern, e.Id AS ElementId, e.Name AS ElementName, e.Code AS ElementCode, e.GroupName, e.LookupTable,
-    p.AttributeId, vs.Name AS SchemaName, wvs.YearFrom, wvs.YearTo, e.weight AS ElementWeight
+  SELECT DISTINCT p.Keys AS Pattern, e.Id AS ElementId, e.Name AS ElementName, e.Code AS ElementCode, e.GroupName,
+    e.LookupTable, p.AttributeId, vs.Name AS SchemaName, wvs.YearFrom, wvs.YearTo, e.weight AS ElementWeight
   FROM Pattern p JOIN Element e ON p.ElementId = e.Id JOIN ValidSchemas vs ON p.VinSchemaId = vs.Id
     JOIN VinSchemaYears wvs ON p.VinSchemaId = wvs.VinSchemaId
   WHERE (?1 GLOB replace(p.Keys, '*', '?') || '*') AND p.VinSchemaId IN (${ids})
   UNION ALL
-  SELECT p.Keys AS Pattern, (SELECT Id FROM Element WHERE Name = 'Make' LIMIT 1) AS ElementId, 'Make' AS ElementName, 'MK' AS ElementCode,
-    'Vehicle' AS GroupName, NULL AS LookupTable, m.Name AS AttributeId, vs.Name AS SchemaName, wvs.YearFrom, wvs.YearTo,
+  SELECT p.Keys AS Pattern, (SELECT Id FROM Element WHERE Name = 'Make' LIMIT 1) AS ElementId, 'Make' AS ElementName,
+    'MK' AS ElementCode, 'Vehicle' AS GroupName, NULL AS LookupTable, m.Name AS AttributeId, vs.Name AS SchemaName,
+    wvs.YearFrom, wvs.YearTo,
     (SELECT weight FROM Element WHERE Name = 'Make' LIMIT 1) AS ElementWeight
   FROM Pattern p JOIN Element e ON p.ElementId = e.Id JOIN ValidSchemas vs ON p.VinSchemaId = vs.Id
     JOIN VinSchemaYears wvs ON p.VinSchemaId = wvs.VinSchemaId
@@ -181,7 +182,8 @@ function confidence(pattern: string, chars: string): number {
 /** The pattern step for one VIN and model year (the VIN of VIN characters, its WMI known to vPIC). */
 export function matchPatterns(query: Query, vin: string, wmi: string, year: number): PatternDecode {
   const schemas = query(
-    `SELECT DISTINCT vs.Id AS id, vs.Name AS name FROM Wmi w JOIN Wmi_VinSchema wvs ON w.Id = wvs.WmiId JOIN VinSchema vs ON wvs.VinSchemaId = vs.Id
+    `SELECT DISTINCT vs.Id AS id, vs.Name AS name
+    FROM Wmi w JOIN Wmi_VinSchema wvs ON w.Id = wvs.WmiId JOIN VinSchema vs ON wvs.VinSchemaId = vs.Id
     WHERE w.Wmi = ? AND ? >= wvs.YearFrom AND (wvs.YearTo IS NULL OR ? <= wvs.YearTo)`,
     [wmi, year, year],
   );

@@ -31,9 +31,9 @@
  *   dropped, for 1B3BR65EXSV201546.
  * - [webmock] a Ruby CLI's webmock responses "copied from the actual vPIC API" (file id 35092002051): DecodeVin for
  *   3AKJHHDR3KSKX6689, only make, model and body class kept there.
- * - [actor] live checks of an Apify actor relaying vPIC's decodes (2026-09-30, after our snapshot; file ids 71467239000,
- *   70904779435): 3VWFE21C04M000001 in full (its cylinders are left out: the actor drops them, null for the Accord too,
- *   where vPIC says 6) and the year, make and model of WBAVB13506PT12345.
+ * - [actor] live checks of an Apify actor relaying vPIC's decodes (2026-09-30, after our snapshot; file ids
+ *   71467239000, 70904779435): 3VWFE21C04M000001 in full (its cylinders are left out: the actor drops them, null for
+ *   the Accord too, where vPIC says 6) and the year, make and model of WBAVB13506PT12345.
  * - [enrich] an insurance-quote service's README, a document's vehicle "enriched with NHTSA" (file id 9884045035):
  *   5YJSA1E14FF087599.
  * - [corgi#22], [corgi#32] github.com/cardog-ai/corgi issues 22 and 32: NHTSA decodes 1FTFW5L86RFB45612 (2024) and
@@ -199,7 +199,9 @@ export const VPIC_ANSWERS: VpicAnswer[] = [
       EngineConfiguration: 'V-Shaped',
     },
     now: { PlantState: 'SAITAMA' },
-    why: "the snapshot's 1987 Legend schema has plant state SAITAMA and no city (the 2018 answer: state Sayama, city Saitama; Sayama is now the city in the 1987 Integra schema)",
+    why:
+      "the snapshot's 1987 Legend schema has plant state SAITAMA and no city " +
+      '(the 2018 answer: state Sayama, city Saitama; Sayama is now the city in the 1987 Integra schema)',
   },
   {
     vin: 'JF1GPAD60D1803590',
@@ -277,7 +279,9 @@ export const VPIC_ANSWERS: VpicAnswer[] = [
       VehicleType: 'MULTIPURPOSE PASSENGER VEHICLE (MPV)',
     },
     later: { BodyClass: 'Sport Utility Vehicle (SUV)/Multi-Purpose Vehicle (MPV)' },
-    why: 'an answer from after our snapshot: vPIC has since renamed the body class; the 2026-02-17 snapshot still says "Sport Utility Vehicle (SUV)/Multi-Purpose Vehicle (MPV)" (counted against us)',
+    why:
+      'an answer from after our snapshot: vPIC has since renamed the body class; the 2026-02-17 snapshot still says ' +
+      '"Sport Utility Vehicle (SUV)/Multi-Purpose Vehicle (MPV)" (counted against us)',
   },
   {
     vin: '2HNYD18233H552413',
@@ -406,7 +410,10 @@ export const VPIC_ANSWERS: VpicAnswer[] = [
   },
 ];
 
-/** The detail fields the issue judges (trim, series, body class, doors, fuel, cylinders, displacement, engine model and configuration, plant, vehicle type, GVWR). */
+/**
+ * The detail fields the issue judges (trim, series, body class, doors, fuel, cylinders, displacement, engine model
+ * and configuration, plant, vehicle type, GVWR).
+ */
 export const DETAIL_FIELDS: VpicField[] = [
   'Series',
   'Trim',

