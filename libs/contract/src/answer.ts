@@ -43,7 +43,8 @@ export type PaymentReceipt = z.infer<typeof paymentReceipt>;
 export const meter = z.object({
   charged: decimalString.meta({
     description:
-      'What this call collected: 0.00 for a simulated settlement (the sandbox key route) or a free call; the amount an x402 payment moved',
+      'What this call collected: 0.00 for a simulated settlement (the sandbox key route) or a free call; ' +
+      'the amount an x402 payment moved',
   }),
   posted: z.boolean().meta({ description: 'Whether the charge is posted to the account ledger' }),
   payment: paymentReceipt.optional().meta({ description: 'The x402 payment that paid for this call, when one did' }),
@@ -118,7 +119,9 @@ export const offerValue = z
       .optional()
       .meta({
         description:
-          'The same offer as x402 v2 PaymentRequired (what PAYMENT-REQUIRED carries): sign a payment for it with any x402 client and send it as PAYMENT-SIGNATURE to the same request or to `settle`',
+          'The same offer as x402 v2 PaymentRequired (what PAYMENT-REQUIRED carries): ' +
+          'sign a payment for it with any x402 client and send it as PAYMENT-SIGNATURE ' +
+          'to the same request or to `settle`',
       }),
   })
   .catchall(z.unknown());

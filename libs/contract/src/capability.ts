@@ -66,9 +66,15 @@ export interface CapabilitySpec<Req extends z.ZodObject = z.ZodObject, Val exten
   notes?: string[];
   /** `when-delegated`: a call made on someone's behalf must carry a Mandate (403 mandate-required otherwise). */
   mandate?: 'when-delegated';
-  /** The code a failed execution answers (the sandbox trigger `fail`); `payment-failed` for the verbs that move money. */
+  /**
+   * The code a failed execution answers (the sandbox trigger `fail`); `payment-failed` for the verbs that move
+   * money.
+   */
   failureCode?: 'execution-failed' | 'payment-failed';
-  /** Its success changes the calling key's standing (rotated, revoked, scoped): every gateway drops its cached key row. */
+  /**
+   * Its success changes the calling key's standing (rotated, revoked, scoped): every gateway drops its cached key
+   * row.
+   */
   changesKey?: true;
 }
 
@@ -121,7 +127,10 @@ export const commonTriggers: Trigger[] = [
   },
 ];
 
-/** The noun's name and pillar stay literal types, so each pillar's handler map is typed from the catalog (platform PillarHandlers). */
+/**
+ * The noun's name and pillar stay literal types, so each pillar's handler map is typed from the catalog (platform
+ * PillarHandlers).
+ */
 export function defineNoun<
   const Caps extends Record<string, CapabilitySpec<any, any>>,
   const Name extends string,
@@ -197,5 +206,8 @@ export interface NamedNoun {
 // Shared request shapes.
 export const noInput = z.object({}).strict();
 
-/** The spec's catalog address of a capability: `/catalog/<noun>#<verb>` (the anchor is the wire name without the noun). */
+/**
+ * The spec's catalog address of a capability: `/catalog/<noun>#<verb>` (the anchor is the wire name without the
+ * noun).
+ */
 export const catalogAddress = (c: { noun: string; verb: string }) => `/catalog/${c.noun}#${c.verb}`;

@@ -79,7 +79,10 @@ export function inputsText(c: Capability): string {
 
 /** What an agent needs to call a capability, in one line: route, gate, inputs (and where they go), answer, price. */
 export function callLine(c: Capability): string {
-  return `\`${c.method} ${c.path}\` · gate ${c.gate} · ${c.method === 'GET' ? 'query' : 'JSON body'}: ${inputsText(c)} · answers ${c.answer} · ${priceText(c.price)}`;
+  return (
+    `\`${c.method} ${c.path}\` · gate ${c.gate} · ${c.method === 'GET' ? 'query' : 'JSON body'}: ${inputsText(c)}` +
+    ` · answers ${c.answer} · ${priceText(c.price)}`
+  );
 }
 
 /** A plain-JSON description of one capability: what discovery documents, the SDK and the digest are made of. */
@@ -139,7 +142,10 @@ export function declaredEvent(
   return { type, ...envelope, data: schema.parse(data) as Record<string, unknown> };
 }
 
-/** Every event type, declared once: who emits it, when, and its `data` as JSON Schema (catalog `events`, docs/events.md). */
+/**
+ * Every event type, declared once: who emits it, when, and its `data` as JSON Schema (catalog `events`,
+ * docs/events.md).
+ */
 export function describeEvents() {
   const types = new Map<
     string,
@@ -190,7 +196,10 @@ export function canonicalJson(v: unknown): string {
 }
 
 let catalogMemo: ReturnType<typeof describeCatalogOnce> | undefined;
-/** The catalog as plain JSON; made once (about 150 ms), as the catalog never changes while the process runs: callers copy, never mutate. */
+/**
+ * The catalog as plain JSON; made once (about 150 ms), as the catalog never changes while the process runs: callers
+ * copy, never mutate.
+ */
 export function describeCatalog() {
   catalogMemo ??= describeCatalogOnce();
   return catalogMemo;

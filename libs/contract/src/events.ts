@@ -49,7 +49,8 @@ export const platformEvents = {
   'Intent.settled@1': {
     producer: 'commerce',
     summary:
-      'An intent settled: its capability ran once and its answer is kept on the intent (answerType says how it answered).',
+      'An intent settled: its capability ran once and its answer is kept on the intent ' +
+      '(answerType says how it answered).',
     data: z.object({
       intentId: z.string().meta({ example: 'int_...' }),
       capability: z.string(),
@@ -139,7 +140,8 @@ export const platformEvents = {
   'Webhook.failed@1': {
     producer: 'services',
     summary:
-      'A webhook delivery gave up (retries exhausted, or the endpoint answered 410 and was disabled); webhook.meteredPay also emits it when it fails.',
+      'A webhook delivery gave up (retries exhausted, or the endpoint answered 410 and was disabled); ' +
+      'webhook.meteredPay also emits it when it fails.',
     data: z.union([
       z.object({
         reason: z.string(),
@@ -166,7 +168,10 @@ export type PlatformEvent<T extends PlatformEventType = PlatformEventType> = {
   [K in T]: Omit<EventEnvelope, 'type' | 'data'> & { type: K; data: PlatformEventData<K> };
 }[T];
 
-/** A platform event to write (outbox `writeEvents`): its `data` parsed against its declaration, so a producer cannot emit an undeclared member shape. */
+/**
+ * A platform event to write (outbox `writeEvents`): its `data` parsed against its declaration, so a producer cannot
+ * emit an undeclared member shape.
+ */
 export function platformEvent<T extends PlatformEventType>(
   type: T,
   envelope: Omit<EventEnvelope, 'id' | 'type' | 'data'>,

@@ -89,14 +89,18 @@ export function checkMandate(
     if (t.kind === 'capability-not-in' && !t.capabilities.includes(call.capability)) {
       return {
         code: 'tripwire',
-        message: `tripwire capability-not-in: ${call.capability} is not among the mandate's capabilities (${t.capabilities.join(', ')})`,
+        message:
+          `tripwire capability-not-in: ${call.capability} is not among the mandate's capabilities ` +
+          `(${t.capabilities.join(', ')})`,
         tripwire: t,
       };
     }
     if (t.kind === 'price-above' && call.ceilingCents > (toCents(t.amount) ?? 0)) {
       return {
         code: 'tripwire',
-        message: `tripwire price-above: ${call.capability} can cost ${fromCents(call.ceilingCents)} ${call.currency}, above ${t.amount}`,
+        message:
+          `tripwire price-above: ${call.capability} can cost ${fromCents(call.ceilingCents)} ${call.currency}, ` +
+          `above ${t.amount}`,
         tripwire: t,
       };
     }
@@ -104,7 +108,9 @@ export function checkMandate(
   if (call.ceilingCents > (toCents(m.perAction.amount) ?? 0)) {
     return {
       code: 'mandate-per-action-exceeded',
-      message: `${call.capability} can cost ${fromCents(call.ceilingCents)} ${call.currency}, above the mandate's perAction ${m.perAction.amount}`,
+      message:
+        `${call.capability} can cost ${fromCents(call.ceilingCents)} ${call.currency}, ` +
+        `above the mandate's perAction ${m.perAction.amount}`,
     };
   }
   return null;

@@ -34,7 +34,10 @@ export function percentText(rate: string): string {
   return rest ? `${whole}.${rest}` : whole;
 }
 
-/** A price in words, the one wording for pages, the MCP search, the SDK's docs and the CLI; figures from the catalog. */
+/**
+ * A price in words, the one wording for pages, the MCP search, the SDK's docs and the CLI; figures from the
+ * catalog.
+ */
 export function priceText(p: Price): string {
   switch (p.model) {
     case 'free':
@@ -82,7 +85,10 @@ export const sandboxDesks: Record<
   },
 };
 
-/** Capabilities that need a mandate when called on someone else's behalf (a `Delegated-For` header or a mandate-bound key). */
+/**
+ * Capabilities that need a mandate when called on someone else's behalf (a `Delegated-For` header or a mandate-bound
+ * key).
+ */
 export function requiresMandateWhenDelegated(c: Capability): boolean {
   return c.mandate === 'when-delegated';
 }

@@ -76,7 +76,8 @@ export type BlockedAnswer = z.output<typeof blockedAnswer>;
 /**
  * The one time-out rule of a platform operation of n time-outs (`Op.timeouts`): its pillar gets `timeoutMs` =
  * n × BUS_TIMEOUT_MS (sent as the input's `timeoutMs` where it has one) and gives the capabilities it runs 500 ms
- * less (at least a second), so its own time-out answer arrives first; a caller of more than one time-out waits 500 ms more.
+ * less (at least a second), so its own time-out answer arrives first; a caller of more than one time-out waits 500 ms
+ * more.
  */
 export function opTimeouts(o: Pick<Op, 'timeouts'>, busTimeoutMs: number, sent?: number) {
   const n = o.timeouts ?? 1;
@@ -324,7 +325,8 @@ export const ops = {
       method: 'POST',
       path: '/intents/{intentId}/settle',
       summary:
-        'Settle the intent of a 402 OFFER with a key (simulated in the sandbox) or an x402 payment (PAYMENT-SIGNATURE or X-PAYMENT); the capability then executes, once.',
+        'Settle the intent of a 402 OFFER with a key (simulated in the sandbox) ' +
+        'or an x402 payment (PAYMENT-SIGNATURE or X-PAYMENT); the capability then executes, once.',
       key: 'optional',
       answers: "the capability's answer",
     },
@@ -532,10 +534,16 @@ export const ops = {
 
 export type Ops = typeof ops;
 export type OpKey = keyof Ops;
-/** The operations a pillar serves, by key: its implementation map is typed from this, so a missing one is a compile error. */
+/**
+ * The operations a pillar serves, by key: its implementation map is typed from this, so a missing one is a compile
+ * error.
+ */
 export type OpKeysOf<P extends Pillar> = { [K in OpKey]: Ops[K]['pillar'] extends P ? K : never }[OpKey];
 export type OpInput<K extends OpKey> = z.infer<Ops[K]['input']>;
-/** What a caller of an operation gets: its declared reply, or a BLOCKED refusal (a declared code or the transport's). */
+/**
+ * What a caller of an operation gets: its declared reply, or a BLOCKED refusal (a declared code or the
+ * transport's).
+ */
 export type OpAnswer<O extends Op> = z.output<O['reply']> | BlockedAnswer;
 export const opList: readonly Op[] = Object.values(ops);
 

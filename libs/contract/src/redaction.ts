@@ -47,7 +47,10 @@ export function secretMemberNames(): string[] {
   return names;
 }
 
-/** Mask the secrets of every answer inside `v` (an answer, or an intent's or handoff's view holding one), at any depth. */
+/**
+ * Mask the secrets of every answer inside `v` (an answer, or an intent's or handoff's view holding one), at any
+ * depth.
+ */
 function masked(v: unknown, a: Map<string, string[][]>): unknown {
   if (Array.isArray(v)) return v.map((x) => masked(x, a));
   if (!v || typeof v !== 'object') return v;

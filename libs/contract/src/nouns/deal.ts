@@ -37,7 +37,10 @@ export const dealStates = [
 ] as const;
 export const stepStatuses = ['todo', 'running', 'awaiting', 'done', 'failed'] as const;
 
-/** Past-tense events a deal appends to its record (and publishes) as it moves; Deal.opened also comes from deal.open. */
+/**
+ * Past-tense events a deal appends to its record (and publishes) as it moves; Deal.opened also comes from
+ * deal.open.
+ */
 export const dealLifecycleEvents = [
   { type: 'Deal.opened@1', when: 'success' },
   { type: 'Deal.stepStarted@1', when: 'outcome' },
@@ -133,7 +136,8 @@ export const deal = defineNoun({
       events: [{ type: 'Deal.opened@1', when: 'success' }],
       price: price.free(),
       notes: [
-        `As the deal moves it appends and publishes ${dealLifecycleEvents.map((e) => e.type).join(', ')}; advance it with POST /buy/deals/{id}/advance.`,
+        `As the deal moves it appends and publishes ${dealLifecycleEvents.map((e) => e.type).join(', ')}; ` +
+          'advance it with POST /buy/deals/{id}/advance.',
       ],
     },
   },

@@ -18,7 +18,8 @@ export const mco = defineNoun({
   entity: 'Title',
   door: 'mcos',
   summary:
-    "Manufacturer's certificates of origin: standing, verification, fees, assignment, conversion to a title and custody.",
+    "Manufacturer's certificates of origin: standing, verification, fees, assignment, " +
+    'conversion to a title and custody.',
   capabilities: {
     status: {
       method: 'GET',

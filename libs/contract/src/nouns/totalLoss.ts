@@ -46,7 +46,8 @@ export const totalLoss = defineNoun({
   entity: 'TotalLoss',
   door: 'total-loss',
   summary:
-    'Total-loss claims: actual cash value, the total-loss determination, settlement, owner retention, salvage and payoff.',
+    'Total-loss claims: actual cash value, the total-loss determination, settlement, owner retention, ' +
+    'salvage and payoff.',
   capabilities: {
     taxRefund: {
       method: 'POST',

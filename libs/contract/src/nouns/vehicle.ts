@@ -100,7 +100,8 @@ export const vehicle = defineNoun({
       mode: 'sandbox',
       facet: 'data',
       summary:
-        'Decode a VIN from NHTSA vPIC: year, make, model, trim, body, engine, plant and more; the same answer as the keyless GET /decode/{vin}, with account context and metering.',
+        'Decode a VIN from NHTSA vPIC: year, make, model, trim, body, engine, plant and more; ' +
+        'the same answer as the keyless GET /decode/{vin}, with account context and metering.',
       request: vinRequired,
       answer: 'VehicleDecode@1',
       value: z.object({ decode: decodeRecord, sources: decodeSources }),

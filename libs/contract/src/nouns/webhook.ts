@@ -89,7 +89,8 @@ export const webhook = defineNoun({
   entity: 'Connection',
   door: 'webhooks',
   summary:
-    "Signed webhook delivery of the event stream to the account's own endpoints, with retries, replay and a delivery log.",
+    "Signed webhook delivery of the event stream to the account's own endpoints, " +
+    'with retries, replay and a delivery log.',
   capabilities: {
     read: data(
       '/webhooks/read',
