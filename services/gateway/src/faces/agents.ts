@@ -27,7 +27,10 @@ export function agentsDocument(baseUrl: string, openapi: OpenApiDoc) {
       id: 'mint-a-key-then-call',
       title: 'Mint a key, then call a capability',
       description:
-        'POST /keys needs no body and no signup; send the key as Authorization: Bearer <key> (or X-Api-Key) on the call. Every answer is typed: OK, EMPTY, BLOCKED (the code says what to fix) or OFFER (402: settle at POST /intents/{id}/settle).',
+        'POST /keys needs no body and no signup; ' +
+        'send the key as Authorization: Bearer <key> (or X-Api-Key) on the call. ' +
+        'Every answer is typed: OK, EMPTY, BLOCKED (the code says what to fix) ' +
+        'or OFFER (402: settle at POST /intents/{id}/settle).',
       actions: [
         { id: 'mint', sourceId: 'vcs', operationId: 'keys.mint' },
         { id: 'call', sourceId: 'vcs', operationId: liveKeyed?.operationId ?? 'decode.get' },
@@ -44,7 +47,8 @@ export function agentsDocument(baseUrl: string, openapi: OpenApiDoc) {
       id: 'read-a-vin',
       title: 'Read everything about a VIN',
       description:
-        "Decode the VIN offline, then read its record (every posted fact, with links to its deal and each noun's lens).",
+        'Decode the VIN offline, then read its record ' +
+        "(every posted fact, with links to its deal and each noun's lens).",
       actions: [
         { id: 'decode', sourceId: 'vcs', operationId: 'decode.get' },
         { id: 'record', sourceId: 'vcs', operationId: 'record.get' },
@@ -61,7 +65,9 @@ export function agentsDocument(baseUrl: string, openapi: OpenApiDoc) {
       id: 'buy',
       title: 'The buy workflow',
       description:
-        'Mint a key, open a buy deal for a VIN (state OPENED, with its checklist), then follow the deal step by step until SETTLED; human steps arrive as 403 NEEDS_HUMAN handoffs to poll, priced steps as 402 OFFERs to settle.',
+        'Mint a key, open a buy deal for a VIN (state OPENED, with its checklist), ' +
+        'then follow the deal step by step until SETTLED; ' +
+        'human steps arrive as 403 NEEDS_HUMAN handoffs to poll, priced steps as 402 OFFERs to settle.',
       actions: [
         { id: 'mint', sourceId: 'vcs', operationId: 'keys.mint' },
         { id: 'open', sourceId: 'vcs', operationId: 'deals.create' },
@@ -91,7 +97,10 @@ export function agentsDocument(baseUrl: string, openapi: OpenApiDoc) {
     info: {
       title: 'Vehicle Capability Service',
       version: catalogDigest().slice(7, 19),
-      description: `A catalog of capabilities about vehicles, addressed by VIN. First read: ${baseUrl}/catalog (every noun, capability, gate, price and sandbox trigger). Then ${baseUrl}/llms.txt for the rules of the road.`,
+      description:
+        `A catalog of capabilities about vehicles, addressed by VIN. ` +
+        `First read: ${baseUrl}/catalog (every noun, capability, gate, price and sandbox trigger). ` +
+        `Then ${baseUrl}/llms.txt for the rules of the road.`,
     },
     firstRead: `${baseUrl}/catalog`,
     sources: [{ id: 'vcs', path: `${baseUrl}/openapi.json` }],

@@ -43,7 +43,8 @@ export function catalogDoc(): Doc {
   return {
     title: 'Vehicle Capability Service — catalog',
     summary:
-      'Every noun of the catalog, its capabilities and where to call them. Each capability answers one typed Answer: OK, EMPTY, BLOCKED or OFFER.',
+      'Every noun of the catalog, its capabilities and where to call them. ' +
+      'Each capability answers one typed Answer: OK, EMPTY, BLOCKED or OFFER.',
     links: [
       { label: 'Markdown', href: '/catalog.md' },
       { label: 'Pricing', href: '/pricing' },
@@ -60,7 +61,9 @@ export function catalogDoc(): Doc {
           return {
             label: n.noun,
             href: `/catalog/${n.noun}`,
-            note: `${n.displayPillar}, ${caps.length} capabilities (${live} live, ${caps.length - live} sandbox). ${n.summary}`,
+            note:
+              `${n.displayPillar}, ${caps.length} capabilities (${live} live, ${caps.length - live} sandbox). ` +
+              n.summary,
           };
         }),
       },
@@ -88,7 +91,8 @@ export function capabilitySection(c: Capability): Section {
       ...(c.events.length ? [`Events: ${c.events.map((e) => e.type).join(', ')}.`] : []),
       ...(c.human
         ? [
-            `Human terminus: ${c.human.verb} at ${c.human.terminus.name} (${c.human.terminus.staffed}, ${c.human.terminus.price}).`,
+            `Human terminus: ${c.human.verb} at ${c.human.terminus.name} ` +
+              `(${c.human.terminus.staffed}, ${c.human.terminus.price}).`,
           ]
         : []),
       ...(mode === 'live' ? [`Live: its own page is /catalog/${c.noun}.${c.verb}.`] : []),
@@ -101,7 +105,8 @@ export function triggersDoc(): Doc {
   return {
     title: 'Sandbox triggers',
     summary:
-      'Force an outcome in the sandbox with the header `Sandbox-Trigger: <name>`. Sandbox answers are deterministic: same capability, input and trigger, same payload.',
+      'Force an outcome in the sandbox with the header `Sandbox-Trigger: <name>`. ' +
+      'Sandbox answers are deterministic: same capability, input and trigger, same payload.',
     links: [
       { label: 'Agent front door', href: '/llms.txt' },
       { label: 'Catalog', href: '/catalog' },

@@ -65,7 +65,9 @@ function sectionHtml(s: Section, depth: number): string {
   for (const t of s.text ?? []) parts.push(`<p>${esc(t)}</p>`);
   if (s.facts?.length)
     parts.push(
-      `<table><tbody>${s.facts.map(([k, v]) => `<tr><th scope="row">${esc(k)}</th><td>${esc(v)}</td></tr>`).join('')}</tbody></table>`,
+      '<table><tbody>' +
+        s.facts.map(([k, v]) => `<tr><th scope="row">${esc(k)}</th><td>${esc(v)}</td></tr>`).join('') +
+        '</tbody></table>',
     );
   if (s.links?.length) parts.push(`<ul>${s.links.map(linkHtml).join('')}</ul>`);
   if (s.code) parts.push(`<pre><code>${esc(s.code)}</code></pre>`);
@@ -76,7 +78,8 @@ function sectionHtml(s: Section, depth: number): string {
 
 const STYLE =
   'body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}' +
-  'table{border-collapse:collapse;margin:.5rem 0}th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}' +
+  'table{border-collapse:collapse;margin:.5rem 0}' +
+  'th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}' +
   'pre{background:#f4f4f4;padding:.75rem;overflow:auto}section{margin:1rem 0}a{color:#0645ad}';
 
 /** A complete, script-free HTML page. */

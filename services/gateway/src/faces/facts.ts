@@ -18,7 +18,8 @@ const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : String(v));
 /** Every fact posted for a VIN (the runner writes one row per capability that answered OK), optionally one noun's. */
 export async function factsFor(db: Db, vin: string, noun?: string): Promise<Fact[]> {
   const { rows } = await db.query<any>(
-    `select noun, capability, answer, value, posted_at from vin_facts where vin = $1 ${noun ? 'and noun = $2' : ''} order by noun, capability`,
+    `select noun, capability, answer, value, posted_at from vin_facts
+     where vin = $1 ${noun ? 'and noun = $2' : ''} order by noun, capability`,
     noun ? [vin, noun] : [vin],
   );
   // Account ids stay out: the record is keyless and says what is known about the car, not who asked.
@@ -31,7 +32,10 @@ export async function factsFor(db: Db, vin: string, noun?: string): Promise<Fact
   }));
 }
 
-/** The deals on a car, from the workflows pillar that owns them; none while it is not answering (the record still shows the facts). */
+/**
+ * The deals on a car, from the workflows pillar that owns them; none while it is not answering (the record still
+ * shows the facts).
+ */
 export async function dealsFor(
   deps: Pick<GatewayDeps, 'bus' | 'clock' | 'config'>,
   vin: string,

@@ -13,17 +13,28 @@ export function llmsTxt(baseUrl: string): string {
   return [
     '# Vehicle Capability Service',
     '',
-    `> Capabilities about vehicles, addressed by VIN: ${nouns.length} nouns, ${capabilities.length} capabilities, each \`noun.verb\` at one HTTP route. Every answer is one JSON envelope \`{type, answers, value, evidence, provenance, meter}\` whose \`type\` is OK, EMPTY, BLOCKED or OFFER. Anonymous use is free; money is taken at settlement (HTTP 402), never at signup. The sandbox answers deterministic simulated data, labelled in \`provenance\`.`,
+    `> Capabilities about vehicles, addressed by VIN: ${nouns.length} nouns, ${capabilities.length} capabilities, ` +
+      'each `noun.verb` at one HTTP route. ' +
+      'Every answer is one JSON envelope `{type, answers, value, evidence, provenance, meter}` ' +
+      'whose `type` is OK, EMPTY, BLOCKED or OFFER. ' +
+      'Anonymous use is free; money is taken at settlement (HTTP 402), never at signup. ' +
+      'The sandbox answers deterministic simulated data, labelled in `provenance`.',
     '',
     '## Call it',
     '',
     line(
       'Mint a key: POST /keys',
       '/keys',
-      'send `POST /keys` (not GET) with no body: `{"key": "vcs_…"}`, no signup. Send it as `Authorization: Bearer <key>`.',
+      'send `POST /keys` (not GET) with no body: `{"key": "vcs_…"}`, no signup. ' +
+        'Send it as `Authorization: Bearer <key>`.',
     ),
-    '- Find the capability: open the page of the noun you need (below): one line each with method, path, gate, inputs and answer. GET takes query parameters, POST a JSON body.',
-    '- Gates: `none` is free, no key. `key` needs a key (401 `key-required` without). `offer` answers 402 OFFER with `value.price`, `value.ceiling` and `value.settle` `{method, path}`: send that request with your key to pay and get the answer (or add `Accept-Price: <amount> USD` to the call to settle at once). `human` answers 403 NEEDS_HUMAN with a handoff to poll at `GET /handoffs/{id}`.',
+    '- Find the capability: open the page of the noun you need (below): ' +
+      'one line each with method, path, gate, inputs and answer. GET takes query parameters, POST a JSON body.',
+    '- Gates: `none` is free, no key. `key` needs a key (401 `key-required` without). ' +
+      '`offer` answers 402 OFFER with `value.price`, `value.ceiling` and `value.settle` `{method, path}`: ' +
+      'send that request with your key to pay and get the answer ' +
+      '(or add `Accept-Price: <amount> USD` to the call to settle at once). ' +
+      '`human` answers 403 NEEDS_HUMAN with a handoff to poll at `GET /handoffs/{id}`.',
     '- A BLOCKED answer has `value.code`, a `value.message` that says what to fix, and `value.problems` by field.',
     '',
     '## Nouns',
@@ -45,7 +56,8 @@ export function llmsTxt(baseUrl: string): string {
     line(
       'For programs',
       '/catalog',
-      `the whole catalog as JSON (large), /openapi.json, /.well-known/agents.json, /suite.json; ${namedNouns.length} more nouns are named there`,
+      'the whole catalog as JSON (large), /openapi.json, /.well-known/agents.json, /suite.json; ' +
+        `${namedNouns.length} more nouns are named there`,
     ),
     '',
   ].join('\n');

@@ -17,7 +17,10 @@ import {
 import { z } from 'zod';
 import { publishedMode } from './modes.ts';
 
-/** The two keyless faces that are not bus operations: the gateway answers them itself (decode through the data pillar). */
+/**
+ * The two keyless faces that are not bus operations: the gateway answers them itself (decode through the data
+ * pillar).
+ */
 interface Face {
   operationId: string;
   method: 'GET';
@@ -92,7 +95,8 @@ const paymentResponseHeaders = {
 };
 const pendingResponse = {
   description:
-    'BLOCKED execution-pending, payment-pending or payment-unavailable: the outcome is not known yet (never a 402); ask again after Retry-After',
+    'BLOCKED execution-pending, payment-pending or payment-unavailable: ' +
+    'the outcome is not known yet (never a 402); ask again after Retry-After',
   headers: { 'Retry-After': { schema: { type: 'integer' } } },
   content: { 'application/json': { schema: blockedEnvelope } },
 };
@@ -118,7 +122,8 @@ function capabilityOperation(c: Capability) {
         ? {
             '402': {
               description:
-                'OFFER: price, ceiling and a durable intent to settle (pay it with x402: PAYMENT-SIGNATURE), or a refused payment',
+                'OFFER: price, ceiling and a durable intent to settle (pay it with x402: PAYMENT-SIGNATURE), ' +
+                'or a refused payment',
               headers: paymentRequiredHeader,
               content: { 'application/json': { schema: strip(jsonSchemaOf(anyAnswer)) } },
             },
@@ -181,7 +186,10 @@ const mintedKey = {
   },
 };
 
-/** An operation's declared reply by HTTP status: its OK (and EMPTY) answers are the 200, an OFFER the 402, a NEEDS_HUMAN the 403. */
+/**
+ * An operation's declared reply by HTTP status: its OK (and EMPTY) answers are the 200, an OFFER the 402, a
+ * NEEDS_HUMAN the 403.
+ */
 function repliesOf(o: Op): Record<string, unknown> {
   if (o === ops.keysMint)
     return {
@@ -213,7 +221,10 @@ function repliesOf(o: Op): Record<string, unknown> {
   return out;
 }
 
-/** A platform operation's entry, from its declaration: path parameters and body from its input schema, less what the gateway sets. */
+/**
+ * A platform operation's entry, from its declaration: path parameters and body from its input schema, less what
+ * the gateway sets.
+ */
 function opOperation(o: Op) {
   const route = o.route!;
   const input = strip(jsonSchemaOf(o.input, 'input')) as { properties?: Record<string, any>; required?: string[] };
@@ -258,7 +269,8 @@ function opOperation(o: Op) {
             '200': { ...(repliesOf(o)['200'] as object), headers: paymentResponseHeaders },
             '402': {
               description:
-                "BLOCKED: the payment was refused for good (the code says which term); PAYMENT-REQUIRED names x402's reason",
+                'BLOCKED: the payment was refused for good (the code says which term); ' +
+                "PAYMENT-REQUIRED names x402's reason",
               headers: paymentRequiredHeader,
               content: { 'application/json': { schema: blockedEnvelope } },
             },
@@ -300,7 +312,8 @@ export function openapiDocument(baseUrl: string, served: (method: string, path: 
       title: 'Vehicle Capability Service',
       version: catalogDigest().slice(7, 19),
       description:
-        'Live operations only (a capability is live when its acceptance suite at /suite.json passes). The whole catalog, sandbox included, is at /catalog; read it first.',
+        'Live operations only (a capability is live when its acceptance suite at /suite.json passes). ' +
+        'The whole catalog, sandbox included, is at /catalog; read it first.',
       'x-catalog-digest': catalogDigest(),
     },
     servers: [{ url: baseUrl }],

@@ -148,7 +148,9 @@ export function recordFace(r: Awaited<ReturnType<typeof recordData>>): { json: u
           ['Plant', [d.plant?.city, d.plant?.state, d.plant?.country].filter(Boolean).join(', ') || '—'],
         ],
         text: [
-          `From ${String(r.provenance.source)}. Simulated in the sandbox (no public source gives them): ${(r.provenance.simulatedFields as string[]).join(', ') || 'none'}.`,
+          `From ${String(r.provenance.source)}. ` +
+            'Simulated in the sandbox (no public source gives them): ' +
+            `${(r.provenance.simulatedFields as string[]).join(', ') || 'none'}.`,
         ],
       },
       ..._lenses.map((l) => ({

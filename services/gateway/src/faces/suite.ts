@@ -83,7 +83,9 @@ function build() {
     version: 1,
     catalogDigest: catalogDigest(),
     rules:
-      'A capability is live only when every one of its cases passes: same answer kind, same HTTP status, same BLOCKED code, and an OK value valid against valueSchema (JSON Schema 2020-12). OFFER cases check the 402 only.',
+      'A capability is live only when every one of its cases passes: ' +
+      'same answer kind, same HTTP status, same BLOCKED code, ' +
+      'and an OK value valid against valueSchema (JSON Schema 2020-12). OFFER cases check the 402 only.',
     capabilities: capabilities.map((c) => {
       const cases = casesOf(c);
       return { capability: c.name, digest: casesDigest(cases), cases };

@@ -51,13 +51,17 @@ function sdkSource(): Promise<string> {
   return sdkBundle;
 }
 
-const PRELUDE = `
+const PRELUDE =
+  `
 (() => {
 const __sdk = __vcs, __bridge = __hostFetch;
-__sdk.setDefaultClient(__sdk.createClient({ baseUrl: '', fetch: (url, init) => __bridge(init.method, url, init.body === undefined ? '' : init.body, JSON.stringify(init.headers || {})).then((r) => { const o = JSON.parse(r); return { status: o.status, text: () => Promise.resolve(o.body) }; }) }));
+__sdk.setDefaultClient(__sdk.createClient({ baseUrl: '', fetch: (url, init) => ` +
+  "__bridge(init.method, url, init.body === undefined ? '' : init.body, JSON.stringify(init.headers || {}))" +
+  `.then((r) => { const o = JSON.parse(r); return { status: o.status, text: () => Promise.resolve(o.body) }; }) }));
 const __settle = __sdk.settle;
 const sdk = Object.freeze({ ...__sdk, settle: (offer, opts) => opts && opts.payer !== undefined
-  ? Promise.reject(new Error('exec never pays: settle takes no payer here; return the OFFER and pay it outside exec (the SDK or the CLI with a wallet)'))
+  ? Promise.reject(new Error('exec never pays: settle takes no payer here; ` +
+  `return the OFFER and pay it outside exec (the SDK or the CLI with a wallet)'))
   : __settle(offer, opts) });
 globalThis.sdk = sdk;
 for (const k of Object.keys(sdk)) if (k !== 'createClient' && k !== 'setDefaultClient') globalThis[k] = sdk[k];

@@ -1,6 +1,9 @@
 import { callLine, capabilities, type Capability } from '@vcs/contract';
 
-/** What an agent needs to call a capability next, in two lines: what it does, then route, gate, inputs, answer, price. */
+/**
+ * What an agent needs to call a capability next, in two lines: what it does, then route, gate, inputs, answer,
+ * price.
+ */
 export function capabilityLine(c: Capability): string {
   return `${c.name} — ${c.summary}\n${callLine(c)}`;
 }

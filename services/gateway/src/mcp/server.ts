@@ -37,7 +37,9 @@ export function buildMcpServer(app: FastifyInstance, caller: McpCaller): McpServ
     'search',
     {
       description:
-        'Find capabilities by words. Results carry the wire name (noun.verb), route, gate, price and a one-line summary; pass an id to fetch for the full descriptor.',
+        'Find capabilities by words. ' +
+        'Results carry the wire name (noun.verb), route, gate, price and a one-line summary; ' +
+        'pass an id to fetch for the full descriptor.',
       inputSchema: { query: z.string().min(1).max(500).describe('words, for example "signing fee quote"') },
     },
     async ({ query }) =>
@@ -94,10 +96,15 @@ export function buildMcpServer(app: FastifyInstance, caller: McpCaller): McpServ
         'Run TypeScript against the pinned SDK (catalog digest ' +
           catalogDigest() +
           ') in an isolate with no network, file system, env, process or timers.',
-        'Every noun is a global (e.g. `await signing.status({ vin })`), as are settle, pollHandoff, the workflow functions and `sdk`; `import { signing } from "@vcs/sdk"` also works.',
-        'Calls go to this service with your key. `return` the Answer values you want; an OFFER comes back as an OFFER and is never paid for you.',
-        "`runAcceptanceSuite({ capabilities: ['signing.status'] })` runs the published acceptance suite here, in the isolate.",
-        `Limits: ${EXEC_LIMITS.cpuMs} ms CPU, ${EXEC_LIMITS.memoryBytes / 1048576} MiB memory, ${EXEC_LIMITS.maxCalls} calls, ${EXEC_LIMITS.wallMs} ms overall.`,
+        'Every noun is a global (e.g. `await signing.status({ vin })`), ' +
+          'as are settle, pollHandoff, the workflow functions and `sdk`; ' +
+          '`import { signing } from "@vcs/sdk"` also works.',
+        'Calls go to this service with your key. `return` the Answer values you want; ' +
+          'an OFFER comes back as an OFFER and is never paid for you.',
+        "`runAcceptanceSuite({ capabilities: ['signing.status'] })` " +
+          'runs the published acceptance suite here, in the isolate.',
+        `Limits: ${EXEC_LIMITS.cpuMs} ms CPU, ${EXEC_LIMITS.memoryBytes / 1048576} MiB memory, ` +
+          `${EXEC_LIMITS.maxCalls} calls, ${EXEC_LIMITS.wallMs} ms overall.`,
       ].join(' '),
       inputSchema: {
         code: z.string().min(1).max(100_000).describe('the body of an async function; use `return` for the result'),

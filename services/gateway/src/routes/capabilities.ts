@@ -33,7 +33,8 @@ export async function capabilityRoutes(app: FastifyInstance, deps: GatewayDeps) 
           return sendBlocked(
             reply,
             'invalid-input',
-            'keys are not accepted in the query string (URLs end up in logs and proxies): send it as Authorization: Bearer <key> or X-Api-Key: <key>',
+            'keys are not accepted in the query string (URLs end up in logs and proxies): ' +
+              'send it as Authorization: Bearer <key> or X-Api-Key: <key>',
             {
               problems: [
                 {

@@ -4,7 +4,10 @@ import { decodeThroughData } from '../decode.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { sendBlocked } from '../reply.ts';
 
-/** GET /decode/{vin}: keyless; the data pillar decodes from NHTSA vPIC; values vPIC does not give are simulated and labelled. */
+/**
+ * GET /decode/{vin}: keyless; the data pillar decodes from NHTSA vPIC; values vPIC does not give are simulated and
+ * labelled.
+ */
 export async function decodeRoutes(app: FastifyInstance, deps: GatewayDeps) {
   app.get<{ Params: { vin: string } }>('/decode/:vin', async (req, reply) => {
     // A VIN that breaks a rule is answered here, naming the rule (and the expected check digit), before any bus call.

@@ -17,7 +17,8 @@ export async function keysMeRoute(app: FastifyInstance, deps: GatewayDeps, meter
       return sendBlocked(
         reply,
         'key-required',
-        'GET /keys/me introspects the calling key: send Authorization: Bearer <key> (or X-Api-Key). Mint one with POST /keys',
+        'GET /keys/me introspects the calling key: send Authorization: Bearer <key> (or X-Api-Key). ' +
+          'Mint one with POST /keys',
         { mint: MINT_KEY, next: MINT_KEY },
       );
     }

@@ -90,7 +90,8 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
         sendBlocked(
           reply,
           'payment-invalid',
-          'the x402 payment header (PAYMENT-SIGNATURE or X-PAYMENT) must be base64 JSON of an x402 payment payload; fix each problem listed',
+          'the x402 payment header (PAYMENT-SIGNATURE or X-PAYMENT) must be base64 JSON of an x402 payment payload; ' +
+            'fix each problem listed',
           { problems: payment.problems, next: sameRequest(req) },
         );
         return null;

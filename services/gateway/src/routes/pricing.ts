@@ -2,12 +2,17 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { capabilities, FREE_METER, pricingRow } from '@vcs/contract';
 
-/** The price surface, generated from the catalog once at start: every priced capability with its model and hard ceiling. */
+/**
+ * The price surface, generated from the catalog once at start: every priced capability with its model and hard
+ * ceiling.
+ */
 export function pricingDocument() {
   const priced = capabilities.filter((c) => c.price.model !== 'free').map(pricingRow);
   const value = {
     currency: 'USD',
-    note: 'Prices are per call. `ceiling` is the most one call can cost, take-rates included; the sandbox charges 0.00. Capabilities not listed are free.',
+    note:
+      'Prices are per call. `ceiling` is the most one call can cost, take-rates included; the sandbox charges 0.00. ' +
+      'Capabilities not listed are free.',
     acceptPriceHeader: 'Accept-Price: <amount> <currency> settles an offer at once when its ceiling is within it',
     capabilities: priced,
   };

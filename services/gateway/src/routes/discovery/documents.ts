@@ -7,7 +7,10 @@ import { openapiDocument } from '../../faces/openapi.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** GET /openapi.json, /.well-known/agents.json, /llms.txt and /llms-full.txt: generated from the catalog on each request (cheap), cached by ETag. */
+/**
+ * GET /openapi.json, /.well-known/agents.json, /llms.txt and /llms-full.txt: generated from the catalog on each
+ * request (cheap), cached by ETag.
+ */
 export async function documentRoutes(app: FastifyInstance, deps: GatewayDeps) {
   const base = (req: { protocol: string; host: string }) =>
     deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
