@@ -55,7 +55,10 @@ const PLATFORM_PACKAGES: Record<string, string> = {
   'win32-x64': 'win32-amd64',
 };
 
-/** The anvil binary from @foundry-rs/anvil's optional platform package (a dependency of that package, so resolved from it). */
+/**
+ * The anvil binary from @foundry-rs/anvil's optional platform package (a dependency of that package, so resolved
+ * from it).
+ */
 export function anvilBinary(): string {
   const suffix = PLATFORM_PACKAGES[`${process.platform}-${process.arch}`];
   if (!suffix) throw new Error(`@foundry-rs/anvil ships no binary for ${process.platform}-${process.arch}`);

@@ -1,8 +1,9 @@
 /**
  * A self-hosted x402 facilitator: @x402/core's x402Facilitator with @x402/evm's exact scheme (v2 eip155:84532, v1
  * base-sepolia), settling from a viem wallet that pays the gas, served on 127.0.0.1 with the endpoints a hosted
- * facilitator has and HTTPFacilitatorClient calls: POST /verify, POST /settle, GET /supported. Faults can be switched on for tests: paused (requests held, refused, or answered 503) and a settle
- * whose answer is lost after it was made on chain.
+ * facilitator has and HTTPFacilitatorClient calls: POST /verify, POST /settle, GET /supported. Faults can be switched
+ * on for tests: paused (requests held, refused, or answered 503) and a settle whose answer is lost after it was made
+ * on chain.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -62,7 +63,8 @@ export function buildFacilitator({ rpcUrl, privateKey }: { rpcUrl: string; priva
   // also announce every v1 EVM network it knows, base and ethereum among them, each then settled on this chain.)
   const facilitator = new x402Facilitator()
     .register(NETWORK, new ExactEvmScheme(signer))
-    .registerV1(V1_NETWORK as Network, new ExactEvmSchemeV1(signer)); // v1 names have no colon; the parameter is typed as v2's
+    // v1 names have no colon; the parameter is typed as v2's
+    .registerV1(V1_NETWORK as Network, new ExactEvmSchemeV1(signer));
   return { facilitator, signer: account.address };
 }
 

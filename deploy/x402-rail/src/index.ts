@@ -48,9 +48,15 @@ export interface Rail {
   facilitator: Facilitator;
   balanceOf(address: Address): Promise<bigint>;
   mint(address: Address, amount: bigint): Promise<void>;
-  /** Whether an EIP-3009 authorization (payer, nonce) has been used on chain: how a reconciler learns a lost settle happened. */
+  /**
+   * Whether an EIP-3009 authorization (payer, nonce) has been used on chain: how a reconciler learns a lost settle
+   * happened.
+   */
   authorizationUsed(from: Address, nonce: Hex): Promise<boolean>;
-  /** An `exact` requirement for `amount` atomic units on this rail, as a server would offer it (maxTimeoutSeconds 900). */
+  /**
+   * An `exact` requirement for `amount` atomic units on this rail, as a server would offer it (maxTimeoutSeconds
+   * 900).
+   */
   requirements(amount: bigint | number | string): PaymentRequirements;
   /** true: the facilitator refuses connections; false: it listens again on the same port. */
   setFacilitatorDown(down: boolean): Promise<void>;

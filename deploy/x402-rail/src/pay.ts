@@ -71,7 +71,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const url = argv[0];
   if (!url || url.startsWith('--')) {
     console.error(
-      "usage: tsx deploy/x402-rail/src/pay.ts <url> [--body '<json>'] [--method POST] [--key 0x<payer key>] [--max '$10']",
+      'usage: tsx deploy/x402-rail/src/pay.ts <url> ' +
+        "[--body '<json>'] [--method POST] [--key 0x<payer key>] [--max '$10']",
     );
     process.exit(2);
   }

@@ -72,7 +72,8 @@ for (let i = 0; i < 600 && !stopping; i++) {
         'x402 rail: funded payers (test USDC on the local chain only):',
         ...rail.payerKeys.map((k, j) => `  ${rail.payerAddresses[j]}  key ${k}`),
         'x402 rail: pay for a call as an agent would:',
-        `  npx --yes pnpm@10.34.8 exec tsx deploy/x402-rail/src/pay.ts ${base}/signings/quote --body '{"vin":"1HGCM82633A004352"}' --key ${rail.payerKeys[0]}`,
+        `  npx --yes pnpm@10.34.8 exec tsx deploy/x402-rail/src/pay.ts ${base}/signings/quote ` +
+          `--body '{"vin":"1HGCM82633A004352"}' --key ${rail.payerKeys[0]}`,
         '',
       ].join('\n'),
     );

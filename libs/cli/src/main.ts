@@ -29,7 +29,8 @@ function usage(): string {
     '       vcs catalog                                                  list every capability',
     '       vcs help <noun>.<verb>                                       describe one capability',
     'options: --base-url URL (env VCS_BASE_URL), --key KEY (env VCS_API_KEY), --json',
-    `pay an OFFER with x402: set X402_PAYER_KEY (a wallet's 0x private key) in the environment, or pass --pay to insist;`,
+    "pay an OFFER with x402: set X402_PAYER_KEY (a wallet's 0x private key) in the environment, " +
+      'or pass --pay to insist;',
     `         --max DOLLARS (env X402_MAX_PAYMENT, default ${DEFAULT_MAX_PAYMENT}) is the most one payment may take`,
     `catalog digest ${CATALOG_DIGEST}`,
   ].join('\n');
@@ -46,7 +47,8 @@ export function helpFor(c: Capability): string {
   const schema = jsonSchemaOf(c.request, 'input') as { properties?: Record<string, any>; required?: string[] };
   const params = Object.entries(schema.properties ?? {}).map(
     ([k, p]) =>
-      `  --${k} <${p.type ?? 'value'}>${schema.required?.includes(k) ? ' (required)' : ''}${p.description ? `  ${p.description}` : ''}`,
+      `  --${k} <${p.type ?? 'value'}>${schema.required?.includes(k) ? ' (required)' : ''}` +
+      `${p.description ? `  ${p.description}` : ''}`,
   );
   return [
     `${c.name}: ${c.summary}`,
@@ -83,7 +85,10 @@ function print(a: Answer<unknown>, io: Io, forceJson: boolean) {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** How long vcs keeps asking about a payment whose settlement is under way (the service answers 503 payment-pending). */
+/**
+ * How long vcs keeps asking about a payment whose settlement is under way (the service answers 503
+ * payment-pending).
+ */
 const PENDING_FOR_MS = 30_000;
 
 /**
@@ -124,11 +129,13 @@ async function pay(
   const p = a.meter?.payment;
   if (p)
     io.err(
-      `vcs: paid $${p.amount} from ${p.payer} to ${p.payTo} on ${p.network}, transaction ${p.transaction ?? '(found on chain by its authorization)'} (intent ${offer.value.intent.id})`,
+      `vcs: paid $${p.amount} from ${p.payer} to ${p.payTo} on ${p.network}, ` +
+        `transaction ${p.transaction ?? '(found on chain by its authorization)'} (intent ${offer.value.intent.id})`,
     );
   else
     io.err(
-      `vcs: not paid (intent ${offer.value.intent.id}, wallet ${payer.address}): ${a.type === 'BLOCKED' ? `${a.value.code}: ${a.value.message}` : `the settlement answered ${a.type}`}`,
+      `vcs: not paid (intent ${offer.value.intent.id}, wallet ${payer.address}): ` +
+        `${a.type === 'BLOCKED' ? `${a.value.code}: ${a.value.message}` : `the settlement answered ${a.type}`}`,
     );
   return a;
 }
@@ -167,7 +174,8 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   const unknown = Object.keys(flags).filter((f) => !known.includes(f));
   if (unknown.length) {
     io.err(
-      `vcs: ${cap.name} has no flag ${unknown.map((f) => `--${f}`).join(', ')}; its flags: ${known.map((f) => `--${f}`).join(' ')}`,
+      `vcs: ${cap.name} has no flag ${unknown.map((f) => `--${f}`).join(', ')}; ` +
+        `its flags: ${known.map((f) => `--${f}`).join(' ')}`,
     );
     return EXIT.usage;
   }

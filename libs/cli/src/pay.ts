@@ -4,7 +4,10 @@
 // loads (scripts/build.js marks them external) and an unpaid call never reads them.
 import type { Offer, X402Payer } from '@vcs/sdk';
 
-/** The most one payment may take when neither `--max` nor X402_MAX_PAYMENT says: the stock x402 client's own default. */
+/**
+ * The most one payment may take when neither `--max` nor X402_MAX_PAYMENT says: the stock x402 client's own
+ * default.
+ */
 export const DEFAULT_MAX_PAYMENT = '1.00';
 
 const KEY = /^0x[0-9a-fA-F]{64}$/;
@@ -19,7 +22,8 @@ export function paySettings(flags: Record<string, string>, env: NodeJS.ProcessEn
     return flags.pay === 'true'
       ? {
           problem:
-            "--pay needs a wallet: set X402_PAYER_KEY to the payer's private key (0x and 64 hex digits) in the environment; vcs takes no key on the command line",
+            "--pay needs a wallet: set X402_PAYER_KEY to the payer's private key (0x and 64 hex digits) " +
+            'in the environment; vcs takes no key on the command line',
         }
       : { pay: false };
   }
@@ -29,7 +33,9 @@ export function paySettings(flags: Record<string, string>, env: NodeJS.ProcessEn
   const max = DOLLARS.exec(rawMax.trim())?.[1];
   if (max === undefined)
     return {
-      problem: `${flags.max !== undefined ? '--max' : 'X402_MAX_PAYMENT'} must be dollars, as 2.50 or $2.50 (not ${JSON.stringify(rawMax)})`,
+      problem:
+        `${flags.max !== undefined ? '--max' : 'X402_MAX_PAYMENT'} must be dollars, ` +
+        `as 2.50 or $2.50 (not ${JSON.stringify(rawMax)})`,
     };
   return { pay: true, key: key as `0x${string}`, max };
 }
@@ -49,7 +55,10 @@ export function overMax(offer: Offer, max: string): string | undefined {
   if (micros(ceiling.amount) <= micros(max)) return undefined;
   const asks =
     ceiling.amount === price.amount ? `$${price.amount}` : `up to $${ceiling.amount} (price $${price.amount})`;
-  return `it asks ${asks}, more than the most vcs pays at once ($${max}: --max, else X402_MAX_PAYMENT, else $${DEFAULT_MAX_PAYMENT}); pass --max ${ceiling.amount} to pay it`;
+  return (
+    `it asks ${asks}, more than the most vcs pays at once ` +
+    `($${max}: --max, else X402_MAX_PAYMENT, else $${DEFAULT_MAX_PAYMENT}); pass --max ${ceiling.amount} to pay it`
+  );
 }
 
 /**

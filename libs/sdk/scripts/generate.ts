@@ -108,7 +108,8 @@ function tsOf(s: Schema | boolean | undefined, pad = ''): string {
       const inner = pad + '  ';
       const members = Object.entries(s.properties ?? {}).map(
         ([k, v]) =>
-          `${v.description ? `${doc(inner, v.description)}\n` : ''}${inner}${/^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k)}${req.has(k) ? '' : '?'}: ${tsOf(v, inner)};`,
+          `${v.description ? `${doc(inner, v.description)}\n` : ''}${inner}` +
+          `${/^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k)}${req.has(k) ? '' : '?'}: ${tsOf(v, inner)};`,
       );
       const extra = s.additionalProperties;
       // Extra members (zod's catchall) are typed unknown: an index signature must admit every named member's type.
@@ -139,7 +140,8 @@ function answerFile(): string {
     `export type Meter = ${tsOf(jsonSchemaOf(meter, 'output') as Schema)};`,
     `export type BlockedValue = ${tsOf(jsonSchemaOf(blockedValue, 'output') as Schema)};`,
     `export type OfferValue = ${tsOf(jsonSchemaOf(offerValue, 'output') as Schema)};`,
-    'interface Envelope { answers: string; evidence: Record<string, unknown>; provenance: Provenance; events: unknown[]; meter: Meter }',
+    'interface Envelope { answers: string; evidence: Record<string, unknown>; provenance: Provenance; ' +
+      'events: unknown[]; meter: Meter }',
     "export interface Ok<T> extends Envelope { type: 'OK'; value: T }",
     "export interface Empty extends Envelope { type: 'EMPTY'; value: Record<string, unknown> }",
     "export interface Blocked extends Envelope { type: 'BLOCKED'; value: BlockedValue }",
@@ -169,11 +171,13 @@ function nounsFile(): string {
       out.push(
         doc(
           '  ',
-          `${c.name}: ${c.summary} ${c.method} ${c.path} · gate ${c.gate} · ${priceText(c.price)} · answers ${c.answer}.`,
+          `${c.name}: ${c.summary} ${c.method} ${c.path} · gate ${c.gate} · ` +
+            `${priceText(c.price)} · answers ${c.answer}.`,
         ),
       );
       out.push(
-        `  ${c.verb}: (...[params, opts]: Args<${t}Params>): Promise<Answer<${t}Value>> => callCapability<${t}Value>('${c.method}', '${c.path}', params, opts),`,
+        `  ${c.verb}: (...[params, opts]: Args<${t}Params>): Promise<Answer<${t}Value>> => ` +
+          `callCapability<${t}Value>('${c.method}', '${c.path}', params, opts),`,
       );
     }
     out.push('};', '');
@@ -186,7 +190,8 @@ function workflowsFile(): string {
   for (const id of workflowIds) {
     out.push(`/** Open a \`${id}\` deal (POST /${id}/deals) and get its handle to read and advance it. */`);
     out.push(
-      `export function ${camel(id)}(params: { vin: string } & Record<string, unknown>, opts?: CallOptions): Promise<DealHandle> {`,
+      `export function ${camel(id)}(params: { vin: string } & Record<string, unknown>, ` +
+        'opts?: CallOptions): Promise<DealHandle> {',
     );
     out.push(`  return openWorkflow('${id}', params, opts);`, '}', '');
   }
@@ -236,11 +241,13 @@ function platformFile(): string {
     out.push(
       doc(
         '  ',
-        `${o.name}: ${o.route.summary} ${o.route.method} ${o.route.path} · key ${o.route.key} · answers ${o.route.answers}.`,
+        `${o.name}: ${o.route.summary} ${o.route.method} ${o.route.path} · ` +
+          `key ${o.route.key} · answers ${o.route.answers}.`,
       ),
     );
     out.push(
-      `  ${key}: (params${optional ? '?' : ''}: ${tsOf(params, '  ')}, opts?: CallOptions): Promise<${result}> => callOperation<${result}>('${o.route.method}', '${o.route.path}', params ?? {}, opts),`,
+      `  ${key}: (params${optional ? '?' : ''}: ${tsOf(params, '  ')}, opts?: CallOptions): Promise<${result}> => ` +
+        `callOperation<${result}>('${o.route.method}', '${o.route.path}', params ?? {}, opts),`,
     );
   }
   out.push('};', '');
@@ -281,7 +288,10 @@ function membersText(s: Schema): string {
     .join(', ');
 }
 
-/** docs/events.md with its table of every event type rewritten from the declarations (test/events.declared.test.ts checks it). */
+/**
+ * docs/events.md with its table of every event type rewritten from the declarations (test/events.declared.test.ts
+ * checks it).
+ */
 export function eventsDoc(text: string): string {
   const rows = describeEvents().map((e) => {
     const by = e.emittedBy.map((b) => `${b.capability} (${b.when})`);

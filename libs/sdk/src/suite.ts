@@ -52,7 +52,8 @@ export async function runAcceptanceSuite(
       }
       const headers: Record<string, string> = { ...(opts.headers ?? {}) };
       if (c.trigger) headers['sandbox-trigger'] = c.trigger;
-      // Cases that must be anonymous ask the transport to drop the key (the exec bridge honours it; dropping authority is always safe).
+      // Cases that must be anonymous ask the transport to drop the key (the exec bridge honours it; dropping authority
+      // is always safe).
       if (c.auth === 'none') headers['x-vcs-anonymous'] = '1';
       const a = (await client.request(c.method, c.path, c.input, { ...opts, headers })) as {
         type?: string;
