@@ -2,7 +2,10 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import { z } from 'zod';
 import { ConfigError } from '@vcs/platform';
 
-/** Dev-only default, used when CONNECTION_ENCRYPTION_KEY is unset in the embedded mode; a distributed process refuses to start without a key. */
+/**
+ * Dev-only default, used when CONNECTION_ENCRYPTION_KEY is unset in the embedded mode; a distributed process refuses
+ * to start without a key.
+ */
 const DEV_ONLY_SEED = 'vcs-dev-only-connection-encryption-key';
 
 /** CONNECTION_ENCRYPTION_KEY: 32 bytes, base64 (`openssl rand -base64 32`); unset, the dev-only key. */
@@ -16,13 +19,17 @@ export const connectionSettings = z.object({
     ),
 });
 
-/** The key credentials are sealed with; `embedded` allows the dev-only key (a deployment must never use it silently). */
+/**
+ * The key credentials are sealed with; `embedded` allows the dev-only key (a deployment must never use it
+ * silently).
+ */
 export function connectionKey(settings: Readonly<Record<string, unknown>>, opts: { embedded: boolean }): Buffer {
   const raw = (settings as z.infer<typeof connectionSettings>).CONNECTION_ENCRYPTION_KEY;
   if (raw) return Buffer.from(raw, 'base64');
   if (!opts.embedded)
     throw new ConfigError(
-      'config error: CONNECTION_ENCRYPTION_KEY: required outside the embedded mode (32 bytes, base64: openssl rand -base64 32; or CONNECTION_ENCRYPTION_KEY_FILE)',
+      'config error: CONNECTION_ENCRYPTION_KEY: required outside the embedded mode ' +
+        '(32 bytes, base64: openssl rand -base64 32; or CONNECTION_ENCRYPTION_KEY_FILE)',
     );
   return createHash('sha256').update(DEV_ONLY_SEED).digest();
 }

@@ -11,7 +11,8 @@ export async function rankedQueue(q: Queryable, now: Date) {
   const since = new Date(now.getTime() - DEMAND_WINDOW_DAYS * 86_400_000).toISOString();
   const { rows } = await q.query<any>(
     `select c.id, c.account_id, c.kind, c.system, c.nouns, c.status, c.submitted_at,
-        (select count(distinct d.account_id)::int from noun_demand d where d.noun = any(c.nouns) and d.last_seen >= $1) as demand,
+        (select count(distinct d.account_id)::int from noun_demand d
+          where d.noun = any(c.nouns) and d.last_seen >= $1) as demand,
         (select count(*)::int - 1 from connections o where o.system = c.system) as same_system
        from connections c where c.status = 'queued'`,
     [since],
@@ -53,7 +54,10 @@ export function connectionOps(services: Services): OpsImpl<'services'> {
       const sealed = encryptCredential(key, s.credential);
       const nounsOf = s.nouns ?? catalogNouns.map((n) => n.noun);
       await services.db.query(
-        'insert into connections(id, account_id, kind, system, nouns, credential_ciphertext, credential_iv, credential_tag, submitted_at) values ($1,$2,$3,$4,$5,$6,$7,$8,$9)',
+        `insert into connections(
+           id, account_id, kind, system, nouns, credential_ciphertext, credential_iv, credential_tag, submitted_at
+         )
+         values ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
         [
           id,
           ctx.account,

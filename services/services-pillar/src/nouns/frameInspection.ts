@@ -67,7 +67,10 @@ function answer(vin: string, status: string, measured: boolean) {
     : { ...i.record, grade: 'pending', damages: [], photos: [], status };
 }
 
-/** Reads report what is on file; a VIN with nothing on file (or the trigger) answers no-inspection-on-file, with no event. */
+/**
+ * Reads report what is on file; a VIN with nothing on file (or the trigger) answers no-inspection-on-file, with no
+ * event.
+ */
 function read(input: { vin?: string }, tools: HandlerTools, status: string, measured: boolean) {
   const vin = vinOf(input);
   if (!vehicleFacts(vin).onFile || triggerOf(tools) === 'nothing-on-file')

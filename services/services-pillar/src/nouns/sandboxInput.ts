@@ -1,7 +1,10 @@
 import type { HandlerTools } from '@vcs/platform';
 import { SANDBOX_DEFAULT_VIN } from '@vcs/sandbox';
 
-/** The VIN an answer is about: the caller's, or the sandbox VIN when none was given (or the capability takes no input). */
+/**
+ * The VIN an answer is about: the caller's, or the sandbox VIN when none was given (or the capability takes no
+ * input).
+ */
 export const vinOf = (input: object) =>
   'vin' in input && typeof input.vin === 'string' ? input.vin : SANDBOX_DEFAULT_VIN;
 

@@ -30,7 +30,8 @@ interface EndpointRow {
 async function endpointOf(t: HandlerTools, endpointId?: string): Promise<EndpointRow | null> {
   if (!t.ctx.account) return null;
   const { rows } = await t.tx.query<EndpointRow>(
-    `select id, url, description, status, disabled_reason from webhook_endpoints where account_id = $1 and ($2::text is null or id = $2)
+    `select id, url, description, status, disabled_reason from webhook_endpoints
+      where account_id = $1 and ($2::text is null or id = $2)
       order by created_at desc, id desc limit 1`,
     [t.ctx.account, endpointId ?? null],
   );
@@ -45,13 +46,15 @@ const iso = (v: unknown) => (v == null ? null : new Date(v as string).toISOStrin
 
 async function deliveriesOf(t: HandlerTools, endpointId: string, limit: number) {
   const { rows } = await t.tx.query(
-    `select id, event_id, event_type, endpoint_id, status, next_attempt_at from webhook_deliveries where endpoint_id = $1 order by created_at desc, id limit $2`,
+    `select id, event_id, event_type, endpoint_id, status, next_attempt_at from webhook_deliveries
+     where endpoint_id = $1 order by created_at desc, id limit $2`,
     [endpointId, limit],
   );
   const attempts = rows.length
     ? (
         await t.tx.query(
-          'select delivery_id, attempted_at, status_code, latency_ms, outcome, response_snippet from webhook_attempts where delivery_id = any($1::text[]) order by id',
+          `select delivery_id, attempted_at, status_code, latency_ms, outcome, response_snippet from webhook_attempts
+           where delivery_id = any($1::text[]) order by id`,
           [rows.map((r: any) => r.id)],
         )
       ).rows
@@ -124,7 +127,8 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
         kind: 'BLOCKED',
         code: 'key-required',
         message:
-          'registering a real endpoint needs a key: mint one with POST /keys and send it as Authorization: Bearer <key>',
+          'registering a real endpoint needs a key: ' +
+          'mint one with POST /keys and send it as Authorization: Bearer <key>',
       };
     // Refused at registration (and again at every connection: guardedLookup), in every notation of an address.
     const cfg = deliveryConfig(t.settings, { embedded: t.mode === 'embedded' });
@@ -147,8 +151,9 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
       // Rotation: the old secret keeps signing beside the new one for the grace period.
       const graceUntil = new Date(t.clock.now().getTime() + deliveryConfig(t.settings).rotationGraceMs).toISOString();
       const { rows } = await t.tx.query<EndpointRow>(
-        `update webhook_endpoints set previous_secret = secret, previous_until = $3, secret = $4, url = coalesce($5, url), description = coalesce($6, description),
-           status = 'active', disabled_reason = null, failing_since = null
+        `update webhook_endpoints
+         set previous_secret = secret, previous_until = $3, secret = $4, url = coalesce($5, url),
+           description = coalesce($6, description), status = 'active', disabled_reason = null, failing_since = null
           where id = $1 and account_id = $2 returning id, url, description, status, disabled_reason`,
         [input.endpointId, t.ctx.account, graceUntil, secret, input.url ?? null, input.description ?? null],
       );
@@ -202,7 +207,8 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
     const vin = vinOf(input);
     if (t.ctx.account && (input.subscriptionId || input.endpointId)) {
       const { rows } = await t.tx.query<{ id: string }>(
-        `update webhook_subscriptions set status = 'unsubscribed' where account_id = $1 and status = 'active' and (id = $2 or endpoint_id = $3) returning id`,
+        `update webhook_subscriptions set status = 'unsubscribed'
+         where account_id = $1 and status = 'active' and (id = $2 or endpoint_id = $3) returning id`,
         [t.ctx.account, input.subscriptionId ?? null, input.endpointId ?? null],
       );
       if (rows.length)
@@ -242,7 +248,8 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
     if (!e) return ok({ ...conn(vin), replay: { status: 'no-delivery-recorded' } }, { events: [] });
     const { rowCount } = await t.tx.query(
       `update webhook_deliveries set status = 'pending', attempt_count = 0, next_attempt_at = $2, locked_until = null
-        where endpoint_id = $1 and (($3::text is not null and id = $3) or ($3::text is null and $4::timestamptz is not null and created_at >= $4))`,
+        where endpoint_id = $1 and (($3::text is not null and id = $3)
+          or ($3::text is null and $4::timestamptz is not null and created_at >= $4))`,
       [e.id, t.clock.now().toISOString(), input.deliveryId ?? null, input.since ?? null],
     );
     if (!rowCount)
@@ -267,7 +274,8 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
     const e = await endpointOf(t, input.endpointId);
     if (!e) return ok({ ...conn(vin), retryState: { status: 'no-delivery-recorded' } });
     const { rows } = await t.tx.query(
-      `select id, event_type, attempt_count, next_attempt_at from webhook_deliveries where endpoint_id = $1 and status = 'pending' and attempt_count > 0 order by next_attempt_at limit 100`,
+      `select id, event_type, attempt_count, next_attempt_at from webhook_deliveries
+       where endpoint_id = $1 and status = 'pending' and attempt_count > 0 order by next_attempt_at limit 100`,
       [e.id],
     );
     const pending = rows.map((r: any) => ({

@@ -41,7 +41,9 @@ export const buyChecklist: StepDef[] = [
     title: 'Decode and confirm the vehicle',
     capability: 'vehicle.decode',
     input: vinOnly,
-    why: 'Everything after it (inspection, transport, title) is about this exact car; a bad VIN must stop the deal before money moves.',
+    why:
+      'Everything after it (inspection, transport, title) is about this exact car; ' +
+      'a bad VIN must stop the deal before money moves.',
   },
   {
     step: 'frameInspection',
@@ -84,7 +86,9 @@ export const buyChecklist: StepDef[] = [
     capability: null,
     human: { verb: 'authorize', credential: 'buyer' },
     input: async () => null,
-    why: 'The buyer approves the figures (car, inspection, delivery, fees) before anything binding is routed for signature.',
+    why:
+      'The buyer approves the figures (car, inspection, delivery, fees) ' +
+      'before anything binding is routed for signature.',
   },
   {
     step: 'collectSignatures',
@@ -121,7 +125,9 @@ export const buyChecklist: StepDef[] = [
     title: 'Assign the title to the buyer',
     capability: 'mco.assign',
     input: vinOnly,
-    why: 'The certificate is assigned last: a dealer never hands over title before it is paid. Its completion settles the deal.',
+    why:
+      'The certificate is assigned last: a dealer never hands over title before it is paid. ' +
+      'Its completion settles the deal.',
   },
 ];
 

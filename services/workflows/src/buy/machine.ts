@@ -92,7 +92,8 @@ export class DealMachine {
           status: 409,
           answer: refusal(
             'deal-step-conflict',
-            `step ${c.step.position} (${c.step.step}) of deal ${dealId} is running now; read the deal with GET /buy/deals/${dealId} and advance again once it has moved`,
+            `step ${c.step.position} (${c.step.step}) of deal ${dealId} is running now; ` +
+              `read the deal with GET /buy/deals/${dealId} and advance again once it has moved`,
             { dealId, step: c.step.position, next: { method: 'GET', path: `/buy/deals/${dealId}` } },
           ),
         };
@@ -109,7 +110,9 @@ export class DealMachine {
           status: r.status,
           answer: refusal(
             r.code,
-            `step ${c.step.position} (${c.step.step}) failed: ${r.message}. The deal is STEP_FAILED; fix the cause and advance again with POST /buy/deals/${dealId}/advance to retry the step.`,
+            `step ${c.step.position} (${c.step.step}) failed: ${r.message}. ` +
+              `The deal is STEP_FAILED; fix the cause and advance again with POST /buy/deals/${dealId}/advance ` +
+              'to retry the step.',
             {
               dealId,
               step: c.step.position,

@@ -54,7 +54,10 @@ export async function insertDeal(
 ): Promise<DealRow> {
   const id = newId('deal');
   const { rows } = await q.query(
-    `insert into deals(id, account_id, key_id, environment, workflow, vin, state, checklist, buyer, current_step, version, created_at, updated_at)
+    `insert into deals(
+       id, account_id, key_id, environment, workflow, vin, state, checklist, buyer, current_step, version, created_at,
+       updated_at
+     )
      values ($1,$2,$3,$4,'buy',$5,'OPENED',$6,$7,1,0,$8,$8) returning *`,
     [
       id,
