@@ -2,6 +2,9 @@ import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { EVENT_STREAM } from '@vcs/contract';
 import { createLogger, createRedisKv, ManualClock, NatsBus, type Clock, type Logger } from '@vcs/platform';
 import { startEmbedded } from '@vcs/embedded';
 import { trustProxySetting } from '../../services/gateway/src/config.ts';
@@ -21,6 +24,12 @@ export interface Harness {
   env?: Record<string, string>;
   /** Run SQL against the service's own database (PGlite or Postgres), for tests that inspect stored rows. */
   sql(text: string, params?: unknown[]): Promise<any[]>;
+  /**
+   * Resolves once what has been written so far has gone through: every outbox row published, every event handled
+   * by every consumer, no webhook delivery due or in flight (a retry scheduled for later is not due). Embedded: the
+   * relay's, bus's and sender's own `onIdle` signals; distributed: the stores asked until they say so twice.
+   */
+  settled(): Promise<void>;
 }
 
 /**
@@ -107,6 +116,7 @@ export async function startEmbeddedHarness(opts: HarnessOptions = {}): Promise<H
     baseUrl: address,
     stop: () => svc.stop(),
     sql: async (text, params = []) => (await svc.infra.db.query(text, params)).rows,
+    settled: () => svc.settled(),
   };
 }
 
@@ -245,6 +255,7 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
         await c.end();
       }
     },
+    settled: () => storesSettled(env),
     async stop() {
       const all = [...procs.values()].flat();
       for (const c of all) c.kill('SIGTERM');
@@ -307,6 +318,46 @@ async function dropDatabase(url: string) {
     await admin.query(`drop database if exists ${name} with (force)`);
   } finally {
     await admin.end();
+  }
+}
+
+/**
+ * The distributed `settled`: the relays and senders live in other processes, so the stores are asked what they would
+ * say. No outbox row unpublished, every durable consumer of the run's stream with nothing pending or unacked, no
+ * webhook delivery due or leased; and that twice running with nothing written, acked or attempted in between (the
+ * parts feed each other: a failed delivery writes an event). Polled, here only (docs/decisions.md, issue 28).
+ */
+async function storesSettled(env: Record<string, string>, timeoutMs = 30_000) {
+  const db = new pg.Client({ connectionString: env.DATABASE_URL });
+  const nc = await connect({ servers: env.NATS_URL });
+  await db.connect();
+  try {
+    const jsm = await jetstreamManager(nc);
+    const stream = `${EVENT_STREAM}_${env.NATS_NAMESPACE}`;
+    const until = Date.now() + timeoutMs;
+    let previous = '';
+    for (;;) {
+      const [row] = (
+        await db.query(`select
+          (select count(*) from outbox_events where published_at is null)::int as unpublished,
+          (select count(*) from webhook_deliveries where status = 'pending'
+              and (next_attempt_at <= now() or locked_until >= now()))::int as due,
+          (select coalesce(max(seq), 0) from outbox_events)::text as written,
+          (select count(*) from webhook_attempts)::text as attempts`)
+      ).rows;
+      const consumers = [];
+      for await (const c of jsm.consumers.list(stream))
+        consumers.push({ busy: c.num_pending + c.num_ack_pending, acked: c.ack_floor.stream_seq });
+      const clean = row.unpublished === 0 && row.due === 0 && consumers.every((c) => c.busy === 0);
+      const seen = JSON.stringify([row.written, row.attempts, consumers.map((c) => c.acked)]);
+      if (clean && seen === previous) return;
+      previous = clean ? seen : '';
+      if (Date.now() > until) throw new Error(`not settled in ${timeoutMs} ms: ${JSON.stringify({ row, consumers })}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    await db.end();
+    await nc.close();
   }
 }
 

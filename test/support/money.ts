@@ -39,6 +39,7 @@ export async function startMoneyHarness(
       baseUrl,
       stop: () => svc.stop(),
       sql: async (text, params = []) => (await svc.infra.db.query(text, params)).rows,
+      settled: () => svc.settled(),
     };
     return { h, db: svc.infra.db, bus: svc.infra.bus, stop: () => svc.stop() };
   }

@@ -7,6 +7,7 @@ export * from './store/db.ts';
 export * from './store/kv.ts';
 export * from './events/outbox.ts';
 export * from './events/batches.ts';
+export * from './events/idle.ts';
 export * from './clock.ts';
 export * from './config.ts';
 export * from './logger.ts';

@@ -7,13 +7,16 @@ import {
   OutboxRelay,
   createMemoryKv,
   createPgliteDb,
+  isIdles,
   migrate,
   platformMigrations,
+  settled,
   startPillar,
   systemClock,
   x402Terms,
   type X402Settings,
   type Clock,
+  type Idles,
   type Infra,
   type Migrations,
   type Logger,
@@ -79,10 +82,15 @@ export interface EmbeddedOptions {
   gateway?: GatewayConfig;
 }
 
+function noteIdles(background: Stoppable[], into: Idles[]): Stoppable[] {
+  for (const b of background) if (isIdles(b)) into.push(b);
+  return background;
+}
+
 /** The gateway and every pillar in one process: in-process bus, PGlite, in-memory stand-in for Redis. */
 export async function startEmbedded(
   opts: EmbeddedOptions,
-): Promise<{ app: FastifyInstance; infra: Infra; stop(): Promise<void> }> {
+): Promise<{ app: FastifyInstance; infra: Infra; settled(): Promise<void>; stop(): Promise<void> }> {
   const db = await createPgliteDb(opts.pgliteDir);
   await migrate(db, allMigrations);
   const clock = opts.clock ?? systemClock;
@@ -90,10 +98,19 @@ export async function startEmbedded(
   // The only relay on this store: it holds no row locks (outbox.ts).
   const relay = new OutboxRelay(db, infra.bus, opts.log.child({ component: 'outbox' }), 250, true).start();
   const pillars: Stoppable[] = [];
-  for (const p of allPillars)
+  const bus = infra.bus as MemoryBus;
+  // The relay, the bus's consumers and each background worker that can say it is idle (the webhook sender).
+  const idles: Idles[] = [relay, bus];
+  for (const p of allPillars) {
+    const background = p.background;
+    const def = background ? { ...p, background: async (s: never) => noteIdles(await background(s), idles) } : p;
     pillars.push(
-      await startPillar(p, infra, opts.log.child({ component: p.name }), { relay, settings: opts.settings }),
+      await startPillar(def as AnyPillarDefinition, infra, opts.log.child({ component: p.name }), {
+        relay,
+        settings: opts.settings,
+      }),
     );
+  }
   const app = await buildApp({
     ...infra,
     log: opts.log.child({ component: 'gateway' }),
@@ -102,6 +119,8 @@ export async function startEmbedded(
   return {
     app,
     infra,
+    /** Every event written so far relayed, handled by every consumer, and no webhook delivery due or in flight. */
+    settled: () => settled(idles),
     async stop() {
       await app.close();
       for (const p of pillars) await p.stop();

@@ -7,6 +7,7 @@ import {
   type Headers,
   type Responder,
 } from './types.ts';
+import type { Idles } from '../events/idle.ts';
 
 interface Stored {
   seq: number;
@@ -31,13 +32,16 @@ function subjectMatches(filter: string, subject: string): boolean {
  * The embedded bus: same contract as NATS inside one process. Request-reply round-robins over
  * responders of a queue; the event stream is an in-memory log with durable cursors and redelivery.
  */
-export class MemoryBus implements Bus {
+export class MemoryBus implements Bus, Idles {
   readonly kind = 'memory' as const;
   private responders = new Map<string, { queue: string; fn: Responder }[]>();
   private rr = new Map<string, number>();
   private log: Stored[] = [];
   private seen = new Set<string>();
-  private consumers = new Set<{ wake(): void }>();
+  private consumers = new Set<{ wake(): void; idle(): boolean }>();
+  private idleWaiters: (() => void)[] = [];
+  /** Deliveries acked or naked so far (events/idle.ts). */
+  done = 0;
   private fanout = new Map<string, Set<(d: Uint8Array) => void>>();
   private closed = false;
 
@@ -92,8 +96,16 @@ export class MemoryBus implements Bus {
     let running = false;
     const redeliver: { item: Stored; count: number; at: number }[] = [];
     const timers = new Set<NodeJS.Timeout>();
+    // Handed out and not yet acked or naked: a batching consumer acks after its handler has returned.
+    let unsettled = 0;
     const deliver = async (item: Stored, count: number) => {
       let settled = false;
+      unsettled++;
+      const finish = () => {
+        unsettled--;
+        this.done++;
+        this.checkIdle();
+      };
       await new Promise<void>((resolve) => {
         handler({
           data: item.data,
@@ -101,10 +113,13 @@ export class MemoryBus implements Bus {
           headers: item.headers,
           redeliveryCount: count,
           ack: () => {
+            if (settled) return;
             settled = true;
             resolve();
+            finish();
           },
           nak: (delayMs = 0) => {
+            if (settled) return;
             settled = true;
             const t = setTimeout(() => {
               timers.delete(t);
@@ -113,6 +128,7 @@ export class MemoryBus implements Bus {
             }, delayMs);
             timers.add(t);
             resolve();
+            finish();
           },
         }).then(
           () => {
@@ -120,8 +136,10 @@ export class MemoryBus implements Bus {
           },
           () => {
             if (!settled) {
+              settled = true;
               redeliver.push({ item, count: count + 1, at: 0 });
               resolve();
+              finish();
             }
           },
         );
@@ -146,9 +164,12 @@ export class MemoryBus implements Bus {
             }
           } finally {
             running = false;
+            this.checkIdle();
           }
         });
       },
+      // A publish wakes every consumer at once (running), so one at rest has read to the end of the log.
+      idle: () => !running && !unsettled && !redeliver.length && !timers.size,
     };
     this.consumers.add(self);
     self.wake();
@@ -157,8 +178,27 @@ export class MemoryBus implements Bus {
         stopped = true;
         this.consumers.delete(self);
         for (const t of timers) clearTimeout(t);
+        this.checkIdle();
       },
     };
+  }
+
+  /**
+   * Resolves when every consumer has been handed every event on the stream and has acked or naked each, with no
+   * redelivery waiting (a nak's delay included): what p-queue calls `onIdle`. Checked as deliveries settle, not polled.
+   */
+  onIdle(): Promise<void> {
+    return new Promise((resolve) => {
+      this.idleWaiters.push(resolve);
+      this.checkIdle();
+    });
+  }
+
+  private checkIdle() {
+    if (!this.idleWaiters.length || [...this.consumers].some((c) => !c.idle())) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
   }
 
   broadcast(subject: string, data: Uint8Array) {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Bus } from '../bus/types.ts';
 import { enc } from '../bus/types.ts';
 import { eventFlow } from '../metrics.ts';
+import type { Idles } from './idle.ts';
 import { contextFrom, endSpan, SpanKind, spanTraceparent, startSpan, traceparentOf, tracing } from '../tracing.ts';
 import { mergeWrites, type BulkWrite, type Db, type Queryable, type Statement } from '../store/db.ts';
 
@@ -36,13 +37,18 @@ export async function writeEvents(q: Queryable, events: Omit<EventEnvelope, 'id'
  * Relays outbox rows to the stream in order. Rows are claimed with SKIP LOCKED so relays in several
  * replicas never publish one row at the same time; Nats-Msg-Id = event id drops any republish after a crash.
  */
-export class OutboxRelay {
+export class OutboxRelay implements Idles {
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
   private again = false;
   private stopped = false;
   /** When relaying began failing (0 while it works): said once as a pause, and once as a resumption. */
   private pausedAt = 0;
+  /** Flushes begun so far, and those waiting on `onIdle` with the count when they asked. */
+  private flushes = 0;
+  private idleWaiters: { after: number; resolve: () => void }[] = [];
+  /** Rows published since start (events/idle.ts). */
+  done = 0;
 
   /**
    * `sole`: this is the only relay on its store (the embedded mode). It then needs no row locks: it reads the
@@ -79,9 +85,12 @@ export class OutboxRelay {
       return;
     }
     this.busy = true;
+    const flush = ++this.flushes;
     this.flush(100, look)
       .then(
         (n) => {
+          this.done += n;
+          this.wakeIdle(flush);
           if (!this.pausedAt) return;
           this.log.info({ afterMs: Date.now() - this.pausedAt, relayed: n }, 'outbox relay resumed');
           this.pausedAt = 0;
@@ -105,6 +114,26 @@ export class OutboxRelay {
           this.kick();
         }
       });
+  }
+
+  /**
+   * Resolves once every row committed before the call is on the stream: at the end of the first flush begun after
+   * it that succeeds (a flush runs until a batch comes back short). The name and meaning are p-queue's `onIdle`;
+   * not `drain`, which in nats.js (and on our Bus) also closes. It starts that flush itself, so it never waits a
+   * tick; while the stream is down it waits, as the rows do, and a stop resolves it.
+   */
+  onIdle(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.idleWaiters.push({ after: this.flushes, resolve });
+      this.kick(true);
+    });
+  }
+
+  private wakeIdle(flush: number) {
+    const woken = this.idleWaiters.filter((w) => w.after < flush);
+    this.idleWaiters = this.idleWaiters.filter((w) => w.after >= flush);
+    for (const w of woken) w.resolve();
   }
 
   /** Publish every pending row; returns how many were relayed. */
@@ -180,5 +209,6 @@ export class OutboxRelay {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.flush().catch(() => undefined);
+    this.wakeIdle(Infinity);
   }
 }

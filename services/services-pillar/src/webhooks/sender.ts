@@ -6,6 +6,7 @@ import {
   SpanKind,
   spanTraceparent,
   startSpan,
+  type Idles,
   type Services,
   writeEvents,
   type BulkWrite,
@@ -70,7 +71,7 @@ export function startWebhookSender(services: Services): DeliverySender {
  * number of workers share the work and a worker that dies mid-send only delays its rows by the lease.
  * In-flight sends are capped per endpoint and overall, so one slow endpoint never holds up the rest.
  */
-export class DeliverySender {
+export class DeliverySender implements Idles {
   private inFlight = new Map<string, number>();
   private total = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -78,6 +79,11 @@ export class DeliverySender {
   private polling = false;
   private again = false;
   private running = new Set<Promise<void>>();
+  /** Polls begun so far, and those waiting on `onIdle` with the count when they asked. */
+  private polls = 0;
+  private idleWaiters: { after: number; resolve: () => void }[] = [];
+  /** Attempts finished since start (Idles, @vcs/platform). */
+  done = 0;
 
   constructor(
     private services: Services,
@@ -101,7 +107,15 @@ export class DeliverySender {
       return;
     }
     this.polling = true;
+    const poll = ++this.polls;
     this.poll()
+      .then((nothingDue) => {
+        // Idle: this poll found nothing due, nothing is in flight, and no poll is asked for after it.
+        if (!nothingDue || this.total || this.again) return;
+        const woken = this.idleWaiters.filter((w) => w.after < poll);
+        this.idleWaiters = this.idleWaiters.filter((w) => w.after >= poll);
+        for (const w of woken) w.resolve();
+      })
       .catch((err) => this.services.log.debug({ err }, 'webhook sender poll failed'))
       .finally(() => {
         this.polling = false;
@@ -112,9 +126,24 @@ export class DeliverySender {
       });
   }
 
-  private async poll() {
+  /**
+   * Resolves once no delivery is due (by the injected clock) and none is in flight: at the end of the first poll
+   * begun after the call that finds nothing due with every send finished (each finished send polls again). A retry
+   * scheduled later is not due: a test reaches it by moving its clock and asking again. The name and meaning are
+   * p-queue's `onIdle`. It polls at once itself, so it never waits for the poll interval; a stop resolves it.
+   */
+  onIdle(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.idleWaiters.push({ after: this.polls, resolve });
+      this.kick();
+    });
+  }
+
+  /** One look for due deliveries, claiming what there is room for; true when nothing was due. */
+  private async poll(): Promise<boolean> {
     const room = this.cfg.poolSize - this.total;
-    if (room <= 0) return;
+    if (room <= 0) return false;
     const busy = [...this.inFlight].filter(([, n]) => n >= this.cfg.perEndpointConcurrency).map(([id]) => id);
     const now = this.services.clock.now();
     // A cheap look first: an idle sender costs one indexed read, not a locking transaction.
@@ -122,7 +151,7 @@ export class DeliverySender {
       `select 1 from webhook_deliveries where status = 'pending' and next_attempt_at <= $1 and (locked_until is null or locked_until < $1) limit 1`,
       [now.toISOString()],
     );
-    if (!due.rows.length) return;
+    if (!due.rows.length) return true;
     const lease = new Date(now.getTime() + this.cfg.timeoutMs + 1_000).toISOString();
     // One statement, atomic on its own: no transaction held open across round trips (PGlite has one connection).
     const rows = (
@@ -158,6 +187,7 @@ export class DeliverySender {
           if (left) this.inFlight.set(row.endpoint_id, left);
           else this.inFlight.delete(row.endpoint_id);
           this.total--;
+          this.done++;
           this.running.delete(p);
           this.kick();
         });
@@ -168,6 +198,7 @@ export class DeliverySender {
         over,
       ]);
     if (rows.length === room && over.length < rows.length) this.again = true;
+    return false;
   }
 
   private async send(row: Claimed) {
@@ -299,5 +330,6 @@ export class DeliverySender {
     this.stopped = true;
     clearTimeout(this.timer);
     await Promise.allSettled([...this.running]);
+    for (const w of this.idleWaiters.splice(0)) w.resolve();
   }
 }

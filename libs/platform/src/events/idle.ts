@@ -1,0 +1,27 @@
+/**
+ * Work in the background that can say when it has nothing left (p-queue's `onIdle`: a promise, resolved as the
+ * queue empties, never by a timer), and counts what it has done, so a caller sees whether a wait found any work.
+ * The outbox relay, the memory bus's consumers and the webhook sender are such work.
+ */
+export interface Idles {
+  onIdle(): Promise<void>;
+  /** Units of work finished since start: rows relayed, deliveries acked, attempts made. */
+  readonly done: number;
+}
+
+export const isIdles = (x: unknown): x is Idles =>
+  typeof (x as Idles | undefined)?.onIdle === 'function' && typeof (x as Idles).done === 'number';
+
+/**
+ * Resolves once the work written so far has gone all the way through: each part is idle in turn, round after round,
+ * until a round in which none did anything (the parts feed each other: an event makes a delivery, a delivery that
+ * fails writes an event). Tests wait on this instead of polling for an outcome (docs/decisions.md, issue 28).
+ */
+export async function settled(parts: Idles[]): Promise<void> {
+  const work = () => parts.reduce((n, p) => n + p.done, 0);
+  for (;;) {
+    const before = work();
+    for (const p of parts) await p.onIdle();
+    if (work() === before) return;
+  }
+}
