@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, mintKey, modes, startHarness, waitFor, type Harness } from './support/harness.ts';
+import { call, mintKey, modes, startHarness, type Harness } from './support/harness.ts';
 
 describe.each(modes())('going live: connections and the activation queue (%s)', (mode) => {
   let h: Harness;
@@ -42,12 +42,12 @@ describe.each(modes())('going live: connections and the activation queue (%s)', 
       body: {},
       headers: { 'accept-price': '100.00 USD' },
     });
-    await waitFor(async () => {
-      const q = await call(h.baseUrl, 'GET', '/activation-queue', { key: b.key });
-      const mine = q.json.value.entries.find((e: any) => e.id === sa.json.value.id);
-      return mine?.factors.demand === 2 && mine.place === 1;
-    });
+    await h.settled(); // demand is counted from the events
     const q = await call(h.baseUrl, 'GET', '/activation-queue', { key: b.key });
+    expect(q.json.value.entries.find((e: any) => e.id === sa.json.value.id)).toMatchObject({
+      place: 1,
+      factors: { demand: 2 },
+    });
     expect(q.text).not.toContain('super-secret');
     expect(q.json.value.mine).toEqual([{ id: sb.json.value.id, place: 2 }]);
     expect(q.json.value.entries[0]).toMatchObject({

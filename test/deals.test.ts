@@ -177,7 +177,8 @@ describe.each(modes())('buy deals (%s)', (mode) => {
       }
       if (restart) await h.start!('workflows');
       // The completion event moves the deal on by itself (no second advance needed).
-      await waitFor(async () => settledPast(id, position), 15_000);
+      await h.settled();
+      expect(await settledPast(id, position)).toBe(true);
     }
     const done = (await get(id)).json.value;
     expect(done.state).toBe('SETTLED');
@@ -202,19 +203,22 @@ describe.each(modes())('buy deals (%s)', (mode) => {
           key,
           body: { outcome: 'completed', credential: r.json.value.credential },
         });
-      await waitFor(async () => settledPast(id, deal.currentStep), 15_000);
+      await h.settled();
+      expect(await settledPast(id, deal.currentStep)).toBe(true);
     }
     const fail = { 'sandbox-trigger': 'fail' };
     const offer = await advance(id, fail);
     expect(offer.status).toBe(402);
     await call(h.baseUrl, 'POST', offer.json.value.settle.path, { key, headers: fail });
-    await waitFor(async () => (await get(id)).json.value.state === 'STEP_FAILED', 15_000);
+    await h.settled();
     const failed = (await get(id)).json.value;
+    expect(failed.state).toBe('STEP_FAILED');
     expect(failed.checklist[payAt - 1].status).toBe('failed');
     const retry = await advance(id);
     expect(retry.status).toBe(402);
     await call(h.baseUrl, 'POST', retry.json.value.settle.path, { key });
-    await waitFor(async () => (await get(id)).json.value.currentStep === payAt + 1, 15_000);
+    await h.settled();
+    expect((await get(id)).json.value.currentStep).toBe(payAt + 1);
     expect((await get(id)).json.value.checklist[payAt - 1]).toMatchObject({ status: 'done', attempts: 2 });
   });
 

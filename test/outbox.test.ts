@@ -54,15 +54,23 @@ describe('outbox relay', () => {
         })),
       ),
     );
-    await new Promise((r) => setTimeout(r, 100));
+    // A relay while the bus is down fails, and leaves the rows where they are.
+    await expect(relay.flush()).rejects.toThrow('nats unreachable');
     expect(seen).toEqual([]);
     expect(await relay.pending()).toBe(3);
+    // Waiting on the relay while the bus is down waits with the rows; once it is back, one flush relays them all.
+    let idle = false;
+    const relayed = relay.onIdle().then(() => (idle = true));
+    await expect(relay.flush()).rejects.toThrow('nats unreachable');
+    expect(idle).toBe(false);
     bus.down = false;
-    for (let i = 0; i < 500 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    await relayed;
+    await bus.onIdle();
     expect(seen).toEqual(written.map((e) => e.id));
+    expect(await relay.pending()).toBe(0);
     // A republish of the same rows (a crash after publish, before marking) is dropped by the msg id.
     for (const e of written) await bus.publishEvent('evt.Signing.quoted.v1', enc.encode(JSON.stringify(e)), e.id);
-    await new Promise((r) => setTimeout(r, 50));
+    await bus.onIdle();
     expect(seen).toHaveLength(3);
     await relay.stop();
   });

@@ -12,7 +12,7 @@ import {
 } from '@vcs/contract';
 import { createLogger, dec } from '@vcs/platform';
 import { startEmbedded } from '@vcs/embedded';
-import { call, mintKey, waitFor } from './support/harness.ts';
+import { call, mintKey } from './support/harness.ts';
 import { sampleInput, send } from './support/capabilityCalls.ts';
 
 // Secrets are marked once in the contract (issue 28 item 2); these walk every capability's schema for the marks.
@@ -116,7 +116,8 @@ describe('secret-bearing capabilities through the running service', () => {
       if (secrets.length) expect(replay.headers.get('idempotent-replayed')).toBe('true');
       const intentId = first.headers.get('intent-id');
       const intent = intentId ? await call(baseUrl, 'GET', `/intents/${intentId}`, { key }) : undefined;
-      await waitFor(async () => seen.some((e) => e.capability === c.name), 10_000);
+      await svc.settled();
+      expect(seen.some((e) => e.capability === c.name)).toBe(true);
       for (const s of secrets) {
         expect(replay.text).not.toContain(s);
         if (intent) expect(intent.text).not.toContain(s);

@@ -106,7 +106,7 @@ describe.each(modes())('tracing (%s)', (mode) => {
         headers: { traceparent: `00-${traceId}-${hex(8)}-01` },
       });
       expect(emit.status).toBe(200);
-      await waitFor(async () => rx.received.some((r) => JSON.parse(r.body).type === 'Webhook.emitted@1'));
+      await h.settled();
       const delivery = rx.received.find((r) => JSON.parse(r.body).type === 'Webhook.emitted@1')!;
       // The receiver can continue the trace: the delivery's traceparent is in it.
       expect(String(delivery.headers.traceparent)).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));

@@ -53,7 +53,7 @@ describe.each(modes())('webhook delivery (%s)', (mode) => {
       const { key, secret, endpointId } = await wire(h, rx.url, ['Signing.*']);
       const q = await call(h.baseUrl, 'POST', '/signings/quote', { key, body: { vin: VIN } });
       expect(q.status).toBe(200);
-      await waitFor(async () => rx.received.length >= 2);
+      await h.settled();
       const wh = new Webhook(secret);
       const types = rx.received.map((r) => {
         const evt = wh.verify(r.body, r.headers as Record<string, string>) as any;
@@ -69,17 +69,14 @@ describe.each(modes())('webhook delivery (%s)', (mode) => {
         ),
       ).toThrow();
       // The log reads the real records.
-      await waitFor(async () =>
-        (
-          await call(h.baseUrl, 'GET', `/webhooks/delivery-log?endpointId=${endpointId}`, { key })
-        ).json.value.log.deliveries.every((d: any) => d.status === 'delivered'),
-      );
       const log = await call(h.baseUrl, 'GET', `/webhooks/delivery-log?endpointId=${endpointId}`, { key });
       expect(log.json.value.log.status).toBe('deliveries-recorded');
+      expect(log.json.value.log.deliveries.map((d: any) => d.status)).toEqual(['delivered', 'delivered']);
       expect(log.json.value.log.deliveries[0].attempts[0]).toMatchObject({ statusCode: 204, outcome: 'http-204' });
       // A test event reaches the endpoint even though it subscribed to Signing.* only.
       await call(h.baseUrl, 'POST', '/webhooks/emit', { key, body: { endpointId } });
-      await waitFor(async () => rx.received.some((r) => JSON.parse(r.body).type === 'Webhook.emitted@1'));
+      await h.settled();
+      expect(rx.received.map((r) => JSON.parse(r.body).type)).toContain('Webhook.emitted@1');
     } finally {
       await rx.close();
     }
@@ -96,7 +93,8 @@ describe.each(modes())('webhook delivery (%s)', (mode) => {
         body: { endpointId: reg.json.value.registration.id, eventTypes: ['Signing.quoted'] },
       });
       await call(h.baseUrl, 'POST', '/signings/quote', { key, body: { vin: VIN } });
-      await waitFor(async () => a.received.length >= 1 && b.received.length >= 1);
+      await h.settled();
+      expect([a.received.length, b.received.length]).toEqual([1, 1]);
       const id = a.received[0]!.id;
       expect(b.received[0]!.id).toBe(id);
       // The text the producer wrote into the outbox is the body each endpoint got (and signed).
@@ -126,7 +124,8 @@ describe.each(modes())('webhook delivery (%s)', (mode) => {
       expect(rot.json.value.registration.status).toBe('rotated');
       const fresh = rot.json.value.registration.secretOnce;
       await call(h.baseUrl, 'POST', '/signings/quote', { key, body: { vin: VIN } });
-      await waitFor(async () => rx.received.length >= 1);
+      await h.settled();
+      expect(rx.received).toHaveLength(1);
       const r = rx.received[0]!;
       expect(String(r.headers['webhook-signature']).split(' ')).toHaveLength(2);
       new Webhook(secret).verify(r.body, r.headers as any);
@@ -162,15 +161,13 @@ describe.each(modes())('webhook delivery (%s)', (mode) => {
     try {
       const { key, endpointId } = await wire(h, rx.url, ['Signing.quoted']);
       await call(h.baseUrl, 'POST', '/signings/quote', { key, body: { vin: VIN } });
+      // The retry waits out Retry-After (1 s of real time: the receiver measures it): a poll, on time itself.
       await waitFor(async () => rx.received.length >= 2);
       expect(rx.received[1]!.at - rx.received[0]!.at).toBeGreaterThanOrEqual(900);
       expect(rx.received[1]!.id).toBe(rx.received[0]!.id);
-      await waitFor(
-        async () =>
-          (await call(h.baseUrl, 'GET', `/webhooks/delivery-log?endpointId=${endpointId}`, { key })).json.value.log
-            .deliveries[0]?.status === 'delivered',
-      );
+      await h.settled(); // the 204's attempt recorded
       const log = await call(h.baseUrl, 'GET', `/webhooks/delivery-log?endpointId=${endpointId}`, { key });
+      expect(log.json.value.log.deliveries[0].status).toBe('delivered');
       expect(log.json.value.log.deliveries[0].attempts.map((a: any) => a.statusCode)).toEqual([429, 204]);
     } finally {
       await rx.close();
@@ -188,7 +185,9 @@ describe.each(modes())('webhook delivery (%s)', (mode) => {
         body: { endpointId: reg.json.value.registration.id, eventTypes: ['Webhook.failed'] },
       });
       await call(h.baseUrl, 'POST', '/signings/quote', { key, body: { vin: VIN } });
-      await waitFor(async () => watcher.received.length >= 1);
+      // The 410 writes Webhook.failed, which is relayed and delivered in turn: settled goes round until all is quiet.
+      await h.settled();
+      expect(watcher.received).toHaveLength(1);
       expect(JSON.parse(watcher.received[0]!.body).data).toMatchObject({
         reason: 'endpoint-gone',
         endpointId,
