@@ -111,8 +111,14 @@ function withFiles(keys: string[], env: Record<string, string | undefined>): Rec
   return out;
 }
 
-/** Parse settings, or throw a ConfigError whose message is the one line naming the first wrong one. */
-export function parseSettings<S extends z.ZodObject>(schema: S, raw: Record<string, string | undefined>): z.infer<S> {
+/**
+ * Parse settings (the environment's unless given), or throw a ConfigError whose message is the one line naming the
+ * first wrong one.
+ */
+export function parseSettings<S extends z.ZodObject>(
+  schema: S,
+  raw: Record<string, string | undefined> = process.env,
+): z.infer<S> {
   const env = withFiles(Object.keys(schema.shape), raw);
   const parsed = schema.safeParse(env);
   if (parsed.success) return parsed.data;

@@ -37,7 +37,11 @@ export const anonymousContext = (requestId: string): CallContext => ({
   settled: false,
 });
 
-export interface Services {
+/**
+ * What a pillar's code is given. `S` is the process's settings as this code sees them: the base ones by default, a
+ * pillar's own besides (`Services<SettingsOf<typeof ownSchema>>`, process.ts) where its code reads them.
+ */
+export interface Services<S extends BaseConfig = BaseConfig> {
   db: Db;
   kv: Kv;
   bus: Bus;
@@ -48,7 +52,7 @@ export interface Services {
   /** `name@version` of the answering service, for provenance. */
   source: string;
   /** This process's settings, parsed once at start (the base settings and the pillar's own `settings` schema). */
-  settings: Readonly<BaseConfig & Record<string, unknown>>;
+  settings: Readonly<S>;
 }
 
 /** The provenance block of an answer this process makes. */
@@ -74,7 +78,7 @@ export const recordAnswer = (
   meter: FREE_METER,
 });
 
-export interface HandlerTools extends Services {
+export interface HandlerTools<S extends BaseConfig = BaseConfig> extends Services<S> {
   ctx: CallContext;
   /** The open transaction the runner will also write the events and facts into. */
   tx: Queryable;
@@ -97,10 +101,12 @@ export const refuse = (
   events?: string[],
 ): HandlerResult<never> => ({ kind: 'BLOCKED', code, message, extra, events });
 
-export type Handler<C extends Capability<any, any>> = (
+export type Handler<C extends Capability<any, any>, S extends BaseConfig = BaseConfig> = (
   input: z.output<C['request']>,
-  tools: HandlerTools,
+  tools: HandlerTools<S>,
 ) => Promise<HandlerResult<z.input<C['value']>>>;
 
-/** One handler per verb of a noun: a missing or misspelt verb does not compile. */
-export type NounHandlers<N extends Noun<any>> = { [K in keyof N['capabilities']]: Handler<N['capabilities'][K]> };
+/** One handler per verb of a noun: a missing or misspelt verb does not compile. `S`: the settings they read. */
+export type NounHandlers<N extends Noun<any>, S extends BaseConfig = BaseConfig> = {
+  [K in keyof N['capabilities']]: Handler<N['capabilities'][K], S>;
+};

@@ -4,7 +4,7 @@ import { NatsBus } from './bus/nats.ts';
 import type { Bus } from './bus/types.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { fileURLToPath } from 'node:url';
-import type { z } from 'zod';
+import { z } from 'zod';
 import {
   baseConfig,
   listenHost,
@@ -49,21 +49,33 @@ export interface Stoppable {
   stop(): Promise<void> | void;
 }
 
-/** A pillar service: its handlers and platform operations (both typed from the contract) and any background work it owns. */
-export interface PillarDefinition<P extends Pillar = Pillar> {
+/** The settings a pillar's code reads: the base ones and those of its own schema (`settings` of its definition). */
+export type SettingsOf<Own extends z.ZodObject> = BaseConfig & z.infer<Own>;
+
+/**
+ * A pillar service: its handlers and platform operations (both typed from the contract), any background work it owns,
+ * and the schema of its own settings, which types what its code reads (`services.settings`: SettingsOf<Own>).
+ */
+export interface PillarDefinition<P extends Pillar = Pillar, Own extends z.ZodObject = z.ZodObject<{}>> {
   pillar: P;
   name: string;
   version: string;
-  handlers: PillarHandlers<P>;
+  handlers: PillarHandlers<P, SettingsOf<Own>>;
   /** Its platform operations (contract ops.ts), served with the capabilities. */
-  ops?: (services: Services) => OpsImpl<P>;
+  ops?: (services: Services<SettingsOf<Own>>) => OpsImpl<P>;
   /** Background work beside request-reply (event consumers, workers); started after the handlers. */
-  background?: (services: Services) => Promise<Stoppable[]>;
-  /** The settings it reads beyond the base ones, parsed once at start into `services.settings` (README's table lists them all). */
-  settings?: z.ZodObject;
+  background?: (services: Services<SettingsOf<Own>>) => Promise<Stoppable[]>;
+  /**
+   * The settings it reads beyond the base ones (`z.object({})`: none), parsed once at start into `services.settings`
+   * with the base ones; every process that runs it parses them (README's table lists them all).
+   */
+  settings: Own;
   /** Its own tables: the folder of its migrations (`<pillar>/migrations`). */
   migrations?: Migrations;
 }
+
+/** The `settings` of a pillar that reads none beyond the base ones. */
+export const noOwnSettings = z.object({});
 
 /** A pillar's migrations folder, beside its `src/`: `ownMigrations('commerce', import.meta.url)`. */
 export const ownMigrations = (owner: string, moduleUrl: string): Migrations => ({
@@ -71,20 +83,19 @@ export const ownMigrations = (owner: string, moduleUrl: string): Migrations => (
   dir: fileURLToPath(new URL('../migrations', moduleUrl)),
 });
 
-/** Any one pillar's definition (each typed for its own pillar). */
-export type AnyPillarDefinition = { [P in Pillar]: PillarDefinition<P> }[Pillar];
+/** Any one pillar's definition (each typed for its own pillar and settings; here its settings' type is left open). */
+export type AnyPillarDefinition = { [P in Pillar]: PillarDefinition<P, any> }[Pillar];
 
 /** Start a pillar on given infrastructure: serve its capabilities and operations, relay its outbox, start its background work. */
 export async function startPillar(
   def: AnyPillarDefinition,
   infra: Infra,
   log: Logger,
-  shared: { relay?: OutboxRelay; settings?: Record<string, unknown> } = {},
+  shared: { relay?: OutboxRelay; settings?: BaseConfig } = {},
 ): Promise<Stoppable> {
-  // Started on its own (a test, a tool), a pillar parses its settings here, from the environment.
-  // Passed in or parsed here, they were parsed with a schema that extends the base one (the process's, or the embedded one).
-  const settings = (shared.settings ??
-    parseSettings(baseConfig.extend(def.settings?.shape ?? {}), process.env)) as Services['settings'];
+  // Passed in, they were parsed with a schema that extends this pillar's (its process's, or the embedded one, which
+  // extends every pillar's). Started on its own (a test, a tool), a pillar parses its settings here, from the environment.
+  const settings = shared.settings ?? parseSettings(withBase(baseConfig, def));
   const services: Services = { ...infra, log, source: `${def.name}@${def.version}`, settings };
   // Pillars in one process share one store, so they share one relay (the embedded mode passes it).
   const ownRelay = shared.relay ? undefined : new OutboxRelay(infra.db, infra.bus, log).start();
@@ -204,17 +215,23 @@ export const pillarProcessConfig = baseConfig.extend({
   HEALTH_HOST: listenHost.default('127.0.0.1'),
 });
 
+/**
+ * A pillar's own settings schema on top of `base`, typed as the base (what the platform's code here reads); the
+ * pillar's code reads its own through its definition (SettingsOf<Own>).
+ */
+function withBase<Shape extends z.ZodRawShape>(base: z.ZodObject<Shape>, def: AnyPillarDefinition) {
+  const own: z.ZodObject<{}> = def.settings; // its type is open in AnyPillarDefinition; the base's is known
+  return base.extend(own.shape);
+}
+
 /** Entry point of a pillar as its own OS process (distributed mode). */
 export async function runPillarProcess(def: AnyPillarDefinition) {
   // One schema for everything this process reads: the base settings, the health server's, the pillar's own.
-  const cfg = loadConfig(pillarProcessConfig.extend(def.settings?.shape ?? {})) as z.infer<typeof pillarProcessConfig>;
+  const cfg = loadConfig(withBase(pillarProcessConfig, def));
   await runMain(def.name, () => startPillarProcess(def, cfg));
 }
 
-async function startPillarProcess(
-  def: AnyPillarDefinition,
-  cfg: BaseConfig & { HEALTH_PORT: number; HEALTH_HOST: string },
-) {
+async function startPillarProcess(def: AnyPillarDefinition, cfg: z.infer<typeof pillarProcessConfig>) {
   const log = createLogger(def.name, cfg.LOG_LEVEL);
   await startTracing(def.name, cfg); // OTEL_EXPORTER_OTLP_ENDPOINT set: spans exported; unset: nothing is loaded
   const infra = await connectInfra(def.name, cfg, def.migrations ? [def.migrations] : [], log);

@@ -10,6 +10,7 @@ import {
   type Pillar,
 } from '@vcs/contract';
 import { serveFramed } from './bus/serve.ts';
+import type { BaseConfig } from './config.ts';
 import type { OutboxRelay } from './events/outbox.ts';
 import { eventWrites } from './events/outbox.ts';
 import {
@@ -29,9 +30,12 @@ export interface CapabilityRequest {
   ctx: CallContext;
 }
 
-/** One handler map per noun of the pillar, typed from the catalog: a missing noun or verb does not compile. */
-export type PillarHandlers<P extends Pillar = Pillar> = {
-  [N in CatalogNoun as N['pillar'] extends P ? N['noun'] : never]: NounHandlers<N>;
+/**
+ * One handler map per noun of the pillar, typed from the catalog: a missing noun or verb does not compile. `S`: the
+ * settings its handlers may read (the pillar's, process.ts).
+ */
+export type PillarHandlers<P extends Pillar = Pillar, S extends BaseConfig = BaseConfig> = {
+  [N in CatalogNoun as N['pillar'] extends P ? N['noun'] : never]: NounHandlers<N, S>;
 };
 type CatalogNoun = (typeof nouns)[number];
 

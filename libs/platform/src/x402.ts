@@ -44,8 +44,8 @@ export interface X402Terms {
 }
 
 /** The terms from parsed settings; a facilitator without a payee or a chain node to reconcile on is a wrong setting. */
-export function x402Terms(s: Partial<X402Settings>): X402Terms {
-  const network = s.X402_NETWORK ?? 'eip155:84532';
+export function x402Terms(s: X402Settings): X402Terms {
+  const network = s.X402_NETWORK;
   const live = !!s.X402_FACILITATOR_URL;
   if (live && !s.X402_PAY_TO)
     throw new Error(
@@ -59,7 +59,7 @@ export function x402Terms(s: Partial<X402Settings>): X402Terms {
     live,
     network,
     v1Network: v1Names[network] ?? null,
-    asset: s.X402_ASSET ?? '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+    asset: s.X402_ASSET,
     payTo: s.X402_PAY_TO ?? SANDBOX_PAY_TO,
     facilitatorUrl: s.X402_FACILITATOR_URL ?? null,
     rpcUrl: s.X402_RPC_URL ?? null,
@@ -132,4 +132,4 @@ export function requirementV1Of(t: X402Terms, o: OfferFacts) {
 }
 
 /** The terms with nothing configured: offers mirrored on x402 (Base Sepolia USDC, a burn address), no payment taken. */
-export const mirroredX402: X402Terms = x402Terms({});
+export const mirroredX402: X402Terms = x402Terms(x402Settings.parse({}));

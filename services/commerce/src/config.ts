@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { setting, x402Settings } from '@vcs/platform';
+import { setting, x402Settings, type Services, type SettingsOf } from '@vcs/platform';
 
 /** The commerce pillar's own settings (README's settings table), parsed once at start into `services.settings`. */
 export const commerceSettings = z.object({
@@ -8,7 +8,7 @@ export const commerceSettings = z.object({
   /** The x402 rail: facilitator, chain node, payee, network, asset (platform x402.ts). */
   ...x402Settings.shape,
 });
-export type CommerceSettings = z.infer<typeof commerceSettings>;
-
-export const rotationGraceMs = (settings: Readonly<Record<string, unknown>>) =>
-  (settings as CommerceSettings).KEY_ROTATION_GRACE_SECONDS * 1000;
+/** What the commerce pillar's code reads: the base settings and its own. */
+export type CommerceSettings = SettingsOf<typeof commerceSettings>;
+/** What the commerce pillar's code is given, its settings typed. */
+export type CommerceServices = Services<CommerceSettings>;

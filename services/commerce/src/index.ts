@@ -6,7 +6,7 @@ import { startReconciler } from './money/reconciler.ts';
 import { apiKeyHandlers } from './nouns/apiKey.ts';
 
 /** The Commerce pillar: keys, accounts and money. */
-export const commercePillar: PillarDefinition<'commerce'> = {
+export const commercePillar: PillarDefinition<'commerce', typeof commerceSettings> = {
   pillar: 'commerce',
   name: 'commerce',
   version: '0.1.0',

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { commercePillar } from '@vcs/commerce';
 import { dataPillar } from '@vcs/data';
-import { buildApp, gatewayConfig, gatewayDefaults, type GatewayConfig, type RateLimits } from '@vcs/gateway';
+import { buildApp, gatewayConfig, gatewayConfigOf, type GatewayConfig, type RateLimits } from '@vcs/gateway';
 import {
   MemoryBus,
   OutboxRelay,
@@ -9,12 +9,12 @@ import {
   createPgliteDb,
   isIdles,
   migrate,
+  parseSettings,
   platformMigrations,
   settled,
   startPillar,
   systemClock,
   x402Terms,
-  type X402Settings,
   type Clock,
   type Idles,
   type Infra,
@@ -25,16 +25,16 @@ import {
   type Stoppable,
 } from '@vcs/platform';
 import { pillars, type Pillar } from '@vcs/contract';
-import { servicesPillar } from '@vcs/services-pillar';
+import { listensOnLoopback, servicesPillar } from '@vcs/services-pillar';
 import { workflowsPillar } from '@vcs/workflows';
 
 /** Each pillar of the catalog (`pillars`, libs/contract) and its definition: a pillar without one does not compile. */
-const definitions: { [P in Pillar]: PillarDefinition<P> } = {
+const definitions = {
   data: dataPillar,
   services: servicesPillar,
   commerce: commercePillar,
   workflows: workflowsPillar,
-};
+} satisfies { [P in Pillar]: PillarDefinition<P, any> };
 export const allPillars: AnyPillarDefinition[] = pillars.map((p) => definitions[p]);
 
 /** The platform's tables and every pillar's, for a store all of them share. */
@@ -43,23 +43,37 @@ export const allMigrations: Migrations[] = [
   ...allPillars.flatMap((p) => (p.migrations ? [p.migrations] : [])),
 ];
 
-/** Everything the embedded process reads: the gateway's settings and every pillar's, one schema parsed once. */
-export const embeddedConfig = gatewayConfig.extend(
-  Object.assign({}, ...allPillars.map((p) => p.settings?.shape ?? {})),
-) as unknown as typeof gatewayConfig;
+type AllOf<U> = (U extends unknown ? (u: U) => void : never) extends (u: infer I) => void ? I : never;
+/** Every pillar's own settings in one shape (typed as all of them: a pillar's schema cannot be left out). */
+const pillarShapes: AllOf<(typeof definitions)[Pillar]['settings']['shape']> = Object.assign(
+  {},
+  ...allPillars.map((p) => p.settings.shape),
+);
 
-/** A test's gateway config: the settings' defaults (gatewayDefaults: none restated here) with what it overrides. */
-function gatewayConfigFor(opts: EmbeddedOptions): GatewayConfig {
-  const d = gatewayDefaults();
+/** Everything the embedded process reads: the gateway's settings and every pillar's, one schema parsed once. */
+export const embeddedConfig = gatewayConfig.extend(pillarShapes);
+export type EmbeddedSettings = ReturnType<typeof parseSettings<typeof embeddedConfig>>;
+
+/**
+ * The settings as the pillars are given them. This process is a local development server: unset,
+ * WEBHOOK_ALLOW_LOOPBACK_TARGETS is on while it listens (HOST) on this machine only (listensOnLoopback says why).
+ */
+const pillarSettingsOf = (s: EmbeddedSettings): EmbeddedSettings => ({
+  ...s,
+  WEBHOOK_ALLOW_LOOPBACK_TARGETS: s.WEBHOOK_ALLOW_LOOPBACK_TARGETS ?? listensOnLoopback(s.HOST),
+});
+
+/** The gateway's config from the settings (gatewayConfigOf, as the gateway process), with what a test overrides. */
+function gatewayConfigFor(settings: EmbeddedSettings, opts: EmbeddedOptions): GatewayConfig {
+  const c = gatewayConfigOf(settings, x402Terms(settings)); // a wrong X402_* setting stops the start here
   return {
-    ...d,
-    busTimeoutMs: opts.busTimeoutMs ?? d.busTimeoutMs,
-    bodyLimitBytes: opts.bodyLimitBytes ?? d.bodyLimitBytes,
-    publicBaseUrl: opts.publicBaseUrl,
-    trustProxy: opts.trustProxy ?? d.trustProxy,
-    rateLimits: opts.rateLimits ?? d.rateLimits,
-    metricsOnPublicPort: opts.metricsOnPublicPort ?? d.metricsOnPublicPort,
-    x402: x402Terms((opts.settings ?? {}) as Partial<X402Settings>),
+    ...c,
+    busTimeoutMs: opts.busTimeoutMs ?? c.busTimeoutMs,
+    bodyLimitBytes: opts.bodyLimitBytes ?? c.bodyLimitBytes,
+    publicBaseUrl: opts.publicBaseUrl ?? c.publicBaseUrl,
+    trustProxy: opts.trustProxy ?? c.trustProxy,
+    rateLimits: opts.rateLimits ?? c.rateLimits,
+    metricsOnPublicPort: opts.metricsOnPublicPort ?? c.metricsOnPublicPort,
   };
 }
 
@@ -72,14 +86,15 @@ export interface EmbeddedOptions {
   bodyLimitBytes?: number;
   publicBaseUrl?: string;
   trustProxy?: boolean | number | string[];
-  /** Calls a minute per class; the settings' defaults unless given (the environment is read by main.ts only). */
+  /** Calls a minute per class (RATE_LIMIT_* unless given). */
   rateLimits?: RateLimits;
   /** False when /metrics is served on its own port (METRICS_PORT). */
   metricsOnPublicPort?: boolean;
-  /** The parsed `embeddedConfig`; without it (tests) each pillar parses its own settings from the environment. */
-  settings?: Record<string, unknown>;
-  /** The gateway's whole config, parsed from the settings (main.ts); the members above then change nothing. */
-  gateway?: GatewayConfig;
+  /**
+   * The parsed `embeddedConfig` (main.ts); without it (tests) it is parsed here, once, from the environment. The
+   * gateway's config comes from it, but for the members above that a test gives.
+   */
+  settings?: EmbeddedSettings;
 }
 
 function noteIdles(background: Stoppable[], into: Idles[]): Stoppable[] {
@@ -91,6 +106,8 @@ function noteIdles(background: Stoppable[], into: Idles[]): Stoppable[] {
 export async function startEmbedded(
   opts: EmbeddedOptions,
 ): Promise<{ app: FastifyInstance; infra: Infra; settled(): Promise<void>; stop(): Promise<void> }> {
+  const settings = pillarSettingsOf(opts.settings ?? parseSettings(embeddedConfig));
+  const gateway = gatewayConfigFor(settings, opts);
   const db = await createPgliteDb(opts.pgliteDir);
   await migrate(db, allMigrations);
   const clock = opts.clock ?? systemClock;
@@ -107,14 +124,14 @@ export async function startEmbedded(
     pillars.push(
       await startPillar(def as AnyPillarDefinition, infra, opts.log.child({ component: p.name }), {
         relay,
-        settings: opts.settings,
+        settings,
       }),
     );
   }
   const app = await buildApp({
     ...infra,
     log: opts.log.child({ component: 'gateway' }),
-    config: opts.gateway ?? gatewayConfigFor(opts),
+    config: gateway,
   });
   return {
     app,

@@ -1,14 +1,5 @@
-import { closeGracefully, gatewayConfigOf } from '@vcs/gateway';
-import {
-  createLogger,
-  healthServer,
-  loadConfig,
-  onShutdown,
-  runMain,
-  startTracing,
-  stopTracing,
-  x402Terms,
-} from '@vcs/platform';
+import { closeGracefully } from '@vcs/gateway';
+import { createLogger, healthServer, loadConfig, onShutdown, runMain, startTracing, stopTracing } from '@vcs/platform';
 import { embeddedConfig, startEmbedded } from './index.ts';
 
 // `pnpm start`: the whole service in one process, nothing to install. The gateway's settings and every pillar's.
@@ -19,9 +10,7 @@ await runMain('vcs-embedded', async () => {
   const svc = await startEmbedded({
     pgliteDir: cfg.PGLITE_DIR,
     log,
-    settings: cfg,
-    // The same mapping from settings to the gateway's config as the gateway process (gatewayConfigOf).
-    gateway: gatewayConfigOf(cfg, x402Terms(cfg)),
+    settings: cfg, // the gateway's config is made from them as the gateway process makes its own (gatewayConfigOf)
   });
   await svc.app.listen({ port: cfg.PORT, host: cfg.HOST });
   const metrics = cfg.METRICS_PORT ? healthServer(svc.infra, cfg.METRICS_PORT, cfg.METRICS_HOST) : undefined;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseConfig, listenHost, parseSettings, setting, x402Settings, type X402Terms } from '@vcs/platform';
+import { baseConfig, listenHost, setting, x402Settings, type X402Terms } from '@vcs/platform';
 import { LIMITS } from './app.ts';
 import { isIP } from 'node:net';
 import { rateLimitEnv, rateLimitsFrom } from './rateLimit.ts';
@@ -63,6 +63,3 @@ export function gatewayConfigOf(cfg: GatewayEnv, x402?: X402Terms): GatewayConfi
     x402,
   };
 }
-
-/** The defaults of every gateway setting (an embedded service started by a test overrides some of them). */
-export const gatewayDefaults = (): GatewayConfig => gatewayConfigOf(parseSettings(gatewayConfig, {}));

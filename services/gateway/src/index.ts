@@ -1,5 +1,5 @@
 export { buildApp, LIMITS } from './app.ts';
-export { gatewayConfig, gatewayConfigOf, gatewayDefaults } from './config.ts';
+export { gatewayConfig, gatewayConfigOf } from './config.ts';
 export type { GatewayDeps, GatewayConfig } from './deps.ts';
 export { rateLimitsFrom, type RateLimits } from './rateLimit.ts';
 export { closeGracefully } from './shutdown.ts';

@@ -15,7 +15,7 @@ export const rateLimitEnv = z.object({
 });
 export type RateLimits = { sandbox: number; live: number; anonymous: number; mint: number };
 
-/** The limits from the parsed settings (or, for an app built without them, from the environment). */
+/** The limits from the parsed settings. */
 export function rateLimitsFrom(c: z.infer<typeof rateLimitEnv>): RateLimits {
   return {
     sandbox: c.RATE_LIMIT_SANDBOX_PER_MIN,

@@ -8,11 +8,10 @@ import { webhookHandlers } from './nouns/webhook.ts';
 import { startEventConsumer } from './events.ts';
 import { startWebhookSender } from './webhooks/sender.ts';
 import { connectionOps } from './activation/queue.ts';
-import { connectionSettings } from './activation/crypto.ts';
-import { webhookSettings } from './webhooks/config.ts';
+import { servicesPillarSettings } from './config.ts';
 
 /** The Services pillar: work dispatched to people and partners. */
-export const servicesPillar: PillarDefinition<'services'> = {
+export const servicesPillar: PillarDefinition<'services', typeof servicesPillarSettings> = {
   pillar: 'services',
   name: 'services-pillar',
   version: '0.1.0',
@@ -30,6 +29,9 @@ export const servicesPillar: PillarDefinition<'services'> = {
     const sender = startWebhookSender(services);
     return [await startEventConsumer(services, () => sender.kick()), sender];
   },
-  settings: webhookSettings.extend(connectionSettings.shape),
+  settings: servicesPillarSettings,
   migrations: ownMigrations('services', import.meta.url),
 };
+
+/** The embedded process decides whether its webhook sender may deliver to this machine (webhooks/config.ts). */
+export { listensOnLoopback } from './webhooks/config.ts';

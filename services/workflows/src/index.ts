@@ -1,4 +1,4 @@
-import { ownMigrations, type PillarDefinition } from '@vcs/platform';
+import { noOwnSettings, ownMigrations, type PillarDefinition } from '@vcs/platform';
 import { dealEventHandler } from './buy/events.ts';
 import { DealMachine } from './buy/machine.ts';
 import { dealOps } from './buy/serve.ts';
@@ -10,6 +10,7 @@ export const workflowsPillar: PillarDefinition<'workflows'> = {
   name: 'workflows',
   version: '0.1.0',
   migrations: ownMigrations('workflows', import.meta.url),
+  settings: noOwnSettings,
   handlers: {
     deal: dealHandlers,
   },

@@ -18,14 +18,8 @@ import {
   type OpInput,
   type OpReply,
 } from '@vcs/contract';
-import {
-  centsOfAtomic,
-  provenanceOf,
-  writeEvents,
-  type CallContext,
-  type Queryable,
-  type Services,
-} from '@vcs/platform';
+import { centsOfAtomic, provenanceOf, writeEvents, type CallContext, type Queryable } from '@vcs/platform';
+import type { CommerceServices as Services } from '../config.ts';
 import { iso, json, offerCapability, record, refusal } from './common.ts';
 import {
   createExecution,

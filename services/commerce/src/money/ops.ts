@@ -1,11 +1,12 @@
-import type { OpsImpl, Services } from '@vcs/platform';
+import type { OpsImpl } from '@vcs/platform';
+import type { CommerceServices } from '../config.ts';
 import { lookupKey, mintAnonymousKey } from '../keys.ts';
 import { completeHandoff, createHandoff, getHandoff } from './handoffs.ts';
 import { createIntent, getIntent, settleIntent } from './intents.ts';
 import { runExecutionOp } from './executions.ts';
 
 /** Commerce's platform operations (contract ops.ts): keys, the intent rail and the handoff rail. */
-export const commerceOps = (services: Services): OpsImpl<'commerce'> => ({
+export const commerceOps = (services: CommerceServices): OpsImpl<'commerce'> => ({
   keysMint: () => mintAnonymousKey(services),
   keysLookup: (input) => lookupKey(services, input.prefix),
   intentsCreate: (input, ctx) => createIntent(services, { ...input, ctx }),

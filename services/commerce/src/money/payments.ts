@@ -17,9 +17,9 @@ import {
   x402Terms,
   type CallContext,
   type Queryable,
-  type Services,
   type X402Terms,
 } from '@vcs/platform';
+import type { CommerceServices as Services } from '../config.ts';
 import { json } from './common.ts';
 
 /**
@@ -99,7 +99,7 @@ const rails = new WeakMap<object, Rail>();
 export function railOf(services: Services): Rail {
   let r = rails.get(services.settings);
   if (!r) {
-    const terms = x402Terms(services.settings as never);
+    const terms = x402Terms(services.settings);
     r = {
       terms,
       facilitator: new HTTPFacilitatorClient({

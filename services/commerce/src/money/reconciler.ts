@@ -1,4 +1,5 @@
-import type { Services, Stoppable } from '@vcs/platform';
+import type { Stoppable } from '@vcs/platform';
+import type { CommerceServices } from '../config.ts';
 import { reconcileExecutions } from './executions.ts';
 import { reconcileOpenPayments } from './intents.ts';
 
@@ -6,7 +7,7 @@ import { reconcileOpenPayments } from './intents.ts';
  * The way forward for everything left half-way: executions whose lease ran out, and x402 payments whose
  * settlement outcome is unknown. One pass at a time per process, every second; every commerce replica runs it.
  */
-export function startReconciler(services: Services, intervalMs = 1_000): Stoppable {
+export function startReconciler(services: CommerceServices, intervalMs = 1_000): Stoppable {
   let pass: Promise<void> | null = null;
   const run = async () => {
     await reconcileOpenPayments(services);

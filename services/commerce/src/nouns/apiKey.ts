@@ -1,7 +1,7 @@
 import type { apiKey } from '@vcs/contract';
 import { ok, refuse, type KeyRow, type NounHandlers, type Queryable } from '@vcs/platform';
 import { insertKey } from '../keys.ts';
-import { rotationGraceMs } from '../config.ts';
+import type { CommerceSettings } from '../config.ts';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 export function keyRecord(r: KeyRow) {
@@ -55,7 +55,7 @@ async function update(tx: Queryable, id: string, set: string, params: unknown[])
 }
 
 /** Every verb acts on the calling key or its account (from the call context), never on an id from the body. */
-export const apiKeyHandlers: NounHandlers<typeof apiKey> = {
+export const apiKeyHandlers: NounHandlers<typeof apiKey, CommerceSettings> = {
   async create(_input, { tx, ctx, clock }) {
     const me = await callingKey(tx, ctx.keyId, ctx.account);
     if (!me) return noKey();
@@ -106,7 +106,7 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey> = {
       );
     }
     const now = clock.now();
-    const graceUntil = new Date(now.getTime() + rotationGraceMs(settings));
+    const graceUntil = new Date(now.getTime() + settings.KEY_ROTATION_GRACE_SECONDS * 1000);
     const { key, row } = await insertKey(tx, {
       environment: ctx.environment,
       accountId: me.account_id,

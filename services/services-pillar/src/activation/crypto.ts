@@ -23,8 +23,8 @@ export const connectionSettings = z.object({
  * The key credentials are sealed with; `embedded` allows the dev-only key (a deployment must never use it
  * silently).
  */
-export function connectionKey(settings: Readonly<Record<string, unknown>>, opts: { embedded: boolean }): Buffer {
-  const raw = (settings as z.infer<typeof connectionSettings>).CONNECTION_ENCRYPTION_KEY;
+export function connectionKey(settings: z.infer<typeof connectionSettings>, opts: { embedded: boolean }): Buffer {
+  const raw = settings.CONNECTION_ENCRYPTION_KEY;
   if (raw) return Buffer.from(raw, 'base64');
   if (!opts.embedded)
     throw new ConfigError(

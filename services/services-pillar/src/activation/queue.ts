@@ -1,5 +1,6 @@
 import { blocked, capabilityByName, newId, nouns as catalogNouns, type EventEnvelope } from '@vcs/contract';
 import { recordAnswer, type OpsImpl, type Queryable, type Services } from '@vcs/platform';
+import type { ServicesPillarServices } from '../config.ts';
 import { connectionKey, encryptCredential } from './crypto.ts';
 
 // Score weights: documented in docs/events.md (activation queue).
@@ -41,7 +42,7 @@ export async function rankedQueue(q: Queryable, now: Date) {
 }
 
 /** `connections.submit` and `connections.queue` (contract ops.ts): going live, and the ranked queue. */
-export function connectionOps(services: Services): OpsImpl<'services'> {
+export function connectionOps(services: ServicesPillarServices): OpsImpl<'services'> {
   const key = connectionKey(services.settings, { embedded: services.mode === 'embedded' });
   return {
     async connectionsSubmit(s, ctx) {

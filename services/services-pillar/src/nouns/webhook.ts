@@ -2,6 +2,7 @@ import type { webhook } from '@vcs/contract';
 import { newId } from '@vcs/contract';
 import { ok, type HandlerTools, type NounHandlers } from '@vcs/platform';
 import { SANDBOX_DEFAULT_VIN, SANDBOX_PAYER, sandboxTimestamp, stableId } from '@vcs/sandbox';
+import type { ServicesPillarSettings } from '../config.ts';
 import { deliveryConfig } from '../webhooks/config.ts';
 import { newSecret } from '../webhooks/signature.ts';
 import { targetRefusal } from '../webhooks/target.ts';
@@ -78,7 +79,7 @@ async function deliveriesOf(t: HandlerTools, endpointId: string, limit: number) 
   }));
 }
 
-export const webhookHandlers: NounHandlers<typeof webhook> = {
+export const webhookHandlers: NounHandlers<typeof webhook, ServicesPillarSettings> = {
   async read(input, t) {
     const vin = vinOf(input);
     const e = await endpointOf(t, input.endpointId);
@@ -131,7 +132,7 @@ export const webhookHandlers: NounHandlers<typeof webhook> = {
           'mint one with POST /keys and send it as Authorization: Bearer <key>',
       };
     // Refused at registration (and again at every connection: guardedLookup), in every notation of an address.
-    const cfg = deliveryConfig(t.settings, { embedded: t.mode === 'embedded' });
+    const cfg = deliveryConfig(t.settings);
     const refusal = input.url
       ? await targetRefusal(input.url, {
           allowPrivate: cfg.allowPrivateTargets,

@@ -1,10 +1,10 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import { setting } from '@vcs/platform';
+import { setting, type Services, type SettingsOf } from '@vcs/platform';
 
 /**
- * Delivery settings, read from the environment once when the worker starts (both modes: the embedded
- * process and the services-pillar process read the same variables).
+ * Delivery settings, from the settings parsed once at start (both modes: the embedded process and the
+ * services-pillar process read the same variables).
  */
 export interface DeliveryConfig {
   /** Delay before each attempt; attempt n waits schedule[n-1]. Standard Webhooks' schedule by default. */
@@ -12,11 +12,7 @@ export interface DeliveryConfig {
   /** ± fraction of each delay, so retries of many deliveries do not arrive in lockstep. */
   jitter: number;
   allowPrivateTargets: boolean;
-  /**
-   * Loopback only (a receiver on this machine): on by default in the embedded mode while it listens on loopback
-   * (a local development server); off when it listens on another address, where a remote caller could otherwise
-   * make it POST to its own machine's services and read the answers in the delivery log.
-   */
+  /** Loopback only (a receiver on this machine): WEBHOOK_ALLOW_LOOPBACK_TARGETS (unset: see `listensOnLoopback`). */
   allowLoopbackTargets: boolean;
   timeoutMs: number;
   responseCapBytes: number;
@@ -46,9 +42,10 @@ const schedule = z
 
 /** The webhook delivery settings (README's table and docs/webhooks.md), parsed once at start into `services.settings`. */
 export const webhookSettings = z.object({
-  WEBHOOK_RETRY_SCHEDULE_MS: schedule.optional(),
+  WEBHOOK_RETRY_SCHEDULE_MS: schedule.default(STANDARD_SCHEDULE_MS),
   WEBHOOK_RETRY_JITTER: setting.decimal(0, 1).default(0.1),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: setting.bool.default(false),
+  /** Unset: off, except in the embedded process while it listens on this machine only (`listensOnLoopback`). */
   WEBHOOK_ALLOW_LOOPBACK_TARGETS: setting.bool.optional(),
   WEBHOOK_TIMEOUT_MS: ms.default(10_000),
   WEBHOOK_RESPONSE_CAP_BYTES: setting.int(0, 1 << 20).default(4_096),
@@ -59,24 +56,27 @@ export const webhookSettings = z.object({
   WEBHOOK_POLL_MS: setting.int(10, 600_000).default(200),
 });
 export type WebhookSettings = z.infer<typeof webhookSettings>;
+/** What the webhook sender is given: the base settings and the delivery ones, typed. */
+export type WebhookServices = Services<SettingsOf<typeof webhookSettings>>;
 
-/** The embedded process listens where HOST says (127.0.0.1 unless set): is that this machine only? */
-function listensOnLoopback(host = '127.0.0.1'): boolean {
+/**
+ * Whether a process serving HTTP at `host` (its HOST) serves this machine only. The embedded process, a local
+ * development server, then lets WEBHOOK_ALLOW_LOOPBACK_TARGETS default to on (a receiver on this machine); listening
+ * on another address, a remote caller could make it POST to its own machine's services and read the answers in the
+ * delivery log. A services-pillar process serves no HTTP and knows no such address: unset is off there.
+ */
+export function listensOnLoopback(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '');
   return h === 'localhost' || (ipaddr.isValid(h) && ipaddr.parse(h).range() === 'loopback');
 }
 
-/** Delivery settings from the parsed ones; `HOST` is the embedded process's listening address, when there is one. */
-export function deliveryConfig(
-  settings: Readonly<Record<string, unknown>>,
-  opts: { embedded?: boolean } = {},
-): DeliveryConfig {
-  const s = settings as WebhookSettings & { HOST?: string };
+/** Delivery settings from the parsed ones. */
+export function deliveryConfig(s: WebhookSettings): DeliveryConfig {
   return {
-    scheduleMs: s.WEBHOOK_RETRY_SCHEDULE_MS ?? STANDARD_SCHEDULE_MS,
+    scheduleMs: s.WEBHOOK_RETRY_SCHEDULE_MS,
     jitter: s.WEBHOOK_RETRY_JITTER,
     allowPrivateTargets: s.WEBHOOK_ALLOW_PRIVATE_TARGETS,
-    allowLoopbackTargets: s.WEBHOOK_ALLOW_LOOPBACK_TARGETS ?? (opts.embedded === true && listensOnLoopback(s.HOST)),
+    allowLoopbackTargets: s.WEBHOOK_ALLOW_LOOPBACK_TARGETS === true,
     timeoutMs: s.WEBHOOK_TIMEOUT_MS,
     responseCapBytes: s.WEBHOOK_RESPONSE_CAP_BYTES,
     disableAfterMs: s.WEBHOOK_DISABLE_AFTER_MS,

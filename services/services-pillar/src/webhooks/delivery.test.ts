@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { z } from 'zod';
 import { parseSettings } from '@vcs/platform';
-import { deliveryConfig, nextDelayMs, STANDARD_SCHEDULE_MS, webhookSettings } from './config.ts';
+import { deliveryConfig, listensOnLoopback, nextDelayMs, STANDARD_SCHEDULE_MS, webhookSettings } from './config.ts';
 
-const settings = (env: Record<string, string>) =>
-  parseSettings(webhookSettings.extend({ HOST: z.string().optional() }), env);
+const settings = (env: Record<string, string>) => parseSettings(webhookSettings, env);
 import { patternMatches } from './match.ts';
 import { postDelivery } from './post.ts';
 import { newSecret, signatureHeader } from './signature.ts';
@@ -123,19 +121,19 @@ describe('webhook delivery rules', () => {
     }
   });
 
-  it('allows loopback targets by default only in the embedded mode', () => {
+  it('allows loopback targets when WEBHOOK_ALLOW_LOOPBACK_TARGETS says so, off when unset (a pillar process)', () => {
     expect(deliveryConfig(settings({})).allowLoopbackTargets).toBe(false);
-    expect(deliveryConfig(settings({}), { embedded: true }).allowLoopbackTargets).toBe(true);
-    expect(deliveryConfig(settings({ HOST: '::1' }), { embedded: true }).allowLoopbackTargets).toBe(true);
+    expect(deliveryConfig(settings({ WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'true' })).allowLoopbackTargets).toBe(true);
+    expect(deliveryConfig(settings({ WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'false' })).allowLoopbackTargets).toBe(false);
+    expect(() => settings({ WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'yes' })).toThrow(/WEBHOOK_ALLOW_LOOPBACK_TARGETS/);
+  });
+
+  it('knows a listening address that serves this machine only (the embedded default of loopback targets)', () => {
+    for (const h of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost'])
+      expect([h, listensOnLoopback(h)]).toEqual([h, true]);
     // Listening beyond this machine, loopback targets would let any caller reach the machine's own services.
-    expect(deliveryConfig(settings({ HOST: '0.0.0.0' }), { embedded: true }).allowLoopbackTargets).toBe(false);
-    expect(
-      deliveryConfig(settings({ HOST: '0.0.0.0', WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'true' }), { embedded: true })
-        .allowLoopbackTargets,
-    ).toBe(true);
-    expect(
-      deliveryConfig(settings({ WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'false' }), { embedded: true }).allowLoopbackTargets,
-    ).toBe(false);
+    for (const h of ['0.0.0.0', '::', '10.0.0.5', 'vcs.example.com'])
+      expect([h, listensOnLoopback(h)]).toEqual([h, false]);
   });
 
   it('follows the Standard Webhooks schedule with bounded jitter, and ends when it runs out', () => {

@@ -35,7 +35,7 @@ const vinOf = (body: string): string | null => {
 const endpointRecovered: BulkWrite = {
   sql: 'update webhook_endpoints set failing_since = null where id = any($1::text[]) and failing_since is not null',
 };
-import { deliveryConfig, nextDelayMs, type DeliveryConfig } from './config.ts';
+import { deliveryConfig, nextDelayMs, type DeliveryConfig, type WebhookServices } from './config.ts';
 import { postDelivery, type PostResult } from './post.ts';
 import { signatureHeader } from './signature.ts';
 
@@ -58,12 +58,8 @@ interface Claimed {
 }
 
 /** The sender loop over Postgres's delivery rows; the event consumer kicks it when it adds some. */
-export function startWebhookSender(services: Services): DeliverySender {
-  // The embedded mode is a local development server: it may deliver to a receiver on this machine.
-  return new DeliverySender(
-    services,
-    deliveryConfig(services.settings, { embedded: services.mode === 'embedded' }),
-  ).start();
+export function startWebhookSender(services: WebhookServices): DeliverySender {
+  return new DeliverySender(services, deliveryConfig(services.settings)).start();
 }
 
 /**
