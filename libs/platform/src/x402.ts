@@ -130,6 +130,3 @@ export function requirementV1Of(t: X402Terms, o: OfferFacts) {
     extra: v2.extra,
   };
 }
-
-/** The terms with nothing configured: offers mirrored on x402 (Base Sepolia USDC, a burn address), no payment taken. */
-export const mirroredX402: X402Terms = x402Terms(x402Settings.parse({}));

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseConfig, listenHost, setting, x402Settings, type X402Terms } from '@vcs/platform';
+import { baseConfig, listenHost, setting, x402Settings, x402Terms } from '@vcs/platform';
 import { LIMITS } from './app.ts';
 import { isIP } from 'node:net';
 import { rateLimitEnv, rateLimitsFrom } from './rateLimit.ts';
@@ -50,16 +50,17 @@ export type GatewayEnv = z.infer<typeof gatewayConfig>;
 
 /**
  * The gateway's config from its parsed settings, in one place (the gateway process and the embedded one both use it;
- * a default lives in the schema above, never restated here). `x402` is passed in: making it can refuse the start.
+ * a default lives in the schema above, never restated here). Its x402 terms can refuse the start: a facilitator set
+ * without a payee or a chain node is a config error (one line, exit 78).
  */
-export function gatewayConfigOf(cfg: GatewayEnv, x402?: X402Terms): GatewayConfig {
+export function gatewayConfigOf(cfg: GatewayEnv): GatewayConfig {
   return {
     busTimeoutMs: cfg.BUS_TIMEOUT_MS,
     bodyLimitBytes: cfg.BODY_LIMIT_BYTES,
-    publicBaseUrl: cfg.PUBLIC_BASE_URL,
+    publicBaseUrl: cfg.PUBLIC_BASE_URL?.replace(/\/+$/, ''), // links append paths to it
     trustProxy: cfg.TRUST_PROXY,
     rateLimits: rateLimitsFrom(cfg),
     metricsOnPublicPort: cfg.METRICS_PORT === 0,
-    x402,
+    x402: x402Terms(cfg),
   };
 }

@@ -1,7 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { MINT_KEY } from '@vcs/contract';
 import { anonymousContext, type CallContext } from '@vcs/platform';
+import type { GatewayConfig } from './deps.ts';
 import { sendBlocked } from './reply.ts';
+
+/** The service's public origin for links and x402 resource URLs: PUBLIC_BASE_URL when set, else the request's own. */
+export const publicBaseOf = (req: { protocol: string; host: string }, config: GatewayConfig) =>
+  config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
 
 /**
  * What a route needs of the caller's key: `none` (the key is not looked at), `free` (any caller; a refused key earns

@@ -12,8 +12,11 @@ export interface GatewayConfig {
   rateLimits: RateLimits;
   /** False when /metrics is served on its own port (METRICS_PORT), off the public one. */
   metricsOnPublicPort?: boolean;
-  /** The x402 rail (X402_* settings): offers name its network, asset and payee; payments are taken when it is live. Unset: mirrored only. */
-  x402?: X402Terms;
+  /**
+   * The x402 rail's terms (X402_* settings, made once by gatewayConfigOf): offers name its network, asset and payee;
+   * payments are taken when it is live, and with no facilitator set the offers are only mirrored on x402.
+   */
+  x402: X402Terms;
 }
 
 /** Everything the gateway needs, injected so tests build it with `app.inject()` on real or embedded infra. */

@@ -9,8 +9,9 @@ import {
   sandboxDesks,
   type Capability,
 } from '@vcs/contract';
-import { callOp, mirroredX402, type CallContext } from '@vcs/platform';
+import { callOp, type CallContext } from '@vcs/platform';
 import type { Caller } from './auth.ts';
+import { publicBaseOf } from './context.ts';
 import type { GatewayDeps } from './deps.ts';
 import { acceptPrice, isDelegated, mandateOf } from './money/headers.ts';
 import {
@@ -113,7 +114,7 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
     );
     return { sent: true };
   }
-  const resourceUrl = `${deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`}${c.path}`;
+  const resourceUrl = `${publicBaseOf(req, deps.config)}${c.path}`;
   // A v2 payment names the intent of the offer it paid (accepted.extra.intentId): that intent is paid, no new offer.
   const created = payment?.intentId
     ? null
@@ -132,10 +133,7 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
       { intentId, payment: payment.payload, mandate: ctx.mandate as Mandate | undefined },
       ctx,
     );
-    sendOpReply(
-      reply,
-      decoratePaymentReply(reply, settled, payment.version, deps.config.x402 ?? mirroredX402, resourceUrl),
-    );
+    sendOpReply(reply, decoratePaymentReply(reply, settled, payment.version, deps.config.x402, resourceUrl));
     return { sent: true };
   }
   const terms = offerTerms(c);
@@ -165,7 +163,7 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
       `declined: the hard ceiling ${terms.ceiling.amount} ${terms.ceiling.currency} is above ${accept.text}`,
     );
   const facts = offerFactsOf(c, intentId, resourceUrl);
-  const x402 = paymentRequiredOf(deps.config.x402 ?? mirroredX402, facts);
+  const x402 = paymentRequiredOf(deps.config.x402, facts);
   reply.header('payment-required', encodeHeader(x402));
   // x402 v1 clients read the offer from the body: its members go beside the envelope's (additive); the v2 terms are
   // in the value too, for clients that read the body only (the SDK's settle with a payer, MCP).
@@ -176,7 +174,7 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
       ...created!.answer,
       value,
       evidence: value,
-      ...paymentRequiredV1Of(deps.config.x402 ?? mirroredX402, facts),
+      ...paymentRequiredV1Of(deps.config.x402, facts),
     },
   });
   return { sent: true };

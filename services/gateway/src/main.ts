@@ -7,7 +7,6 @@ import {
   runMain,
   startTracing,
   stopTracing,
-  x402Terms,
 } from '@vcs/platform';
 import { buildApp } from './app.ts';
 import { gatewayConfig, gatewayConfigOf } from './config.ts';
@@ -17,13 +16,12 @@ import { closeGracefully } from './shutdown.ts';
 const cfg = loadConfig(gatewayConfig);
 const log = createLogger('gateway', cfg.LOG_LEVEL);
 await runMain('gateway', async () => {
-  const x402 = x402Terms(cfg); // a facilitator without a payee or chain node: one line, exit 78
   await startTracing('gateway', cfg); // before buildApp: it traces requests only when tracing is on
   const infra = await connectInfra('gateway', cfg, [], log); // the gateway owns no tables
   const app = await buildApp({
     ...infra,
     log,
-    config: gatewayConfigOf(cfg, x402),
+    config: gatewayConfigOf(cfg), // a facilitator without a payee or chain node: one line, exit 78
   });
   await app.listen({ port: cfg.PORT, host: cfg.HOST });
   const metrics = cfg.METRICS_PORT ? healthServer(infra, cfg.METRICS_PORT, cfg.METRICS_HOST) : undefined;

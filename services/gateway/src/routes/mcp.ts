@@ -2,6 +2,7 @@
 // transport mixes up request ids). Host and Origin are checked against DNS rebinding before anything else.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { publicBaseOf } from '../context.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { sendBlocked } from '../reply.ts';
 import { buildMcpServer } from '../mcp/server.ts';
@@ -49,7 +50,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps) {
   app.post('/mcp', async (req, reply) => {
     const problem = rebindingProblem(req, hosts);
     if (problem) return sendBlocked(reply, 'forbidden', problem);
-    const baseUrl = deps.config.publicBaseUrl?.replace(/\/+$/, '') ?? `${req.protocol}://${req.host}`;
+    const baseUrl = publicBaseOf(req, deps.config);
     const server = buildMcpServer(app, { baseUrl, authHeaders: authHeadersOf(req) });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();

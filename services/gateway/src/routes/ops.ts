@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MINT_KEY, ops, problemsOf, setByGatewayMembers, type Op, type OpReply } from '@vcs/contract';
-import { callOp, mirroredX402 } from '@vcs/platform';
-import { requestContext } from '../context.ts';
+import { callOp } from '@vcs/platform';
+import { publicBaseOf, requestContext } from '../context.ts';
 import { callerOf } from '../dispatch.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { mandateOf } from '../money/headers.ts';
@@ -62,7 +62,7 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
   routeOp(app, deps, ops.keysMint, {
     send(reply, r, req) {
       if (r.status !== 200) return sendOpReply(reply, r); // commerce silent or its store down: a typed refusal
-      const base = deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
+      const base = publicBaseOf(req, deps.config);
       return reply.code(200).send({
         type: 'OK',
         key: r.answer.key,
@@ -102,16 +102,10 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
     send(reply, r, req) {
       const payment = paymentOf(req);
       if (!payment || 'problems' in payment) return sendOpReply(reply, r);
-      const base = deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
+      const base = publicBaseOf(req, deps.config);
       return sendOpReply(
         reply,
-        decoratePaymentReply(
-          reply,
-          r,
-          payment.version,
-          deps.config.x402 ?? mirroredX402,
-          `${base}${req.url.split('?')[0]}`,
-        ),
+        decoratePaymentReply(reply, r, payment.version, deps.config.x402, `${base}${req.url.split('?')[0]}`),
       );
     },
   });

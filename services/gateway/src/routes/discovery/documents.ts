@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { publicBaseOf } from '../../context.ts';
 import type { GatewayDeps } from '../../deps.ts';
 import { agentsDocument } from '../../faces/agents.ts';
 import { llmsFullTxt, llmsTxt } from '../../faces/llms.ts';
@@ -12,8 +13,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * request (cheap), cached by ETag.
  */
 export async function documentRoutes(app: FastifyInstance, deps: GatewayDeps) {
-  const base = (req: { protocol: string; host: string }) =>
-    deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
+  const base = (req: { protocol: string; host: string }) => publicBaseOf(req, deps.config);
   const served = (method: string, url: string) => app.hasRoute({ method: method as 'GET', url });
   app.get('/openapi.json', async (req, reply) =>
     sendCached(req, reply, JSON.stringify(openapiDocument(base(req), served)), JSON_TYPE, CACHE.discovery),
