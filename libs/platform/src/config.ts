@@ -54,7 +54,10 @@ export const baseConfig = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** One server or a comma-separated seed list of a cluster's servers (`nats://a:4222,nats://b:4222`). */
   NATS_URL: natsServers.optional(),
-  /** Replicas of the event stream, when this process makes it; an existing stream with another count is refused at start. */
+  /**
+   * Replicas of the event stream, when this process makes it; an existing stream with another count is refused at
+   * start.
+   */
   EVENT_STREAM_REPLICAS: int(1, 5).default(1),
   DATABASE_URL: z.string().url().optional(),
   REDIS_URL: z.string().url().optional(),
@@ -71,7 +74,10 @@ export const baseConfig = z.object({
   EVENT_STALL_READY_MS: int(1_000, 3_600_000).default(30_000),
   /** How long a process waits at start for NATS and Postgres before it gives up with one line. */
   STARTUP_TIMEOUT_MS: int(100, 600_000).default(30_000),
-  /** OpenTelemetry's own settings (tracing.ts): set, spans go to `<endpoint>/v1/traces` (OTLP/HTTP JSON); unset, tracing is off. */
+  /**
+   * OpenTelemetry's own settings (tracing.ts): set, spans go to `<endpoint>/v1/traces` (OTLP/HTTP JSON); unset, tracing
+   * is off.
+   */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_SERVICE_NAME: z.string().optional(),
 });
@@ -145,7 +151,8 @@ export function requireDistributed(cfg: BaseConfig): { natsUrl: string; database
   const missing = (['NATS_URL', 'DATABASE_URL', 'REDIS_URL'] as const).filter((k) => !cfg[k]);
   if (missing.length) {
     process.stderr.write(
-      `config error: ${missing.join(', ')}: required to run as a separate process (distributed mode); use \`pnpm start\` for the embedded mode\n`,
+      `config error: ${missing.join(', ')}: required to run as a separate process (distributed mode); ` +
+        'use `pnpm start` for the embedded mode\n',
     );
     process.exit(78);
   }

@@ -7,7 +7,10 @@ import type { Db, Queryable } from './store/db.ts';
 import type { Kv } from './store/kv.ts';
 import type { Bus } from './bus/types.ts';
 
-/** Who is calling and how, as the gateway established it; travels with every bus request (parsed by an operation's server). */
+/**
+ * Who is calling and how, as the gateway established it; travels with every bus request (parsed by an operation's
+ * server).
+ */
 export const callContext = z.object({
   requestId: z.string(),
   account: z.string().nullable(),
@@ -27,7 +30,9 @@ export const callContext = z.object({
 });
 export type CallContext = z.infer<typeof callContext>;
 
-/** The context of a call no caller's key stands behind (a keyless face, a key check): sandbox, anonymous, no trigger. */
+/**
+ * The context of a call no caller's key stands behind (a keyless face, a key check): sandbox, anonymous, no trigger.
+ */
 export const anonymousContext = (requestId: string): CallContext => ({
   requestId,
   account: null,

@@ -29,7 +29,9 @@ export function childrenOf<L extends string, C>(metric: {
 /** Round trip caller → pillar → caller over the bus (bus/call.ts), by pillar and outcome. */
 export const busRequestSeconds = new Histogram({
   name: 'vcs_bus_request_seconds',
-  help: 'Bus request-reply latency from a caller (the gateway, commerce, workflows) to a pillar, by pillar and outcome (ok, no-responders, timeout, closed)',
+  help:
+    'Bus request-reply latency from a caller (the gateway, commerce, workflows) to a pillar, ' +
+    'by pillar and outcome (ok, no-responders, timeout, closed)',
   labelNames: ['pillar', 'outcome'] as const,
   buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
   registers: [metricsRegistry],
@@ -38,14 +40,19 @@ export const busRequestSeconds = new Histogram({
 /** Retries of idempotent reads on another replica after no-responders, a time-out or a closed connection. */
 export const busRetries = new Counter({
   name: 'vcs_bus_retries_total',
-  help: 'Idempotent calls (GET capabilities, read operations) retried once on another replica, by pillar and the reason of the first failure',
+  help:
+    'Idempotent calls (GET capabilities, read operations) retried once on another replica, ' +
+    'by pillar and the reason of the first failure',
   labelNames: ['pillar', 'reason'] as const,
   registers: [metricsRegistry],
 });
 
 const outboxSources = new Set<Db>();
 
-/** A gauge summed over the watched stores on scrape (never on the request path); a store that is down keeps the last value. */
+/**
+ * A gauge summed over the watched stores on scrape (never on the request path); a store that is down keeps the last
+ * value.
+ */
 function depthGauge(name: string, help: string, sql: string) {
   return new Gauge({
     name,
@@ -83,7 +90,9 @@ export const webhookQueueDepth = depthGauge(
 /** Age of the oldest outbox row not yet relayed: how far behind the stream is (0 when none waits). */
 export const outboxLag = new Gauge({
   name: 'vcs_outbox_lag_seconds',
-  help: 'Age in seconds of the oldest outbox row not yet relayed to the event stream (0 when none waits), sampled on scrape',
+  help:
+    'Age in seconds of the oldest outbox row not yet relayed to the event stream (0 when none waits), ' +
+    'sampled on scrape',
   registers: [metricsRegistry],
   async collect() {
     let oldest = 0;

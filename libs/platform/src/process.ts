@@ -86,7 +86,10 @@ export const ownMigrations = (owner: string, moduleUrl: string): Migrations => (
 /** Any one pillar's definition (each typed for its own pillar and settings; here its settings' type is left open). */
 export type AnyPillarDefinition = { [P in Pillar]: PillarDefinition<P, any> }[Pillar];
 
-/** Start a pillar on given infrastructure: serve its capabilities and operations, relay its outbox, start its background work. */
+/**
+ * Start a pillar on given infrastructure: serve its capabilities and operations, relay its outbox, start its background
+ * work.
+ */
 export async function startPillar(
   def: AnyPillarDefinition,
   infra: Infra,
@@ -94,7 +97,8 @@ export async function startPillar(
   shared: { relay?: OutboxRelay; settings?: BaseConfig } = {},
 ): Promise<Stoppable> {
   // Passed in, they were parsed with a schema that extends this pillar's (its process's, or the embedded one, which
-  // extends every pillar's). Started on its own (a test, a tool), a pillar parses its settings here, from the environment.
+  // extends every pillar's). Started on its own (a test, a tool), a pillar parses its settings here, from the
+  // environment.
   const settings = shared.settings ?? parseSettings(withBase(baseConfig, def));
   const services: Services = { ...infra, log, source: `${def.name}@${def.version}`, settings };
   // Pillars in one process share one store, so they share one relay (the embedded mode passes it).
@@ -132,7 +136,8 @@ export async function connectInfra(name: string, cfg: BaseConfig, own: Migration
       if (!unreachable || Date.now() > until) {
         await db.close().catch(() => undefined);
         throw new Error(
-          `Postgres at ${redactUrl(urls.databaseUrl)}: ${(e as Error).message}${unreachable ? ` (waited ${cfg.STARTUP_TIMEOUT_MS / 1000} s: STARTUP_TIMEOUT_MS)` : ''}`,
+          `Postgres at ${redactUrl(urls.databaseUrl)}: ${(e as Error).message}` +
+            `${unreachable ? ` (waited ${cfg.STARTUP_TIMEOUT_MS / 1000} s: STARTUP_TIMEOUT_MS)` : ''}`,
         );
       }
       await new Promise((r) => setTimeout(r, 500));

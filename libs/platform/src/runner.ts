@@ -115,7 +115,9 @@ export async function runCapability(
     result = {
       kind: 'BLOCKED',
       code: 'sandbox-blocked',
-      message: `blocked by the sandbox trigger "blocked"; send ${c.method} ${c.path} again without the Sandbox-Trigger header`,
+      message:
+        'blocked by the sandbox trigger "blocked"; ' +
+        `send ${c.method} ${c.path} again without the Sandbox-Trigger header`,
       extra: { trigger, next: { method: c.method, path: c.path } },
     };
   else if (trigger === 'fail' && failureEvents.length) {
@@ -234,7 +236,8 @@ async function runOnce(
       const answer = envelope(c, done.result, ctx, services.source);
       const status = httpStatusOf(answer as any);
       const won = await q.query(
-        'insert into capability_commits(execution_id, capability, status, answer) values ($1, $2, $3, $4) on conflict do nothing returning execution_id',
+        'insert into capability_commits(execution_id, capability, status, answer) values ($1, $2, $3, $4) ' +
+          'on conflict do nothing returning execution_id',
         [id, c.name, status, withoutSecrets(JSON.stringify(answer))],
       );
       if (!won.rowCount) throw new AlreadyCommitted();
@@ -264,7 +267,9 @@ export function answerJson(answer: Record<string, unknown>, valueJson?: string):
   for (const k in answer) {
     const v = answer[k];
     if (v === undefined) continue;
-    out += `${out.length > 1 ? ',' : ''}${JSON.stringify(k)}:${k === 'value' || k === 'evidence' ? value : JSON.stringify(v)}`;
+    out +=
+      `${out.length > 1 ? ',' : ''}${JSON.stringify(k)}:` +
+      `${k === 'value' || k === 'evidence' ? value : JSON.stringify(v)}`;
   }
   return out + '}';
 }
@@ -273,9 +278,11 @@ export function answerJson(answer: Record<string, unknown>, valueJson?: string):
 const factUpsert: BulkWrite = {
   sql: `insert into vin_facts(vin, noun, capability, account_id, answer, value)
         select distinct on (vin, capability) vin, noun, capability, account_id, answer, value::jsonb
-          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) with ordinality as t(vin, noun, capability, account_id, answer, value, ord)
+          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+               with ordinality as t(vin, noun, capability, account_id, answer, value, ord)
          order by vin, capability, ord desc
-        on conflict (vin, capability) do update set value = excluded.value, account_id = excluded.account_id, posted_at = now()`,
+        on conflict (vin, capability) do update
+          set value = excluded.value, account_id = excluded.account_id, posted_at = now()`,
 };
 const factWrite = (c: Capability, ctx: CallContext, json: string, vin: string): Statement => ({
   bulk: factUpsert,

@@ -28,7 +28,10 @@ export const SANDBOX_PAY_TO = '0x0000000000000000000000000000000000000402';
 
 /** x402 v1 names networks by word; the ones we can offer on. */
 const v1Names: Record<string, string> = { 'eip155:84532': 'base-sepolia', 'eip155:8453': 'base' };
-/** The token's EIP-712 domain name, which the payer signs under: Circle's USDC is "USDC" on Base Sepolia, "USD Coin" on Base. */
+/**
+ * The token's EIP-712 domain name, which the payer signs under: Circle's USDC is "USDC" on Base Sepolia, "USD Coin" on
+ * Base.
+ */
 const tokenNames: Record<string, string> = { 'eip155:8453': 'USD Coin' };
 
 export interface X402Terms {
@@ -53,7 +56,8 @@ export function x402Terms(s: X402Settings): X402Terms {
     );
   if (live && !s.X402_RPC_URL)
     throw new Error(
-      'config error: X402_RPC_URL: required when X402_FACILITATOR_URL is set (a node of X402_NETWORK, to reconcile payments whose outcome is unknown)',
+      'config error: X402_RPC_URL: required when X402_FACILITATOR_URL is set ' +
+        '(a node of X402_NETWORK, to reconcile payments whose outcome is unknown)',
     );
   return {
     live,
@@ -75,7 +79,9 @@ export function atomicAmount(amount: string): string {
 /** Atomic units to cents, rounding down (a payment never counts for more than it was). */
 export const centsOfAtomic = (atomic: string) => Number(BigInt(atomic) / 10_000n);
 
-/** How long a payment may take to settle: the offer's life, a constant so the offer a client saw is the one we check. */
+/**
+ * How long a payment may take to settle: the offer's life, a constant so the offer a client saw is the one we check.
+ */
 export const X402_TIMEOUT_SECONDS = 900;
 
 export interface OfferFacts {

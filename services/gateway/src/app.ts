@@ -49,7 +49,8 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
       ? [
           431,
           'headers-too-large',
-          `the request line and headers exceed ${LIMITS.headerBytes} bytes; send a shorter query string or fewer headers`,
+          `the request line and headers exceed ${LIMITS.headerBytes} bytes; ` +
+            'send a shorter query string or fewer headers',
         ]
       : err.code === 'HPE_URI_TOO_LONG'
         ? [414, 'uri-too-long', 'the URL is too long']
@@ -58,11 +59,13 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
           : [
               400,
               'invalid-input',
-              `the HTTP request could not be parsed (${err.code ?? 'bad request'}); check the request line, header names and values`,
+              `the HTTP request could not be parsed (${err.code ?? 'bad request'}); ` +
+                'check the request line, header names and values',
             ];
   const body = JSON.stringify(blocked(code, message));
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-answer-kind: BLOCKED\r\nconnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nx-answer-kind: BLOCKED\r\nconnection: close\r\n\r\n${body}`,
   );
 }
 

@@ -84,7 +84,8 @@ async function identifyOnce(
     if (e.code === 'store-unavailable')
       return refused(
         'store-unavailable',
-        `the key store is unavailable (commerce, which checks keys, cannot reach its database); retry ${again.method} ${again.path} shortly`,
+        'the key store is unavailable (commerce, which checks keys, cannot reach its database); ' +
+          `retry ${again.method} ${again.path} shortly`,
         again,
       );
     return refused(
@@ -98,7 +99,8 @@ async function identifyOnce(
   if (row.status === 'superseded' && (!row.grace_until || new Date(row.grace_until) <= now)) {
     return refused(
       'key-superseded',
-      'this key was rotated and its grace period is over; send its successor (the key POST /api-keys/rotate answered) instead, or mint a new one with POST /keys',
+      'this key was rotated and its grace period is over; ' +
+        'send its successor (the key POST /api-keys/rotate answered) instead, or mint a new one with POST /keys',
     );
   }
   if (row.expires_at && new Date(row.expires_at) <= now)

@@ -39,7 +39,8 @@ export function requestContext(
     void sendBlocked(
       reply,
       'key-required',
-      `${what} needs a key: send Authorization: Bearer <key> (or X-Api-Key). Mint one, free and anonymous, with POST /keys`,
+      `${what} needs a key: send Authorization: Bearer <key> (or X-Api-Key). ` +
+        'Mint one, free and anonymous, with POST /keys',
       { mint: MINT_KEY, next: MINT_KEY },
     );
     return null;

@@ -4,7 +4,8 @@ import type { GatewayDeps } from './deps.ts';
 
 /**
  * Send one capability call to its pillar and return the pillar's bytes untouched (no re-parse on the hot path).
- * The transport rules (one retry for reads, a typed 503 for an absent or silent pillar) are platform's `sendCapability`.
+ * The transport rules (one retry for reads, a typed 503 for an absent or silent pillar) are platform's
+ * `sendCapability`.
  */
 export function dispatch(
   bus: Bus,

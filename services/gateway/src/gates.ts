@@ -53,7 +53,8 @@ const mandateGate: GateCheck = async (c, _input, caller, ctx, req, reply, deps) 
     sendBlocked(
       reply,
       'invalid-mandate',
-      'the Mandate header must be base64url JSON of {id, principal, ceiling, perAction, expires, tripwires}; fix each problem listed',
+      'the Mandate header must be base64url JSON of {id, principal, ceiling, perAction, expires, tripwires}; ' +
+        'fix each problem listed',
       { next: sameRequest(req), problems: m.problems, schema: '/docs/money.md#mandates' },
     );
     return { sent: true };
@@ -63,7 +64,8 @@ const mandateGate: GateCheck = async (c, _input, caller, ctx, req, reply, deps) 
       sendBlocked(
         reply,
         'mandate-required',
-        `${c.name} made on someone's behalf needs a Mandate header: send ${c.method} ${c.path} again with Mandate: <base64url JSON of the principal's mandate>`,
+        `${c.name} made on someone's behalf needs a Mandate header: ` +
+          `send ${c.method} ${c.path} again with Mandate: <base64url JSON of the principal's mandate>`,
         { capability: c.name, next: { method: c.method, path: c.path } },
       );
       return { sent: true };
@@ -109,7 +111,8 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
     sendBlocked(
       reply,
       'payment-invalid',
-      'the x402 payment header (PAYMENT-SIGNATURE or X-PAYMENT) must be base64 JSON of an x402 payment payload; fix each problem listed',
+      'the x402 payment header (PAYMENT-SIGNATURE or X-PAYMENT) must be base64 JSON of an x402 payment payload; ' +
+        'fix each problem listed',
       { problems: payment.problems, next: sameRequest(req) },
     );
     return { sent: true };
@@ -143,7 +146,8 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
       sendBlocked(
         reply,
         'key-required',
-        `settling ${c.name} needs a key: send Authorization: Bearer <key> (mint one with POST /keys), or settle intent ${intentId} later with one, or pay it with x402`,
+        `settling ${c.name} needs a key: send Authorization: Bearer <key> (mint one with POST /keys), ` +
+          `or settle intent ${intentId} later with one, or pay it with x402`,
         { intent: offer!.intent, settle: offer!.settle, mint: MINT_KEY, next: MINT_KEY },
       );
       return { sent: true };

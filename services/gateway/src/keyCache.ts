@@ -4,7 +4,9 @@ import { broadcasts, ops } from '@vcs/contract';
 import { anonymousContext, callOp, dec, enc, type Bus, type KeyRow } from '@vcs/platform';
 import { addRouteHook } from './routeCapability.ts';
 
-/** Every gateway hears that a key changed (revoked, rotated, scoped) and drops its cached row (contract `broadcasts`). */
+/**
+ * Every gateway hears that a key changed (revoked, rotated, scoped) and drops its cached row (contract `broadcasts`).
+ */
 const { keysChanged } = broadcasts;
 
 /** How long a gateway trusts a key row it read; a broadcast change drops it sooner. */

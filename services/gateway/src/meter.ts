@@ -5,7 +5,10 @@ import { presentedKey } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { addRouteHook, capabilityOf, servesCapability } from './routeCapability.ts';
 
-/** Calls answered per capability route, settlements (counted by commerce, by whatever path paid), and what they collected. */
+/**
+ * Calls answered per capability route, settlements (counted by commerce, by whatever path paid), and what they
+ * collected.
+ */
 export interface Usage {
   calls: number;
   settlements: number;

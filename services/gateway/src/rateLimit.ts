@@ -6,7 +6,10 @@ import type { GatewayDeps } from './deps.ts';
 import { rateLimitRefusals } from './metrics.ts';
 import { sameRequest, sendBlocked } from './reply.ts';
 
-/** Calls per minute by class; sandbox and live keys each have their own, anonymous callers and minting go by client address. */
+/**
+ * Calls per minute by class; sandbox and live keys each have their own, anonymous callers and minting go by client
+ * address.
+ */
 export const rateLimitEnv = z.object({
   RATE_LIMIT_SANDBOX_PER_MIN: setting.int(1, 1e9).default(1500),
   RATE_LIMIT_LIVE_PER_MIN: setting.int(1, 1e9).default(6000),
@@ -158,7 +161,8 @@ export function registerRateLimits(app: FastifyInstance, deps: GatewayDeps) {
         return sendBlocked(
           reply,
           'rate-limited',
-          `over the limit of ${limit} calls a minute for ${describe(cls)}; retry ${req.method} ${sameRequest(req).path} after ${Math.ceil(e.msBeforeNext / 1000)} s`,
+          `over the limit of ${limit} calls a minute for ${describe(cls)}; ` +
+            `retry ${req.method} ${sameRequest(req).path} after ${Math.ceil(e.msBeforeNext / 1000)} s`,
           {
             limit,
             window: `${WINDOW_S}s`,
@@ -168,7 +172,8 @@ export function registerRateLimits(app: FastifyInstance, deps: GatewayDeps) {
         );
       }
       // Redis unreachable: fail open rather than refuse every call; the store's own health shows the outage.
-      req.log.warn({ reason: (e as Error).message }, 'rate limiter unavailable; call let through'); // one line, no stack: the store's outage is no bug here
+      // one line, no stack: the store's outage is no bug here
+      req.log.warn({ reason: (e as Error).message }, 'rate limiter unavailable; call let through');
       return;
     }
     setHeaders(reply, limit, res);

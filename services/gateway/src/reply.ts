@@ -60,7 +60,8 @@ export function refuseMalformedId(reply: FastifyReply, kind: keyof typeof NOT_FO
   sendBlocked(
     reply,
     code,
-    `no ${kind} with this id; ${kind} ids start ${idPrefixes[kind]} followed by letters, digits, - and _, and come from ${from}`,
+    `no ${kind} with this id; ${kind} ids start ${idPrefixes[kind]} followed by letters, digits, - and _, ` +
+      `and come from ${from}`,
   );
   return true;
 }

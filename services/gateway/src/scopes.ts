@@ -28,7 +28,8 @@ export function registerScopeCheck(app: FastifyInstance, deps: GatewayDeps) {
       return sendBlocked(
         reply,
         'forbidden',
-        `${c.name} needs the "${needed}" scope and this key holds [${caller.scopes.join(', ')}]; use a key with that scope: mint one with POST /api-keys/mint`,
+        `${c.name} needs the "${needed}" scope and this key holds [${caller.scopes.join(', ')}]; ` +
+          'use a key with that scope: mint one with POST /api-keys/mint',
         { capability: c.name, scopes: caller.scopes, needed, next: { method: 'POST', path: '/api-keys/mint' } },
       );
     },

@@ -13,7 +13,10 @@ import { BusError, type Bus, type Headers } from './types.ts';
  * or silent pillar is a typed 503 BLOCKED answer, never a throw.
  */
 
-/** An answer's metadata as the pillar reports it: HTTP status, answer kind, which replica answered, and whether it is a stored answer replayed. */
+/**
+ * An answer's metadata as the pillar reports it: HTTP status, answer kind, which replica answered, and whether it is a
+ * stored answer replayed.
+ */
 export interface ReplyMeta {
   status: number;
   kind: string;
@@ -149,7 +152,10 @@ export function answerOf(r: CallResult): Record<string, unknown> {
     : r.body;
 }
 
-/** What a caller needs to reach the bus: the bus, the clock its retry pauses on, and BUS_TIMEOUT_MS (the one time-out rule, contract `opTimeouts`). */
+/**
+ * What a caller needs to reach the bus: the bus, the clock its retry pauses on, and BUS_TIMEOUT_MS (the one time-out
+ * rule, contract `opTimeouts`).
+ */
 export interface BusCaller {
   bus: Bus;
   clock?: Pick<Clock, 'sleep'>;
@@ -161,7 +167,10 @@ export const busCallerOf = (s: Pick<Services, 'bus' | 'clock' | 'settings'>): Bu
   busTimeoutMs: s.settings.BUS_TIMEOUT_MS,
 });
 
-/** A call's reply with its answer parsed: typed by the operation's declared reply (its server checks each answer against it outside production). */
+/**
+ * A call's reply with its answer parsed: typed by the operation's declared reply (its server checks each answer against
+ * it outside production).
+ */
 export interface OpResult<A = Record<string, unknown>> {
   status: number;
   answer: A;

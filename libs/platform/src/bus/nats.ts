@@ -67,7 +67,10 @@ function fromHeaders(h?: MsgHdrs): Headers {
 }
 
 export interface NatsOptions {
-  /** Replicas of the event stream when this process makes it (EVENT_STREAM_REPLICAS); an existing stream must have as many. */
+  /**
+   * Replicas of the event stream when this process makes it (EVENT_STREAM_REPLICAS); an existing stream must have as
+   * many.
+   */
   replicas?: number;
   /** Where connection changes, consumer stalls and resumptions are said (one line each). */
   log?: Pick<Logger, 'info' | 'warn' | 'debug'>;
@@ -209,7 +212,8 @@ export class NatsBus implements Bus {
         () =>
           reject(
             new Error(
-              `NATS at ${named} did not answer within ${startupTimeoutMs / 1000} s (STARTUP_TIMEOUT_MS): is it running, and is NATS_URL right?`,
+              `NATS at ${named} did not answer within ${startupTimeoutMs / 1000} s (STARTUP_TIMEOUT_MS): ` +
+                'is it running, and is NATS_URL right?',
             ),
           ),
         startupTimeoutMs,
@@ -287,11 +291,14 @@ export class NatsBus implements Bus {
       if (retryablePublishError(err)) throw err;
       throw Object.assign(
         new Error(
-          `the event stream ${this.stream} (subjects ${config.subjects[0]}) cannot be made on this NATS: ${(err as Error).message}. ` +
+          `the event stream ${this.stream} (subjects ${config.subjects[0]}) cannot be made on this NATS: ` +
+            `${(err as Error).message}. ` +
             (this.replicas > 1
-              ? `EVENT_STREAM_REPLICAS=${this.replicas} needs a NATS cluster of at least ${this.replicas} JetStream servers. `
+              ? `EVENT_STREAM_REPLICAS=${this.replicas} needs a NATS cluster of at least ${this.replicas} ` +
+                'JetStream servers. '
               : '') +
-            'If another stream already takes overlapping subjects, give this deployment its own NATS_NAMESPACE or remove that stream.',
+            'If another stream already takes overlapping subjects, give this deployment its own NATS_NAMESPACE ' +
+            'or remove that stream.',
         ),
         { final: true },
       );
@@ -306,8 +313,10 @@ export class NatsBus implements Bus {
     const have = actual || 1;
     if (have === this.replicas) return;
     throw new ConfigError(
-      `config error: EVENT_STREAM_REPLICAS: ${this.replicas}, but the event stream ${this.stream} on this NATS has ${have} replica${have === 1 ? '' : 's'}; ` +
-        `set EVENT_STREAM_REPLICAS=${have}, or change the stream first (nats stream edit ${this.stream} --replicas ${this.replicas})`,
+      `config error: EVENT_STREAM_REPLICAS: ${this.replicas}, but the event stream ${this.stream} on this NATS ` +
+        `has ${have} replica${have === 1 ? '' : 's'}; ` +
+        `set EVENT_STREAM_REPLICAS=${have}, ` +
+        `or change the stream first (nats stream edit ${this.stream} --replicas ${this.replicas})`,
     );
   }
 

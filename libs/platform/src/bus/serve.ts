@@ -30,7 +30,8 @@ export interface Served {
 /**
  * The one server adapter: answer `subject` in queue group `pillar.<pillar>` (replicas share the load), decode the
  * request, run `handle` inside try/catch and frame the reply (bus/call.ts). A throw is a typed BLOCKED answer:
- * `store-unavailable` (503, retry) when the store is down, else `internal` (500) naming the request id it is logged under.
+ * `store-unavailable` (503, retry) when the store is down, else `internal` (500) naming the request id it is logged
+ * under.
  */
 export function serveFramed(
   services: Services,
@@ -150,7 +151,8 @@ export function serveOps<P extends Pillar>(services: Services, pillar: P, impl: 
           answer: {
             ...blocked(
               'internal',
-              `${op.name} answered outside its declaration (${wrong}); the failure is logged with request id ${requestId}`,
+              `${op.name} answered outside its declaration (${wrong}); ` +
+                `the failure is logged with request id ${requestId}`,
             ),
           },
         };

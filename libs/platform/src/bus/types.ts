@@ -37,7 +37,9 @@ export interface Bus {
   request(subject: string, data: Uint8Array, opts: { timeoutMs: number; headers?: Headers }): Promise<BusMessage>;
   /** Answer requests on a subject; replicas with the same queue share the load. */
   serve(subject: string, queue: string, responder: Responder): { stop(): void };
-  /** Publish an event on the stream; `msgId` lets the stream drop duplicates; `headers` travel with it (`traceparent`). */
+  /**
+   * Publish an event on the stream; `msgId` lets the stream drop duplicates; `headers` travel with it (`traceparent`).
+   */
   publishEvent(subject: string, data: Uint8Array, msgId: string, headers?: Headers): Promise<void>;
   consumeEvents(opts: ConsumeOptions, handler: (d: EventDelivery) => Promise<void>): Promise<{ stop(): Promise<void> }>;
   /** Plain fan-out publish (no persistence), for cache invalidations and the like. */

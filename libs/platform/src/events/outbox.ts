@@ -11,7 +11,8 @@ import { mergeWrites, type BulkWrite, type Db, type Queryable, type Statement } 
 export const outboxInsert: BulkWrite = {
   sql: `insert into outbox_events(id, type, subject, account_id, vin, payload, traceparent)
         select id, type, subject, account_id, vin, payload, traceparent
-          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) with ordinality as t(id, type, subject, account_id, vin, payload, traceparent, ord)
+          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+               with ordinality as t(id, type, subject, account_id, vin, payload, traceparent, ord)
          order by ord`,
 };
 
@@ -151,7 +152,8 @@ export class OutboxRelay implements Idles {
           payload: unknown;
           traceparent: string | null;
         }>(
-          `select seq, id, subject, payload, traceparent from outbox_events where published_at is null order by seq limit $1${this.sole ? '' : ' for update skip locked'}`,
+          `select seq, id, subject, payload, traceparent from outbox_events
+            where published_at is null order by seq limit $1${this.sole ? '' : ' for update skip locked'}`,
           [batch],
         );
         // All of a batch in flight at once: one connection keeps them in order on the stream, and if any fails
@@ -178,7 +180,10 @@ export class OutboxRelay implements Idles {
     }
   }
 
-  /** One event on the stream, with the trace it was written in as its `traceparent` header (a PRODUCER span while tracing is on). */
+  /**
+   * One event on the stream, with the trace it was written in as its `traceparent` header (a PRODUCER span while
+   * tracing is on).
+   */
   private async publish(subject: string, data: Uint8Array, id: string, traceparent: string | null) {
     if (!traceparent) return this.bus.publishEvent(subject, data, id);
     const span = tracing.on

@@ -157,7 +157,9 @@ export function usableDir(dir: string, setting: string) {
     accessSync(abs, constants.R_OK | constants.W_OK);
   } catch (e) {
     throw new ConfigError(
-      `config error: ${setting}: cannot use ${abs} as a directory (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); point it at a writable directory, or memory:// to keep nothing`,
+      `config error: ${setting}: cannot use ${abs} as a directory ` +
+        `(${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); ` +
+        'point it at a writable directory, or memory:// to keep nothing',
     );
   }
 }
@@ -182,7 +184,8 @@ export async function migrate(db: Db, sets: Migrations[]): Promise<string[]> {
   await db.tx(async (q) => {
     await q.query('select pg_advisory_xact_lock(724001)');
     await q.query(
-      'create table if not exists schema_migrations (version text primary key, applied_at timestamptz not null default now())',
+      'create table if not exists schema_migrations ' +
+        '(version text primary key, applied_at timestamptz not null default now())',
     );
     const done = new Set(
       (await q.query<{ version: string }>('select version from schema_migrations')).rows.map((r) => r.version),

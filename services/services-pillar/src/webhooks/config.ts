@@ -40,7 +40,9 @@ const schedule = z
     return list;
   });
 
-/** The webhook delivery settings (README's table and docs/webhooks.md), parsed once at start into `services.settings`. */
+/**
+ * The webhook delivery settings (README's table and docs/webhooks.md), parsed once at start into `services.settings`.
+ */
 export const webhookSettings = z.object({
   WEBHOOK_RETRY_SCHEDULE_MS: schedule.default(STANDARD_SCHEDULE_MS),
   WEBHOOK_RETRY_JITTER: setting.decimal(0, 1).default(0.1),

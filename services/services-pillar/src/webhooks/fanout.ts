@@ -36,7 +36,8 @@ export async function fanOut(services: Services, all: StreamEvent[]): Promise<nu
   const bodies = new Map(events.map((e) => [e.evt.id, e]));
   const accounts = [...new Set(events.map((e) => e.evt.account!))];
   const { rows } = await services.db.query<{ account_id: string; endpoint_id: string; event_types: string[] }>(
-    `select s.account_id, s.endpoint_id, s.event_types from webhook_subscriptions s join webhook_endpoints e on e.id = s.endpoint_id
+    `select s.account_id, s.endpoint_id, s.event_types
+       from webhook_subscriptions s join webhook_endpoints e on e.id = s.endpoint_id
       where s.account_id = any($1::text[]) and s.status = 'active' and e.status = 'active'`,
     [accounts],
   );
@@ -81,7 +82,8 @@ export async function fanOut(services: Services, all: StreamEvent[]): Promise<nu
        on conflict (id) do nothing)
      insert into webhook_deliveries(id, account_id, endpoint_id, event_id, event_type, next_attempt_at)
      select t.id, t.account_id, t.endpoint_id, t.event_id, t.event_type, $6
-       from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) as t(id, account_id, endpoint_id, event_id, event_type)
+       from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
+            as t(id, account_id, endpoint_id, event_id, event_type)
       where exists (select 1 from webhook_endpoints e where e.id = t.endpoint_id and e.account_id = t.account_id)
      on conflict (endpoint_id, event_id) do nothing`,
     [

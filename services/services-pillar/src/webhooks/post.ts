@@ -42,8 +42,9 @@ function agentFor(protocol: string, policy: TargetPolicy): http.Agent {
 }
 
 /**
- * POST one delivery (a Retry-After date is read against `now`, the sender's clock): no redirects followed (a 3xx is a failure), a hard time-out for the whole exchange,
- * and at most `capBytes` of the response read (the rest is dropped and the socket closed).
+ * POST one delivery (a Retry-After date is read against `now`, the sender's clock): no redirects followed (a 3xx is a
+ * failure), a hard time-out for the whole exchange, and at most `capBytes` of the response read (the rest is dropped
+ * and the socket closed).
  */
 export function postDelivery(
   url: string,
@@ -95,7 +96,8 @@ export function postDelivery(
             statusCode: res.statusCode ?? null,
             outcome: `http-${res.statusCode}`,
             snippet: Buffer.concat(chunks).toString('utf8').slice(0, opts.capBytes),
-            retryAfterMs: retryAfterOf(res.headers['retry-after'], (opts.now?.() ?? new Date()).getTime()), // an HTTP date is read against the injected clock
+            // an HTTP date is read against the injected clock
+            retryAfterMs: retryAfterOf(res.headers['retry-after'], (opts.now?.() ?? new Date()).getTime()),
           });
         res.on('data', (c: Buffer) => {
           if (size < opts.capBytes) chunks.push(c.subarray(0, opts.capBytes - size));

@@ -20,7 +20,9 @@ const attemptInsert: BulkWrite = {
         select * from unnest($1::text[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[])`,
 };
 const deliveredUpdate: BulkWrite = {
-  sql: `update webhook_deliveries d set status = 'delivered', attempt_count = t.n, delivered_at = t.at, next_attempt_at = null, locked_until = null
+  sql: `update webhook_deliveries d
+           set status = 'delivered', attempt_count = t.n, delivered_at = t.at,
+               next_attempt_at = null, locked_until = null
           from unnest($1::text[], $2::int[], $3::timestamptz[]) as t(id, n, at) where d.id = t.id`,
 };
 /** The VIN of an event's body, for the Webhook.failed that reports its delivery (a failure's path only). */
@@ -144,7 +146,9 @@ export class DeliverySender implements Idles {
     const now = this.services.clock.now();
     // A cheap look first: an idle sender costs one indexed read, not a locking transaction.
     const due = await this.services.db.query(
-      `select 1 from webhook_deliveries where status = 'pending' and next_attempt_at <= $1 and (locked_until is null or locked_until < $1) limit 1`,
+      `select 1 from webhook_deliveries
+        where status = 'pending' and next_attempt_at <= $1 and (locked_until is null or locked_until < $1)
+        limit 1`,
       [now.toISOString()],
     );
     if (!due.rows.length) return true;
@@ -218,7 +222,8 @@ export class DeliverySender implements Idles {
       'webhook-timestamp': String(at.getTime() / 1000),
       'webhook-signature': signatureHeader(secrets, row.event_id, at, body),
     };
-    // Tracing on and the event traced: the attempt is a span of the event's trace, and the receiver gets its traceparent.
+    // Tracing on and the event traced: the attempt is a span of the event's trace, and the receiver gets its
+    // traceparent.
     const span = row.traceparent
       ? startSpan(
           `webhook deliver ${row.event_type}`,
@@ -304,7 +309,9 @@ export class DeliverySender implements Idles {
 
   private async fail(q: Queryable, row: Claimed, attempts: number, reason: string, endpointDisabled?: string) {
     await q.query(
-      `update webhook_deliveries set status = 'failed', attempt_count = $2, next_attempt_at = null, locked_until = null where id = $1`,
+      `update webhook_deliveries
+          set status = 'failed', attempt_count = $2, next_attempt_at = null, locked_until = null
+        where id = $1`,
       [row.id, attempts],
     );
     const occurredAt = this.services.clock.now().toISOString();

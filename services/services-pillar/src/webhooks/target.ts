@@ -13,7 +13,8 @@ type Address = ipaddr.IPv4 | ipaddr.IPv6;
 function embeddedIPv4(a: ipaddr.IPv6): ipaddr.IPv4 | null {
   const range = a.range();
   const b = a.toByteArray();
-  const compatible = b.slice(0, 12).every((x) => x === 0) && range !== 'unspecified' && range !== 'loopback'; // ::a.b.c.d
+  // ::a.b.c.d
+  const compatible = b.slice(0, 12).every((x) => x === 0) && range !== 'unspecified' && range !== 'loopback';
   if (
     compatible ||
     range === 'ipv4Mapped' ||
@@ -62,7 +63,9 @@ export class ForbiddenTargetError extends Error {
   code = 'EFORBIDDENTARGET';
 }
 
-/** A URL's host as an address when it is an IP literal (the WHATWG parser has already normalised 0x7f.1 and the like). */
+/**
+ * A URL's host as an address when it is an IP literal (the WHATWG parser has already normalised 0x7f.1 and the like).
+ */
 export function literalHost(url: URL): string | null {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   return ipaddr.isValid(host) ? host : null;
