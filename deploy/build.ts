@@ -1,8 +1,8 @@
 /**
  * `pnpm build`: each service as one JavaScript file in dist/ (esbuild), so production processes run plain
  * `node dist/<service>.js`: no TypeScript loader thread, fewer modules, a smaller heap, a faster start.
- * Packages that load their own files at run time (WebAssembly: PGlite, QuickJS, sql.js; esbuild's binary, which MCP exec
- * uses to compile TypeScript) stay outside the bundle and are imported by relative path from where pnpm put them.
+ * Packages that load their own files at run time (WebAssembly: PGlite, QuickJS, sql.js; esbuild's binary, which MCP
+ * exec uses to compile TypeScript) stay outside the bundle and are imported by relative path from where pnpm put them.
  */
 import { build, type Plugin } from 'esbuild';
 import { existsSync } from 'node:fs';
@@ -53,7 +53,11 @@ const sourceRelativeUrls: Plugin = {
 
 /** Bundled CommonJS packages call require() and read __dirname: give the ESM output both. */
 const BANNER =
-  "import { createRequire as __vcsRequire } from 'node:module'; import { fileURLToPath as __vcsPath } from 'node:url'; const require = __vcsRequire(import.meta.url); const __filename = __vcsPath(import.meta.url); const __dirname = __vcsPath(new URL('.', import.meta.url));";
+  "import { createRequire as __vcsRequire } from 'node:module'; " +
+  "import { fileURLToPath as __vcsPath } from 'node:url'; " +
+  'const require = __vcsRequire(import.meta.url); ' +
+  'const __filename = __vcsPath(import.meta.url); ' +
+  "const __dirname = __vcsPath(new URL('.', import.meta.url));";
 
 /** One bundle per service (deploy/services.ts: the gateway and each pillar's), and the embedded process. */
 export const entries: Record<string, string> = Object.fromEntries(

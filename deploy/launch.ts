@@ -119,7 +119,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       const siblings = live().filter((x) => x.service === slot.service).length;
       if (siblings === 0 && slot.fails >= SUPERVISE.maxFails) {
         console.error(
-          `${name} exited ${how}, its ${slot.fails}th failure in a row, and no ${slot.service} replica is left; stopping the other services`,
+          `${name} exited ${how}, its ${slot.fails}th failure in a row, and no ${slot.service} replica is left; ` +
+            'stopping the other services',
         );
         exitCode = code && code !== 0 ? code : 1;
         stopAll();
@@ -127,7 +128,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       }
       const wait = Math.min(SUPERVISE.maxBackoffMs, SUPERVISE.firstBackoffMs * 2 ** (slot.fails - 1));
       console.error(
-        `${name} exited ${how}; restarting it in ${wait} ms (${siblings} other ${slot.service} replica${siblings === 1 ? '' : 's'} serving)`,
+        `${name} exited ${how}; restarting it in ${wait} ms ` +
+          `(${siblings} other ${slot.service} replica${siblings === 1 ? '' : 's'} serving)`,
       );
       const t = setTimeout(() => {
         timers.delete(t);

@@ -8,7 +8,10 @@ export const SANDBOX_PAYER = { name: 'Avery Chen', castRow: 'super-prime', credi
 /** The VIN answered about when a capability is called without one. */
 export const SANDBOX_DEFAULT_VIN = '1HGCM82633A004352';
 
-/** Dates by offset, made once: answers carry several, and a Date and its ISO string each was 4 % of the embedded process's CPU. */
+/**
+ * Dates by offset, made once: answers carry several, and a Date and its ISO string each was 4 % of the embedded
+ * process's CPU.
+ */
 const datesByOffset = new Map<number, string>();
 export function sandboxDate(offsetDays = 0): string {
   let date = datesByOffset.get(offsetDays);

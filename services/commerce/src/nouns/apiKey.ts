@@ -101,7 +101,9 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey, CommerceSettings> = {
     if (me.status !== 'active') {
       return refuse(
         'forbidden',
-        `this key is ${me.status} and cannot be rotated again; rotate its successor${me.superseded_by ? ` ${me.superseded_by}` : ''} by sending that key to POST /api-keys/rotate`,
+        `this key is ${me.status} and cannot be rotated again; ` +
+          `rotate its successor${me.superseded_by ? ` ${me.superseded_by}` : ''} ` +
+          'by sending that key to POST /api-keys/rotate',
         { status: me.status, successor: me.superseded_by, next: { method: 'POST', path: '/api-keys/rotate' } },
       );
     }
@@ -149,7 +151,8 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey, CommerceSettings> = {
     if (widened.length) {
       return refuse(
         'forbidden',
-        `scope only narrows: this key holds [${me.scopes.join(', ')}] and cannot gain [${widened.join(', ')}]; mint a new key for wider scopes`,
+        `scope only narrows: this key holds [${me.scopes.join(', ')}] ` +
+          `and cannot gain [${widened.join(', ')}]; mint a new key for wider scopes`,
         { scopes: me.scopes },
       );
     }
