@@ -18,7 +18,7 @@ import {
   decoratePaymentReply,
   encodeHeader,
   offerFactsOf,
-  paymentOf,
+  paymentOrRefusal,
   paymentRequiredOf,
   paymentRequiredV1Of,
 } from './money/x402.ts';
@@ -106,17 +106,8 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
     );
     return { sent: true };
   }
-  const payment = paymentOf(req);
-  if (payment && 'problems' in payment) {
-    sendBlocked(
-      reply,
-      'payment-invalid',
-      'the x402 payment header (PAYMENT-SIGNATURE or X-PAYMENT) must be base64 JSON of an x402 payment payload; ' +
-        'fix each problem listed',
-      { problems: payment.problems, next: sameRequest(req) },
-    );
-    return { sent: true };
-  }
+  const payment = paymentOrRefusal(req, reply);
+  if (payment === 'refused') return { sent: true };
   const resourceUrl = `${publicBaseOf(req, deps.config)}${c.path}`;
   // A v2 payment names the intent of the offer it paid (accepted.extra.intentId): that intent is paid, no new offer.
   const created = payment?.intentId

@@ -10,6 +10,7 @@ import {
 } from '@vcs/contract';
 import { requirementOf, requirementV1Of, type OfferFacts, type X402Terms } from '@vcs/platform';
 import { z } from 'zod';
+import { sameRequest, sendBlocked } from '../reply.ts';
 
 /**
  * x402 on the wire: the 402's PAYMENT-REQUIRED (v2 header) and body members (v1), the payment a client sends back
@@ -86,6 +87,23 @@ export function paymentOf(req: FastifyRequest): SentPayment | { problems: Proble
   if (!shape.success) return { problems: problemsOf(shape.error.issues, 'header') };
   const intentId = intentOfPayment.safeParse(payload).data?.accepted?.extra?.intentId ?? null;
   return { version: shape.data.x402Version, payload: shape.data, intentId };
+}
+
+/**
+ * The request's payment, or — when its header is not an x402 payment payload — 'refused', the 400 sent with each
+ * problem (the offer gate and the settle route refuse it with the one wording).
+ */
+export function paymentOrRefusal(req: FastifyRequest, reply: FastifyReply): SentPayment | null | 'refused' {
+  const payment = paymentOf(req);
+  if (!payment || !('problems' in payment)) return payment;
+  sendBlocked(
+    reply,
+    'payment-invalid',
+    'the x402 payment header (PAYMENT-SIGNATURE or X-PAYMENT) must be base64 JSON of an x402 payment payload; ' +
+      'fix each problem listed',
+    { problems: payment.problems, next: sameRequest(req) },
+  );
+  return 'refused';
 }
 
 /**

@@ -5,7 +5,7 @@ import { publicBaseOf, requestContext } from '../context.ts';
 import { callerOf } from '../dispatch.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { mandateOf } from '../money/headers.ts';
-import { decoratePaymentReply, paymentOf } from '../money/x402.ts';
+import { decoratePaymentReply, paymentOf, paymentOrRefusal } from '../money/x402.ts';
 import { refuseMalformedId, sameRequest, sendBlocked, sendOpReply } from '../reply.ts';
 
 /** What a route adds to its operation's declaration: only what HTTP alone knows. */
@@ -85,17 +85,8 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
         );
         return null;
       }
-      const payment = paymentOf(req);
-      if (payment && 'problems' in payment) {
-        sendBlocked(
-          reply,
-          'payment-invalid',
-          'the x402 payment header (PAYMENT-SIGNATURE or X-PAYMENT) must be base64 JSON of an x402 payment payload; ' +
-            'fix each problem listed',
-          { problems: payment.problems, next: sameRequest(req) },
-        );
-        return null;
-      }
+      const payment = paymentOrRefusal(req, reply);
+      if (payment === 'refused') return null;
       reply.header('intent-id', (req.params as { intentId: string }).intentId);
       return { mandate: m?.mandate, payment: payment?.payload };
     },
