@@ -252,6 +252,28 @@ describe.each(modes())('money and people (%s)', (mode) => {
     expect(bad.json.value.message).toMatch(/5\.00 USD/);
   });
 
+  it('refuses a payment header that is not an x402 payload 402 payment-invalid, at the gate and the settle route alike', async () => {
+    const { key } = await mintKey(base);
+    const offer = await call(base, 'POST', '/signings/quote', { key, body: { vin: VIN } });
+    expect(offer.status).toBe(402);
+    const notJson = Buffer.from('not json').toString('base64');
+    const noVersion = Buffer.from(JSON.stringify({ payload: {} })).toString('base64');
+    const refusals = [
+      await call(base, 'POST', '/signings/quote', { body: { vin: VIN }, headers: { 'payment-signature': notJson } }),
+      await call(base, 'POST', offer.json.value.settle.path, { headers: { 'x-payment': noVersion } }),
+    ];
+    for (const r of refusals) {
+      expect(r.status).toBe(402); // x402's answer to a payment it cannot use (docs/money.md)
+      expect(r.json.value).toMatchObject({ code: 'payment-invalid' });
+      expect(r.json.value.message).toMatch(/PAYMENT-SIGNATURE or X-PAYMENT/);
+      expect(r.json.value.problems.length).toBeGreaterThan(0);
+    }
+    expect(refusals[0]!.json.value.problems[0].field).toBe('(header PAYMENT-SIGNATURE)');
+    // Nothing was settled by either.
+    const intent = await call(base, 'GET', `/intents/${offer.json.value.intent.id}`, { key });
+    expect(intent.json.value).toMatchObject({ status: 'pending', executions: 0 });
+  });
+
   it('answers the internal intents.create subject with the OFFER and carries the origin to Intent.settled', async () => {
     const { key, account } = await mintKey(base);
     const ctx = {
