@@ -143,6 +143,20 @@ describe.runIf(distributedEnv())('servers that are not there, and the launcher (
     ]);
   });
 
+  it('an unreachable Redis is one line after STARTUP_TIMEOUT_MS: no process serves before Redis answers', async () => {
+    const r = await run([builtEntryOf('gateway')], {
+      ...env(),
+      REDIS_URL: 'redis://127.0.0.1:1',
+      STARTUP_TIMEOUT_MS: '1500',
+    });
+    expect(r.code).toBe(1);
+    expect(r.lines).toEqual([
+      expect.stringMatching(
+        /^gateway: cannot start: Redis at redis:\/\/127\.0\.0\.1:1 did not answer within 1\.5 s \(STARTUP_TIMEOUT_MS\)/,
+      ),
+    ]);
+  });
+
   it('a process whose first seed is down starts on another', async () => {
     const bus = await NatsBus.connect(
       `nats://127.0.0.1:1,${env().NATS_URL}`,

@@ -148,6 +148,18 @@ export async function connectInfra(name: string, cfg: BaseConfig, own: Migration
     log,
   });
   const kv = createRedisKv(urls.redisUrl, cfg.REDIS_PREFIX, log);
+  // Serve only once Redis answers: with no offline queue, a command sent while it is still connecting fails (an
+  // operator once saw the first request's rate-limit check log ioredis's 'Stream isn't writeable' stack).
+  while (!(await kv.ping())) {
+    if (Date.now() > until) {
+      kv.close().catch(() => undefined);
+      throw new Error(
+        `Redis at ${redactUrl(urls.redisUrl)} did not answer within ${cfg.STARTUP_TIMEOUT_MS / 1000} s ` +
+          '(STARTUP_TIMEOUT_MS): is it running, and is REDIS_URL right?',
+      );
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
   return { bus, db, kv, clock: systemClock, mode: 'distributed' };
 }
 
