@@ -121,13 +121,18 @@ function tsOf(s: Schema | boolean | undefined, pad = ''): string {
   }
 }
 
+/** Each capability's OK value type as TypeScript text, by its type name (types.ts declares them). */
+const capabilityValueTypes = () =>
+  new Map(nouns.flatMap(capsOf).map((c) => [`${typeBase(c)}Value`, tsOf(jsonSchemaOf(c.value, 'output') as Schema)]));
+
 function typesFile(): string {
   const lines = [HEADER];
+  const values = capabilityValueTypes();
   for (const c of nouns.flatMap(capsOf)) {
     lines.push(`/** Parameters of ${c.name}. */`);
     lines.push(`export type ${typeBase(c)}Params = ${tsOf(jsonSchemaOf(c.request, 'input') as Schema)};`);
     lines.push(`/** OK value of ${c.name} (${c.answer}). */`);
-    lines.push(`export type ${typeBase(c)}Value = ${tsOf(jsonSchemaOf(c.value, 'output') as Schema)};`);
+    lines.push(`export type ${typeBase(c)}Value = ${values.get(`${typeBase(c)}Value`)};`);
   }
   return lines.join('\n') + '\n';
 }
@@ -205,9 +210,13 @@ function workflowsFile(): string {
 function platformFile(): string {
   const values: string[] = [];
   const declared = new Set<string>();
+  // An operation answering what a capability answers (deal.get and deal.open: a Deal) names that type, not a copy.
+  const capabilityTypeOf = new Map([...capabilityValueTypes()].map(([name, text]) => [text, name]));
+  const reused: string[] = [];
   const out = [
     HEADER,
     "import { callOperation, type Answer, type CallOptions, type MintedKey } from '../runtime.ts';",
+    '%REUSED%',
     '',
     '%VALUES%',
     "/** The platform's own operations: keys, the intent and handoff rails, deals, going live. */",
@@ -232,10 +241,10 @@ function platformFile(): string {
     const valueType = named ? `${named[1]}Value` : `${pascal(key)}Value`;
     if (o !== ops.keysMint && !declared.has(valueType)) {
       declared.add(valueType);
-      values.push(
-        `/** OK value of ${o.route.answers} (${o.name}). */`,
-        `export type ${valueType} = ${tsOf(ok?.properties?.value)};`,
-      );
+      const text = tsOf(ok?.properties?.value);
+      const same = capabilityTypeOf.get(text);
+      if (same) reused.push(same);
+      values.push(`/** OK value of ${o.route.answers} (${o.name}). */`, `export type ${valueType} = ${same ?? text};`);
     }
     const result = o === ops.keysMint ? 'MintedKey' : `Answer<${valueType}>`;
     out.push(
@@ -251,7 +260,10 @@ function platformFile(): string {
     );
   }
   out.push('};', '');
-  return out.join('\n').replace('%VALUES%', values.join('\n') + '\n');
+  return out
+    .join('\n')
+    .replace('%REUSED%', reused.length ? `import type { ${reused.join(', ')} } from './types.ts';` : '')
+    .replace('%VALUES%', values.join('\n') + '\n');
 }
 
 /** File name → content of everything generated, formatted as the project formats its code (.prettierrc.json). */
