@@ -1,5 +1,5 @@
 import type { apiKey } from '@vcs/contract';
-import { ok, refuse, type KeyRow, type NounHandlers, type Queryable } from '@vcs/platform';
+import { ok, refuse, type CallContext, type KeyRow, type NounHandlers, type Queryable } from '@vcs/platform';
 import { insertKey } from '../keys.ts';
 import type { CommerceSettings } from '../config.ts';
 
@@ -54,19 +54,26 @@ async function update(tx: Queryable, id: string, set: string, params: unknown[])
   return rows[0]!;
 }
 
+/** A new key on the calling key's account, at its environment and trust tier, recorded with `event`; null: no key. */
+async function siblingKey(tx: Queryable, ctx: CallContext, now: Date, event: 'ApiKey.created@1' | 'ApiKey.minted@1') {
+  const me = await callingKey(tx, ctx.keyId, ctx.account);
+  if (!me) return null;
+  const { key, row } = await insertKey(tx, {
+    environment: ctx.environment,
+    accountId: me.account_id,
+    trustTier: me.trust_tier,
+    now,
+  });
+  await recordKeyEvent(tx, row, event, now, { by: me.id });
+  return { me, key, row };
+}
+
 /** Every verb acts on the calling key or its account (from the call context), never on an id from the body. */
 export const apiKeyHandlers: NounHandlers<typeof apiKey, CommerceSettings> = {
   async create(_input, { tx, ctx, clock }) {
-    const me = await callingKey(tx, ctx.keyId, ctx.account);
-    if (!me) return noKey();
-    const now = clock.now();
-    const { key, row } = await insertKey(tx, {
-      environment: ctx.environment,
-      accountId: me.account_id,
-      trustTier: me.trust_tier,
-      now,
-    });
-    await recordKeyEvent(tx, row, 'ApiKey.created@1', now, { by: me.id });
+    const made = await siblingKey(tx, ctx, clock.now(), 'ApiKey.created@1');
+    if (!made) return noKey();
+    const { me, key, row } = made;
     return ok(
       {
         apiKey: row.id,
@@ -82,16 +89,9 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey, CommerceSettings> = {
   },
 
   async mint(_input, { tx, ctx, clock }) {
-    const me = await callingKey(tx, ctx.keyId, ctx.account);
-    if (!me) return noKey();
-    const now = clock.now();
-    const { key, row } = await insertKey(tx, {
-      environment: ctx.environment,
-      accountId: me.account_id,
-      trustTier: me.trust_tier,
-      now,
-    });
-    await recordKeyEvent(tx, row, 'ApiKey.minted@1', now, { by: me.id });
+    const made = await siblingKey(tx, ctx, clock.now(), 'ApiKey.minted@1');
+    if (!made) return noKey();
+    const { me, key, row } = made;
     return ok({ ...keyRecord(row), secretOnce: key }, { eventData: { by: me.id } });
   },
 
