@@ -86,6 +86,11 @@ export const ownMigrations = (owner: string, moduleUrl: string): Migrations => (
 /** Any one pillar's definition (each typed for its own pillar and settings; here its settings' type is left open). */
 export type AnyPillarDefinition = { [P in Pillar]: PillarDefinition<P, any> }[Pillar];
 
+/** A started pillar: stop it; its background work is there for whoever waits on it (the embedded mode's settled()). */
+export interface StartedPillar extends Stoppable {
+  background: Stoppable[];
+}
+
 /**
  * Start a pillar on given infrastructure: serve its capabilities and operations, relay its outbox, start its background
  * work.
@@ -95,7 +100,7 @@ export async function startPillar(
   infra: Infra,
   log: Logger,
   shared: { relay?: OutboxRelay; settings?: BaseConfig } = {},
-): Promise<Stoppable> {
+): Promise<StartedPillar> {
   // Passed in, they were parsed with a schema that extends this pillar's (its process's, or the embedded one, which
   // extends every pillar's). Started on its own (a test, a tool), a pillar parses its settings here, from the
   // environment.
@@ -109,6 +114,7 @@ export async function startPillar(
   const servedOps = def.ops ? serveOps(services, def.pillar as Pillar, def.ops(services as never) as never) : undefined;
   const background = (await def.background?.(services)) ?? [];
   return {
+    background,
     async stop() {
       served.stop();
       servedOps?.stop();

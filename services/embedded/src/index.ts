@@ -21,7 +21,7 @@ import {
   type Logger,
   type AnyPillarDefinition,
   type PillarDefinition,
-  type Stoppable,
+  type StartedPillar,
 } from '@vcs/platform';
 import { pillars, type Pillar } from '@vcs/contract';
 import { listensOnLoopback, servicesPillar } from '@vcs/services-pillar';
@@ -96,11 +96,6 @@ export interface EmbeddedOptions {
   settings?: EmbeddedSettings;
 }
 
-function noteIdles(background: Stoppable[], into: Idles[]): Stoppable[] {
-  for (const b of background) if (isIdles(b)) into.push(b);
-  return background;
-}
-
 /** The gateway and every pillar in one process: in-process bus, PGlite, in-memory stand-in for Redis. */
 export async function startEmbedded(
   opts: EmbeddedOptions,
@@ -110,23 +105,15 @@ export async function startEmbedded(
   const db = await createPgliteDb(opts.pgliteDir);
   await migrate(db, allMigrations);
   const clock = opts.clock ?? systemClock;
-  const infra: Infra = { bus: new MemoryBus(), db, kv: createMemoryKv(clock), clock, mode: 'embedded' };
+  const bus = new MemoryBus();
+  const infra: Infra = { bus, db, kv: createMemoryKv(clock), clock, mode: 'embedded' };
   // The only relay on this store: it holds no row locks (outbox.ts).
   const relay = new OutboxRelay(db, infra.bus, opts.log.child({ component: 'outbox' }), 250, true).start();
-  const pillars: Stoppable[] = [];
-  const bus = infra.bus as MemoryBus;
+  const pillars: StartedPillar[] = [];
+  for (const p of allPillars)
+    pillars.push(await startPillar(p, infra, opts.log.child({ component: p.name }), { relay, settings }));
   // The relay, the bus's consumers and each background worker that can say it is idle (the webhook sender).
-  const idles: Idles[] = [relay, bus];
-  for (const p of allPillars) {
-    const background = p.background;
-    const def = background ? { ...p, background: async (s: never) => noteIdles(await background(s), idles) } : p;
-    pillars.push(
-      await startPillar(def as AnyPillarDefinition, infra, opts.log.child({ component: p.name }), {
-        relay,
-        settings,
-      }),
-    );
-  }
+  const idles: Idles[] = [relay, bus, ...pillars.flatMap((p) => p.background).filter(isIdles)];
   const app = await buildApp({
     ...infra,
     log: opts.log.child({ component: 'gateway' }),

@@ -9,7 +9,7 @@ export interface Idles {
   readonly done: number;
 }
 
-export const isIdles = (x: unknown): x is Idles =>
+export const isIdles = <T>(x: T): x is T & Idles =>
   typeof (x as Idles | undefined)?.onIdle === 'function' && typeof (x as Idles).done === 'number';
 
 /**
