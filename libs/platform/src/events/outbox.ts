@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Bus } from '../bus/types.ts';
 import { enc } from '../bus/types.ts';
 import { eventFlow } from '../metrics.ts';
-import type { Idles } from './idle.ts';
+import { IdleRounds, type Idles } from './idle.ts';
 import { contextFrom, endSpan, SpanKind, spanTraceparent, startSpan, traceparentOf, tracing } from '../tracing.ts';
 import { mergeWrites, type BulkWrite, type Db, type Queryable, type Statement } from '../store/db.ts';
 
@@ -45,9 +45,8 @@ export class OutboxRelay implements Idles {
   private stopped = false;
   /** When relaying began failing (0 while it works): said once as a pause, and once as a resumption. */
   private pausedAt = 0;
-  /** Flushes begun so far, and those waiting on `onIdle` with the count when they asked. */
-  private flushes = 0;
-  private idleWaiters: { after: number; resolve: () => void }[] = [];
+  /** Those waiting on `onIdle`, answered at the end of a flush begun after they asked. */
+  private rounds = new IdleRounds();
   /** Rows published since start (events/idle.ts). */
   done = 0;
 
@@ -86,12 +85,12 @@ export class OutboxRelay implements Idles {
       return;
     }
     this.busy = true;
-    const flush = ++this.flushes;
+    const flush = this.rounds.begin();
     this.flush(100, look)
       .then(
         (n) => {
           this.done += n;
-          this.wakeIdle(flush);
+          this.rounds.idle(flush);
           if (!this.pausedAt) return;
           this.log.info({ afterMs: Date.now() - this.pausedAt, relayed: n }, 'outbox relay resumed');
           this.pausedAt = 0;
@@ -125,16 +124,9 @@ export class OutboxRelay implements Idles {
    */
   onIdle(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.idleWaiters.push({ after: this.flushes, resolve });
-      this.kick(true);
-    });
-  }
-
-  private wakeIdle(flush: number) {
-    const woken = this.idleWaiters.filter((w) => w.after < flush);
-    this.idleWaiters = this.idleWaiters.filter((w) => w.after >= flush);
-    for (const w of woken) w.resolve();
+    const idle = this.rounds.wait();
+    this.kick(true);
+    return idle;
   }
 
   /** Publish every pending row; returns how many were relayed. */
@@ -214,6 +206,6 @@ export class OutboxRelay implements Idles {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.flush().catch(() => undefined);
-    this.wakeIdle(Infinity);
+    this.rounds.idle(Infinity);
   }
 }

@@ -6,6 +6,7 @@ import {
   SpanKind,
   spanTraceparent,
   startSpan,
+  IdleRounds,
   type Idles,
   type Services,
   writeEvents,
@@ -77,9 +78,8 @@ export class DeliverySender implements Idles {
   private polling = false;
   private again = false;
   private running = new Set<Promise<void>>();
-  /** Polls begun so far, and those waiting on `onIdle` with the count when they asked. */
-  private polls = 0;
-  private idleWaiters: { after: number; resolve: () => void }[] = [];
+  /** Those waiting on `onIdle`, answered at the end of a poll begun after they asked that finds nothing to do. */
+  private rounds = new IdleRounds();
   /** Attempts finished since start (Idles, @vcs/platform). */
   done = 0;
 
@@ -105,14 +105,11 @@ export class DeliverySender implements Idles {
       return;
     }
     this.polling = true;
-    const poll = ++this.polls;
+    const poll = this.rounds.begin();
     this.poll()
       .then((nothingDue) => {
         // Idle: this poll found nothing due, nothing is in flight, and no poll is asked for after it.
-        if (!nothingDue || this.total || this.again) return;
-        const woken = this.idleWaiters.filter((w) => w.after < poll);
-        this.idleWaiters = this.idleWaiters.filter((w) => w.after >= poll);
-        for (const w of woken) w.resolve();
+        if (nothingDue && !this.total && !this.again) this.rounds.idle(poll);
       })
       .catch((err) => this.services.log.debug({ err }, 'webhook sender poll failed'))
       .finally(() => {
@@ -132,10 +129,9 @@ export class DeliverySender implements Idles {
    */
   onIdle(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.idleWaiters.push({ after: this.polls, resolve });
-      this.kick();
-    });
+    const idle = this.rounds.wait();
+    this.kick();
+    return idle;
   }
 
   /** One look for due deliveries, claiming what there is room for; true when nothing was due. */
@@ -333,6 +329,6 @@ export class DeliverySender implements Idles {
     this.stopped = true;
     clearTimeout(this.timer);
     await Promise.allSettled([...this.running]);
-    for (const w of this.idleWaiters.splice(0)) w.resolve();
+    this.rounds.idle(Infinity);
   }
 }
