@@ -22,6 +22,7 @@ import { build } from 'esbuild';
 import { BUNDLE, buildAll } from '../../deploy/build.ts';
 import { builtEntryOf, NODE_FLAGS, PILLAR_SERVICES, spawnService, type ServiceName } from '../../deploy/launch.ts';
 import { dropStores, freePort, freshStores } from '../support/harness.ts';
+import { CLK_TCK, cpuTicks, median, sleep, stopAll, waitUp } from './support.ts';
 import { privateNats, privatePostgres, type PrivateServer } from '../support/private-infra.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -35,44 +36,17 @@ const NO_LIMITS = {
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const VIN = '1HGCM82633A004352';
 const root = new URL('../..', import.meta.url).pathname;
-const CLK_TCK = 100;
 
 const taskset = (cpu: number, pid: number) =>
   spawnSync('taskset', ['-a', '-cp', String(cpu), String(pid)], { stdio: 'ignore' }).status === 0;
 const affinityOf = (pid: number) =>
   /: (.+)$/.exec(spawnSync('taskset', ['-cp', String(pid)], { encoding: 'utf8' }).stdout.trim())?.[1];
-function cpuTicks(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return Number(f[11]) + Number(f[12]);
-  } catch {
-    return 0;
-  }
-}
 function rssMb(pid: number): number {
   try {
     return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
   } catch {
     return 0;
   }
-}
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.floor((s.length - 1) / 2)]! : NaN;
-};
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitUp(url: string, ok = (s: number) => s < 500, timeoutMs = 90_000, init?: RequestInit) {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    try {
-      if (ok((await fetch(url, init)).status)) return;
-    } catch {
-      /* starting */
-    }
-    await sleep(200);
-  }
-  throw new Error(`not up: ${url}`);
 }
 
 interface Target {
@@ -229,15 +203,6 @@ async function measure(s: Server, t: Target, connections: number, quiet: number[
     rssMb: rssMb(s.gatewayPid),
     errors: r.errors,
   };
-}
-
-function waitExit(c: ChildProcess) {
-  return new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
-}
-async function stopAll(children: ChildProcess[]) {
-  for (const c of children) c.kill('SIGTERM');
-  await Promise.race([Promise.all(children.map(waitExit)), sleep(8000)]);
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 }
 
 async function startEmbedded(): Promise<Server> {

@@ -23,7 +23,7 @@
  * Each leg is a closed loop of `c` callers (fetch, keep-alive) in this process, for BENCH_X402_SECONDS or until its
  * pre-signed payments are used, whichever comes first. Sellers take turns within each round (drift falls on all).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -34,6 +34,7 @@ import { createPayment } from '@vcs/x402-rail';
 import { BUNDLE, buildAll } from '../../deploy/build.ts';
 import { builtEntryOf, NODE_FLAGS, PILLAR_SERVICES, spawnService } from '../../deploy/launch.ts';
 import { dropStores, freePort, freshStores } from '../support/harness.ts';
+import { CLK_TCK, cpuTicks, median, sleep, stopAll, waitUp } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_X402_SECONDS ?? 15);
 const REPEATS = Number(process.env.BENCH_X402_REPEATS ?? 1);
@@ -52,53 +53,18 @@ const NO_LIMITS = {
   RATE_LIMIT_LIVE_PER_MIN: '100000000',
   RATE_LIMIT_MINT_PER_MIN: '100000000',
 };
-const CLK_TCK = 100;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.floor((s.length - 1) / 2)]! : NaN;
-};
 const pct = (sorted: number[], p: number) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
 const unb64 = (s: string) => JSON.parse(Buffer.from(s, 'base64').toString('utf8'));
 const loadAvg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-function cpuTicks(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return Number(f[11]) + Number(f[12]);
-  } catch {
-    return 0;
-  }
-}
 const ticksOf = (pids: number[]) => pids.reduce((a, p) => a + cpuTicks(p), 0);
 const childrenOf = (pid: number) =>
   spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
     .stdout.split('\n')
     .filter(Boolean)
     .map(Number);
-
-function waitExit(c: ChildProcess) {
-  return new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
-}
-async function stopAll(children: ChildProcess[]) {
-  for (const c of children) c.kill('SIGTERM');
-  await Promise.race([Promise.all(children.map(waitExit)), sleep(8000)]);
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-}
-async function waitUp(url: string, ok: (s: number) => boolean, timeoutMs = 90_000, init?: RequestInit) {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    try {
-      if (ok((await fetch(url, init)).status)) return;
-    } catch {
-      /* starting */
-    }
-    await sleep(200);
-  }
-  throw new Error(`not up: ${url}`);
-}
 
 interface RailInfo {
   rpcUrl: string;

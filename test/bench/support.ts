@@ -1,0 +1,51 @@
+/**
+ * What the bench scripts share (run.ts, x402.ts): timing, the CPU a process has used, and the servers they start and
+ * stop. Not a test.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** Clock ticks a second, the unit of /proc/<pid>/stat's CPU times. */
+export const CLK_TCK = 100;
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.floor((s.length - 1) / 2)]! : NaN;
+};
+
+/** User + system CPU ticks a process has used (0 once it is gone). */
+export function cpuTicks(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+}
+
+/** Polls `url` until its status passes `ok` (a server starting refuses the connection meanwhile). */
+export async function waitUp(url: string, ok = (s: number) => s < 500, timeoutMs = 90_000, init?: RequestInit) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      if (ok((await fetch(url, init)).status)) return;
+    } catch {
+      /* starting */
+    }
+    await sleep(200);
+  }
+  throw new Error(`not up: ${url}`);
+}
+
+export function waitExit(c: ChildProcess) {
+  return new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
+}
+
+/** SIGTERM each, 8 s to exit, then SIGKILL what is left. */
+export async function stopAll(children: ChildProcess[]) {
+  for (const c of children) c.kill('SIGTERM');
+  await Promise.race([Promise.all(children.map(waitExit)), sleep(8000)]);
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+}
