@@ -29,6 +29,7 @@ export type Provenance = z.infer<typeof provenance>;
 /** The x402 payment that paid for a call: its receipt, as PAYMENT-RESPONSE carries it too. */
 export const paymentReceipt = z.object({
   id: z.string().meta({ description: 'Our payment id (pay_…)' }),
+  intentId: z.string().meta({ description: 'The intent this payment paid (pi_…): GET /intents/{intentId}' }),
   network: z.string().meta({ description: 'CAIP-2 network the transfer was made on', example: 'eip155:84532' }),
   asset: z.string(),
   payer: z.string().meta({ description: 'The paying address' }),

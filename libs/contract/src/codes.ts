@@ -48,6 +48,8 @@ export const blockedCodes = {
   'payment-expired': 402,
   'payment-already-used': 402,
   'payment-other-intent': 409,
+  // A payment offered for one resource (capability and input) presented for another: nothing moves.
+  'payment-wrong-resource': 409,
   'payment-insufficient-funds': 402,
   'payments-not-accepted': 400,
   // The payment's or the execution's outcome is not known yet: never a 402 (a client would pay again).

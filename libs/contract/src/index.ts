@@ -32,6 +32,7 @@ export { poa, poaDocumentValue } from './nouns/poa.ts';
 export { frameInspection, inspectionValue } from './nouns/frameInspection.ts';
 export { totalLoss, totalLossFsmStates } from './nouns/totalLoss.ts';
 export * from './mandate.ts';
+export * from './lifecycles.ts';
 export * from './money.ts';
 export { webhook } from './nouns/webhook.ts';
 export * from './connections.ts';

@@ -3,6 +3,7 @@ import { answerSchema, money, paymentReceipt, timestamp } from './answer.ts';
 import type { BlockedCode } from './codes.ts';
 import type { Pillar } from './capability.ts';
 import { connectionSubmission } from './connections.ts';
+import { lifecycles } from './lifecycles.ts';
 import { mandate } from './mandate.ts';
 import { secret } from './secret.ts';
 import { buyDealRequest, dealValue } from './nouns/deal.ts';
@@ -139,6 +140,7 @@ export const paymentCodes = [
   'payment-expired',
   'payment-already-used',
   'payment-other-intent',
+  'payment-wrong-resource',
   'payment-insufficient-funds',
   'payments-not-accepted',
   'payment-unavailable',
@@ -167,7 +169,7 @@ const intentValue = z.object({
   }),
   payment: paymentReceipt
     .extend({
-      status: z.enum(['verifying', 'settling', 'settled', 'unknown', 'refused', 'expired']),
+      status: z.enum(lifecycles.payment.states),
       reason: z.string().nullable(),
     })
     .nullable()
@@ -330,6 +332,37 @@ export const ops = {
       key: 'optional',
       answers: "the capability's answer",
     },
+  }),
+  intentsPay: op({
+    // A paid call on a capability's route (the offer gate with PAYMENT-SIGNATURE or X-PAYMENT): the payment reaches
+    // the intent it already pays, or the one it names, or — a v1 payment's first presentation — one made now for
+    // this route; it is honoured only for the resource it was offered for (capability and input).
+    name: 'intents.pay',
+    subject: 'sys.commerce.intents.pay',
+    pillar: 'commerce',
+    idempotent: false,
+    codes: [
+      'invalid-input',
+      'intent-not-found',
+      'intent-other-account',
+      'intent-expired',
+      'idempotency-in-flight',
+      'payment-failed',
+      'execution-failed',
+      'execution-pending',
+      ...paymentCodes,
+    ],
+    passesCapabilityCodes: true,
+    timeouts: 2,
+    input: z.object({
+      capability: z.string(),
+      input: z.record(z.string(), z.unknown()),
+      /** The intent a v2 payment names (accepted.extra.intentId); absent for v1. */
+      intentId: id('pi_', 'intent').optional(),
+      timeoutMs,
+      payment: setByGateway(z.record(z.string(), z.unknown())),
+    }),
+    reply: capabilityAnswer,
   }),
   executionsRun: op({
     // A deal step runs its capability as a durable execution of commerce's: created once per (source, sourceId),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { offerTerms, type Capability } from '@vcs/contract';
 
 /**
  * The x402 rail's settings (README's settings table), read by the gateway (the 402's PAYMENT-REQUIRED) and by
@@ -93,6 +94,21 @@ export interface OfferFacts {
   settlePath: string;
   resourceUrl: string;
   description: string;
+}
+
+/** The facts of the offer for capability `c` and intent `intentId`: the one place an offer's terms are made. */
+export function offerFactsOf(c: Capability, intentId: string, resourceUrl = ''): OfferFacts {
+  const t = offerTerms(c);
+  return {
+    intentId,
+    capability: c.name,
+    model: c.price.model,
+    price: t.price,
+    ceiling: t.ceiling,
+    settlePath: `/intents/${intentId}/settle`,
+    resourceUrl,
+    description: c.summary,
+  };
 }
 
 /**

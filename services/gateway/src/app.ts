@@ -219,6 +219,11 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', req.id);
     done();
   });
+  // Every 503 says when to ask again, the gateway's own (a pillar or a store not answering) included.
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (reply.statusCode === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
+    done(null, payload);
+  });
   app.addHook('onResponse', (req, reply, done) => {
     const kind = reply.getHeader('x-answer-kind');
     countAnswer(

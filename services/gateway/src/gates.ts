@@ -9,7 +9,7 @@ import {
   sandboxDesks,
   type Capability,
 } from '@vcs/contract';
-import { callOp, type CallContext } from '@vcs/platform';
+import { callOp, offerFactsOf, type CallContext } from '@vcs/platform';
 import type { Caller } from './auth.ts';
 import { publicBaseOf } from './context.ts';
 import type { GatewayDeps } from './deps.ts';
@@ -17,7 +17,6 @@ import { acceptPrice, isDelegated, mandateOf } from './money/headers.ts';
 import {
   decoratePaymentReply,
   encodeHeader,
-  offerFactsOf,
   paymentOrRefusal,
   paymentRequiredOf,
   paymentRequiredV1Of,
@@ -109,27 +108,30 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
   const payment = paymentOrRefusal(req, reply);
   if (payment === 'refused') return { sent: true };
   const resourceUrl = `${publicBaseOf(req, deps.config)}${c.path}`;
-  // A v2 payment names the intent of the offer it paid (accepted.extra.intentId): that intent is paid, no new offer.
-  const created = payment?.intentId
-    ? null
-    : await callOp(callerOf(deps), ops.intentsCreate, { capability: c.name, input }, ctx);
-  if (created && created.answer.type !== 'OFFER') {
+  if (payment) {
+    // Paid: commerce finds the intent the authorization already pays (a retry, v1 or v2), or the one it names, or
+    // makes one for this route, and honours it only for what was offered (this capability, this input).
+    const paid = await callOp(
+      callerOf(deps),
+      ops.intentsPay,
+      { capability: c.name, input, intentId: payment.intentId ?? undefined, payment: payment.payload },
+      ctx,
+    );
+    const intent =
+      (paid.answer.meter as { payment?: { intentId?: string } } | undefined)?.payment?.intentId ??
+      (paid.answer.value as { intent?: { id?: unknown } } | undefined)?.intent?.id;
+    if (typeof intent === 'string') reply.header('intent-id', intent);
+    sendOpReply(reply, decoratePaymentReply(reply, paid, payment.version, deps.config.x402, resourceUrl));
+    return { sent: true };
+  }
+  const created = await callOp(callerOf(deps), ops.intentsCreate, { capability: c.name, input }, ctx);
+  if (created.answer.type !== 'OFFER') {
     sendOpReply(reply, created);
     return { sent: true };
   } // a refusal: the 402 is the offer
-  const offer = created?.answer.type === 'OFFER' ? created.answer.value : null;
-  const intentId = payment?.intentId ?? offer!.intent.id;
+  const offer = created.answer.value;
+  const intentId = offer.intent.id;
   reply.header('intent-id', intentId);
-  if (payment) {
-    const settled = await callOp(
-      callerOf(deps),
-      ops.intentsSettle,
-      { intentId, payment: payment.payload, mandate: ctx.mandate as Mandate | undefined },
-      ctx,
-    );
-    sendOpReply(reply, decoratePaymentReply(reply, settled, payment.version, deps.config.x402, resourceUrl));
-    return { sent: true };
-  }
   const terms = offerTerms(c);
   const accepted = accept !== null && accept.currency === terms.ceiling.currency && terms.ceilingCents <= accept.cents;
   if (accepted || ctx.mandate) {
@@ -139,7 +141,7 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
         'key-required',
         `settling ${c.name} needs a key: send Authorization: Bearer <key> (mint one with POST /keys), ` +
           `or settle intent ${intentId} later with one, or pay it with x402`,
-        { intent: offer!.intent, settle: offer!.settle, mint: MINT_KEY, next: MINT_KEY },
+        { intent: offer.intent, settle: offer.settle, mint: MINT_KEY, next: MINT_KEY },
       );
       return { sent: true };
     }
@@ -162,11 +164,11 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
   reply.header('payment-required', encodeHeader(x402));
   // x402 v1 clients read the offer from the body: its members go beside the envelope's (additive); the v2 terms are
   // in the value too, for clients that read the body only (the SDK's settle with a payer, MCP).
-  const value = { ...offer!, x402 };
+  const value = { ...offer, x402 };
   sendOpReply(reply, {
-    ...created!,
+    ...created,
     answer: {
-      ...created!.answer,
+      ...created.answer,
       value,
       evidence: value,
       ...paymentRequiredV1Of(deps.config.x402, facts),

@@ -90,9 +90,10 @@ export function registerMeter(app: FastifyInstance, deps: GatewayDeps, meter: Me
     (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
       done();
       const capability = capabilityOf(req)?.name;
-      // Anonymous calls are not metered; rate-limited calls and idempotent replays did not run.
-      if (!capability || !presentedKey(req) || reply.statusCode === 429 || reply.getHeader('idempotent-replayed'))
-        return;
+      // Anonymous calls are not metered; rate-limited calls, idempotent replays and 503s (an outcome not known yet:
+      // the caller is told to ask again, and that retry is the call) did not run as calls of their own.
+      const s = reply.statusCode;
+      if (!capability || !presentedKey(req) || s === 429 || s === 503 || reply.getHeader('idempotent-replayed')) return;
       if (req.caller.kind === 'key') meter.count(req.caller.account, capability);
     },
     servesCapability,

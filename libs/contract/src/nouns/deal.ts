@@ -1,3 +1,4 @@
+import { lifecycles } from '../lifecycles.ts';
 import { z } from 'zod';
 import { defineNoun, type EventDecl } from '../capability.ts';
 import { timestamp } from '../answer.ts';
@@ -35,7 +36,8 @@ export const dealStates = [
   'STEP_FAILED',
   'SETTLED',
 ] as const;
-export const stepStatuses = ['todo', 'running', 'awaiting', 'done', 'failed'] as const;
+/** A step's states: the money's one model (lifecycles.ts) names them. */
+export const stepStatuses = lifecycles.dealStep.states;
 
 /**
  * Past-tense events a deal appends to its record (and publishes) as it moves; Deal.opened also comes from

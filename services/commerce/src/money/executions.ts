@@ -1,6 +1,7 @@
 import {
   blocked,
   capabilityByName,
+  lifecycles,
   newId,
   platformEvent,
   type EventAnswerType,
@@ -23,6 +24,7 @@ import {
   type Services,
 } from '@vcs/platform';
 import { json } from './common.ts';
+import { move, mustMove } from './transition.ts';
 
 /**
  * The one durable execution. Every path that pays for or authorises a capability (a settled intent, a completed
@@ -80,10 +82,16 @@ export interface Finished {
   events: Parameters<typeof writeEvents>[1];
   answer?: Record<string, unknown>;
 }
-const finishers = new Map<ExecutionSource, Finisher>();
-export const onExecutionFinished = (source: ExecutionSource, fn: Finisher) => {
-  finishers.set(source, fn);
-};
+/** What finishing an execution does for each source that has a record of its own (a deal step has its event). */
+export type Finishers = Partial<Record<ExecutionSource, Finisher>>;
+const wired = new WeakMap<object, Finishers>();
+/** Wired once, explicitly, where the pillar's operations are made (money/ops.ts): no registration by import. */
+export const wireFinishers = (services: Services, f: Finishers) => void wired.set(services, f);
+function finisherOf(services: Services, source: ExecutionSource): Finisher | undefined {
+  const f = wired.get(services);
+  if (!f) throw new Error('executions: finishers are not wired for this process (money/ops.ts wireFinishers)');
+  return f[source];
+}
 
 export type ExecutionOutcome =
   /** `recorded`: this attempt recorded the answer, and `answer` is the finisher's (an intent's carries its meter). */
@@ -137,7 +145,7 @@ export async function createExecution(
     `insert into executions(
        id, source, source_id, capability, input, ctx, origin, status, lease_until, attempts, created_at
      )
-     values ($1,$2,$3,$4,$5,$6,$7,'running',$8,1,$9) on conflict (source, source_id) do nothing returning *`,
+     values ($1,$2,$3,$4,$5,$6,$7,$10,$8,1,$9) on conflict (source, source_id) do nothing returning *`,
     [
       newId('execution'),
       e.source,
@@ -148,6 +156,7 @@ export async function createExecution(
       e.origin ? JSON.stringify(e.origin) : null,
       leaseFor(services, timeoutMs).toISOString(),
       now.toISOString(),
+      lifecycles.execution.initial, // made claimed by its creator
     ],
   );
   if (made.rows[0]) return { ...made.rows[0], created: true };
@@ -232,10 +241,10 @@ async function claim(
     if (r.status === 'running' && r.lease_until && new Date(r.lease_until) > now)
       return { kind: 'busy', row: r, retryAfterSeconds: secondsUntil(services, r.lease_until) };
     const lease = leaseFor(services, timeoutMs);
-    await q.query(`update executions set status = 'running', lease_until = $2, attempts = attempts + 1 where id = $1`, [
-      id,
-      lease.toISOString(),
-    ]);
+    await mustMove(q, 'execution', id, r.status, 'claim', {
+      lease_until: lease.toISOString(),
+      attempts: r.attempts + 1,
+    });
     return { kind: 'claimed', row: { ...r, status: 'running', lease_until: lease, attempts: r.attempts + 1 } };
   });
 }
@@ -265,9 +274,16 @@ export async function runExecution(
   if (r.unavailable === 'no-responders' || r.unavailable === 'closed') {
     // Certainly not run: ready again, for the caller's retry or the reconciler after a short pause.
     const again = new Date(services.clock.now().getTime() + NOT_RUN_BACKOFF_MS).toISOString();
-    await services.db.query(
-      `update executions set status = 'ready', lease_until = $2 where id = $1 and status = 'running' and attempts = $3`,
-      [row.id, again, row.attempts],
+    await move(
+      services.db,
+      'execution',
+      row.id,
+      'unreached',
+      { lease_until: again },
+      {
+        sql: 'attempts = $1',
+        params: [row.attempts],
+      },
     );
     return { kind: 'not-run', row, reason: r.unavailable };
   }
@@ -288,14 +304,20 @@ async function record(
   const now = services.clock.now().toISOString();
   const kept = await services.db.tx(async (q) => {
     // The stored copy never holds a secret shown once; the first caller gets it in this answer only.
-    const { rows } = await q.query<ExecutionRow>(
-      `update executions set status = $2, answer = $3, answer_status = $4, finished_at = $5, lease_until = null
-        where id = $1 and status in ('ready', 'running') returning *`,
-      [row.id, outcome, withoutSecrets(JSON.stringify(answer)), status, now],
+    const done = await move<ExecutionRow, 'execution'>(
+      q,
+      'execution',
+      row.id,
+      outcome === 'succeeded' ? 'succeed' : 'fail',
+      {
+        answer: withoutSecrets(JSON.stringify(answer)),
+        answer_status: status,
+        finished_at: now,
+        lease_until: null,
+      },
     );
-    const done = rows[0];
     if (!done) return null; // another attempt recorded it first
-    const finished = await finishers.get(row.source)?.(q, services, done, answer, status);
+    const finished = await finisherOf(services, row.source)?.(q, services, done, answer, status);
     const stored = json(done.ctx) as StoredContext;
     const input = json(done.input) as { vin?: unknown } | null;
     // Execution.finished closes a deal step (its own event); an intent's or a handoff's execution is told by theirs.

@@ -16,11 +16,12 @@ import { iso, json, record, refusal } from './common.ts';
 import {
   createExecution,
   findExecution,
-  onExecutionFinished,
   pendingReply,
   settleExecution,
   type ExecutionRow,
+  type Finisher,
 } from './executions.ts';
+import { mustMove } from './transition.ts';
 
 /** The operations' inputs (contract ops.ts) and the caller's context. */
 type CreateHandoffRequest = OpInput<'handoffsCreate'> & { ctx: CallContext };
@@ -241,7 +242,9 @@ export async function completeHandoff(services: Services, req: CompleteHandoffRe
       const now = services.clock.now().toISOString();
       if (req.outcome === 'refused' || !r.capability) {
         const status = req.outcome;
-        await q.query('update handoffs set status = $2, completed_at = $3 where id = $1', [r.id, status, now]);
+        await mustMove(q, 'handoff', r.id, r.status, status === 'refused' ? 'refuse' : 'complete', {
+          completed_at: now,
+        });
         await writeEvents(q, [
           handoffEvent(
             services,
@@ -252,7 +255,7 @@ export async function completeHandoff(services: Services, req: CompleteHandoffRe
         ]);
         return { reply: record(services, ctx, 'Handoff@1', handoffView({ ...r, status, completed_at: now })) };
       }
-      await q.query(`update handoffs set status = 'completing' where id = $1`, [r.id]);
+      if (r.status === 'pending') await mustMove(q, 'handoff', r.id, r.status, 'run');
       const ex = await createExecution(
         q,
         services,
@@ -288,15 +291,13 @@ export async function completeHandoff(services: Services, req: CompleteHandoffRe
  * A handoff's execution finished: the handoff is completed with the capability's answer and event, in the same
  * transaction.
  */
-onExecutionFinished('handoff', async (q, services, ex, answer, status) => {
+export const finishHandoff: Finisher = async (q, services, ex, answer, status) => {
   const r = (await findHandoff(q, ex.source_id, true))!;
-  await q.query('update handoffs set status = $2, result = $3, result_status = $4, completed_at = $5 where id = $1', [
-    r.id,
-    'completed',
-    withoutSecrets(JSON.stringify(answer)),
-    status,
-    services.clock.now().toISOString(),
-  ]);
+  await mustMove(q, 'handoff', r.id, r.status, 'finish', {
+    result: withoutSecrets(JSON.stringify(answer)),
+    result_status: status,
+    completed_at: services.clock.now().toISOString(),
+  });
   // A human's act collects nothing here.
   return {
     chargedCents: 0,
@@ -309,4 +310,4 @@ onExecutionFinished('handoff', async (q, services, ex, answer, status) => {
       ),
     ],
   };
-});
+};

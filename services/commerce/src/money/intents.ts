@@ -1,50 +1,34 @@
-import { createHash } from 'node:crypto';
 import {
   capabilityByName,
   platformEvent,
   problemsOf,
-  canonicalJson,
-  checkMandate,
   fromCents,
-  mandate as mandateSchema,
   newId,
   offerTerms,
   opTimeouts,
   ops,
-  toCents,
   withoutSecrets,
+  type Capability,
   type EventAnswerType,
-  type Mandate,
   type OpInput,
   type OpReply,
+  type StateOf,
 } from '@vcs/contract';
-import { centsOfAtomic, provenanceOf, writeEvents, type CallContext, type Queryable } from '@vcs/platform';
+import { provenanceOf, type CallContext, type Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { iso, json, offerCapability, record, refusal } from './common.ts';
 import {
   createExecution,
   findExecution,
-  onExecutionFinished,
   pendingReply,
-  runExecution,
   settleExecution,
   type ExecutionRow,
+  type Finisher,
+  type StoredContext,
 } from './executions.ts';
-import {
-  bindPayment,
-  checkPayment,
-  intentTermsOf,
-  paymentHeader,
-  paymentPending,
-  paymentRefusal,
-  railOf,
-  receiptOf,
-  reconcilePayment,
-  settlePayment,
-  type Drive,
-  type IntentTerms,
-  type PaymentRow,
-} from './payments.ts';
+import { refund, reserveMandate, type Reservation } from './mandates.ts';
+import { intentTermsOf, paymentPending, railOf, receiptOf, type PaymentRow } from './payments.ts';
+import { mustMove } from './transition.ts';
 
 /** How long an offer stays settleable (also the x402 maxTimeoutSeconds). */
 export const INTENT_TTL_SECONDS = 900;
@@ -53,7 +37,7 @@ export const INTENT_TTL_SECONDS = 900;
 type CreateIntentRequest = OpInput<'intentsCreate'> & { ctx: CallContext };
 type SettleIntentRequest = OpInput<'intentsSettle'> & { ctx: CallContext };
 
-interface IntentRow {
+export interface IntentRow {
   id: string;
   account_id: string | null;
   capability: string;
@@ -63,7 +47,7 @@ interface IntentRow {
   price: unknown;
   ceiling: unknown;
   ceiling_cents: string | number;
-  status: string;
+  status: StateOf<'intent'>;
   expires_at: string | Date;
   claimed_at: string | Date | null;
   executions: number;
@@ -77,7 +61,7 @@ interface IntentRow {
   payment_id: string | null;
 }
 
-const settlePath = (id: string) => `/intents/${id}/settle`;
+export const settlePath = (id: string) => `/intents/${id}/settle`;
 
 /** The OFFER envelope for a pending intent: what it costs, the most it can cost, and how to settle it. */
 function offerAnswer(
@@ -114,52 +98,59 @@ function offerAnswer(
   };
 }
 
-/** `sys.commerce.intents.create`: validate the input, store a pending intent, answer 402 OFFER. */
-export async function createIntent(services: Services, req: CreateIntentRequest): Promise<OpReply> {
-  const ctx = req.ctx;
-  const c = offerCapability(req.capability);
+/**
+ * Validate the input to capability `name` and store a pending intent for it in `q`: the new row, or the refusal
+ * that says what to fix. The offer gate makes one per call; a v1 payment's first presentation on a route makes its
+ * own (pay.ts).
+ */
+export async function insertIntent(
+  services: Services,
+  q: Queryable,
+  ctx: CallContext,
+  name: unknown,
+  input: unknown,
+  origin?: unknown,
+): Promise<{ reply: OpReply } | { row: IntentRow; capability: Capability }> {
+  const c = offerCapability(name);
   if (!c)
-    return refusal(
-      services,
-      ctx,
-      'invalid-input',
-      `no capability named ${String(req.capability)}; names are noun.verb as in GET /catalog`,
-    );
-  const parsed = c.request.safeParse(req.input ?? {});
+    return {
+      reply: refusal(
+        services,
+        ctx,
+        'invalid-input',
+        `no capability named ${String(name)}; names are noun.verb as in GET /catalog`,
+      ),
+    };
+  const parsed = c.request.safeParse(input ?? {});
   if (!parsed.success) {
     const problems = problemsOf(parsed.error.issues);
-    return refusal(
-      services,
-      ctx,
-      'invalid-input',
-      `the input to ${c.name} (${c.method} ${c.path}) is not valid; fix each problem listed`,
-      { problems, capability: c.name, next: { method: c.method, path: c.path } },
-    );
+    return {
+      reply: refusal(
+        services,
+        ctx,
+        'invalid-input',
+        `the input to ${c.name} (${c.method} ${c.path}) is not valid; fix each problem listed`,
+        { problems, capability: c.name, next: { method: c.method, path: c.path } },
+      ),
+    };
   }
   const terms = offerTerms(c);
   const now = services.clock.now();
   const trigger = ctx.environment === 'sandbox' ? ctx.trigger : null;
   // Sandbox trigger offer-expired: the intent is born expired, so settling it shows the 410.
   const expires = trigger === 'offer-expired' ? now : new Date(now.getTime() + INTENT_TTL_SECONDS * 1000);
-  const row = {
-    id: newId('intent'),
-    capability: c.name,
-    price: terms.price,
-    ceiling: terms.ceiling,
-    expires_at: expires,
-  };
-  await services.db.query(
+  const { rows } = await q.query<IntentRow>(
     `insert into intents(
        id, account_id, capability, input, trigger, origin, price, ceiling, ceiling_cents, expires_at, created_at
      )
-     values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
+     values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) returning *`,
     [
-      row.id,
+      newId('intent'),
       ctx.account,
       c.name,
       JSON.stringify(parsed.data),
       trigger,
-      req.origin ? JSON.stringify(req.origin) : null,
+      origin ? JSON.stringify(origin) : null,
       JSON.stringify(terms.price),
       JSON.stringify(terms.ceiling),
       terms.ceilingCents,
@@ -167,7 +158,14 @@ export async function createIntent(services: Services, req: CreateIntentRequest)
       now.toISOString(),
     ],
   );
-  return { status: 402, answer: offerAnswer(services, ctx, row) };
+  return { row: rows[0]!, capability: c };
+}
+
+/** `sys.commerce.intents.create`: validate the input, store a pending intent, answer 402 OFFER. */
+export async function createIntent(services: Services, req: CreateIntentRequest): Promise<OpReply> {
+  const made = await insertIntent(services, services.db, req.ctx, req.capability, req.input, req.origin);
+  if ('reply' in made) return made.reply;
+  return { status: 402, answer: offerAnswer(services, req.ctx, made.row) };
 }
 
 function publicStatus(r: IntentRow, now: Date): string {
@@ -197,7 +195,7 @@ function intentView(r: IntentRow, now: Date, payment: PaymentRow | undefined) {
   };
 }
 
-async function findIntent(q: Queryable, id: string, lock = false): Promise<IntentRow | undefined> {
+export async function findIntent(q: Queryable, id: string, lock = false): Promise<IntentRow | undefined> {
   const { rows } = await q.query<IntentRow>(`select * from intents where id = $1${lock ? ' for update' : ''}`, [id]);
   return rows[0];
 }
@@ -231,24 +229,14 @@ export async function getIntent(
   return record(services, req.ctx, 'Intent@1', intentView(r, services.clock.now(), rows[0]));
 }
 
-const digestOf = (m: Mandate) => createHash('sha256').update(canonicalJson(m)).digest('hex');
-
 type Claim =
   | { kind: 'reply'; reply: OpReply }
   | { kind: 'replay'; row: IntentRow }
   /** The intent's execution: just created and claimed by this request, or made by an earlier one. */
   | { kind: 'execution'; id: string; claimed?: ExecutionRow };
 
-/** What a settlement took from a mandate's ledger, given back if it fails. */
-interface Reservation {
-  account: string;
-  principal: string;
-  id: string;
-  cents: number;
-}
-
 /** The request that makes a fresh offer for a capability: an agent needs the method and path, not only its name. */
-function callAgain(capability: string) {
+export function callAgain(capability: string) {
   const c = capabilityByName(capability);
   return { method: c?.method ?? 'POST', path: c?.path ?? '/catalog' };
 }
@@ -296,7 +284,7 @@ async function claim(
   }
   // A payment on its way for this intent is not settled a second way (money would move for an answer given already).
   const paying = await q.query<{ id: string }>(
-    `select id from payments where intent_id = $1 and status in ('verifying', 'settling', 'unknown')`,
+    `select id from payments where intent_id = $1 and status in ('settling', 'unknown')`,
     [r.id],
   );
   if (paying.rows[0])
@@ -311,7 +299,7 @@ async function claim(
       ),
     };
   if (r.status === 'expired' || new Date(r.expires_at) <= now) {
-    await q.query(`update intents set status = 'expired' where id = $1`, [r.id]);
+    if (r.status === 'pending') await mustMove(q, 'intent', r.id, r.status, 'expire');
     const again = callAgain(r.capability);
     return {
       kind: 'reply',
@@ -336,101 +324,45 @@ async function claim(
         `call ${again.method} ${again.path} (${r.capability}) again for a new offer`,
       { intent: { id: r.id, status: 'failed' }, next: again },
     );
-    await q.query(
-      `update intents
-       set status = 'failed', account_id = coalesce(account_id, $2), answer = $3, answer_status = $4, settled_at = $5
-       where id = $1`,
-      [r.id, ctx.account, JSON.stringify(declined.answer), declined.status, now.toISOString()],
-    );
+    await mustMove(q, 'intent', r.id, r.status, 'decline', {
+      account_id: r.account_id ?? ctx.account,
+      answer: JSON.stringify(declined.answer),
+      answer_status: declined.status,
+      settled_at: now.toISOString(),
+    });
     return { kind: 'reply', reply: declined };
   }
   let reserved: Reservation | null = null;
   if (req.mandate !== undefined) {
-    // Spend is the presenting account's (docs/money.md): the same principal and id under another account is another
-    // ledger.
-    const account = r.account_id ?? ctx.account!;
-    const m = mandateSchema.safeParse(req.mandate);
-    if (!m.success)
-      return {
-        kind: 'reply',
-        reply: refusal(services, ctx, 'invalid-mandate', 'the mandate does not match the Mandate schema'),
-      };
-    const price = json(r.price) as { currency: string };
-    const violation = checkMandate(m.data, {
-      capability: r.capability,
-      ceilingCents: Number(r.ceiling_cents),
-      currency: price.currency,
-      now,
-    });
-    if (violation)
-      return {
-        kind: 'reply',
-        reply: refusal(services, ctx, violation.code, violation.message, {
-          ...(violation.tripwire ? { tripwire: violation.tripwire } : {}),
-          intent: { id: r.id, status: 'pending' },
-        }),
-      };
-    const cents = Number(r.ceiling_cents);
-    const ceilingCents = toCents(m.data.ceiling.amount) ?? 0;
-    await q.query(
-      `insert into mandate_spend(account_id, principal, mandate_id, digest, currency, ceiling_cents)
-       values ($6,$1,$2,$3,$4,$5) on conflict do nothing`,
-      [m.data.principal, m.data.id, digestOf(m.data), m.data.ceiling.currency, ceilingCents, account],
-    );
-    const held = await q.query<{ digest: string; spent_cents: string; ceiling_cents: string }>(
-      `select digest, spent_cents, ceiling_cents from mandate_spend
-       where account_id = $3 and principal = $1 and mandate_id = $2 for update`,
-      [m.data.principal, m.data.id, account],
-    );
-    if (held.rows[0]!.digest !== digestOf(m.data)) {
-      return {
-        kind: 'reply',
-        reply: refusal(
-          services,
-          ctx,
-          'invalid-mandate',
-          `mandate ${m.data.id} of ${m.data.principal} was first used with other terms; ` +
-            'a changed mandate needs a new id',
-        ),
-      };
-    }
-    const took = await q.query(
-      `update mandate_spend set spent_cents = spent_cents + $3, updated_at = now()
-       where account_id = $4 and principal = $1 and mandate_id = $2 and spent_cents + $3 <= ceiling_cents`,
-      [m.data.principal, m.data.id, cents, account],
-    );
-    if (took.rowCount === 0) {
-      const spent = Number(held.rows[0]!.spent_cents);
-      return {
-        kind: 'reply',
-        reply: refusal(
-          services,
-          ctx,
-          'mandate-ceiling-exceeded',
-          `${r.capability} can cost ${fromCents(cents)} but mandate ${m.data.id} has ` +
-            `${fromCents(Number(held.rows[0]!.ceiling_cents) - spent)} of its ` +
-            `${m.data.ceiling.amount} ${m.data.ceiling.currency} left; ask the principal for a larger ceiling`,
-          {
-            mandate: {
-              id: m.data.id,
-              ceiling: m.data.ceiling,
-              spent: { amount: fromCents(spent), currency: m.data.ceiling.currency },
-            },
-            intent: { id: r.id, status: 'pending' },
-          },
-        ),
-      };
-    }
-    reserved = { account, principal: m.data.principal, id: m.data.id, cents };
+    const got = await reserveMandate(services, q, ctx, r, req.mandate, now);
+    if ('reply' in got) return { kind: 'reply', reply: got.reply };
+    reserved = got.reserved;
   }
-  await q.query(
-    `update intents
-     set status = 'settling', account_id = coalesce(account_id, $2), claimed_at = $3, mandate_principal = $4,
-       mandate_id = $5
-     where id = $1`,
-    [r.id, ctx.account, now.toISOString(), reserved?.principal ?? null, reserved?.id ?? null],
+  await mustMove(q, 'intent', r.id, r.status, 'claim', {
+    account_id: r.account_id ?? ctx.account,
+    claimed_at: now.toISOString(),
+    mandate_principal: reserved?.principal ?? null,
+    mandate_id: reserved?.id ?? null,
+  });
+  const ex = await intentExecution(
+    q,
+    services,
+    r,
+    { ...ctx, account: r.account_id ?? ctx.account, trigger, mandate: req.mandate },
+    timeoutMs,
   );
-  const ex = await createExecution(
+  return { kind: 'execution', id: ex.id, claimed: ex };
+}
+
+/** The intent's one execution (made once, claimed by its maker), run under the settling caller's stored context. */
+export const intentExecution = (
+  q: Queryable,
+  services: Services,
+  r: IntentRow,
+  ctx: Omit<StoredContext, 'intentId'>,
+  timeoutMs: number,
+) =>
+  createExecution(
     q,
     services,
     {
@@ -439,18 +371,9 @@ async function claim(
       capability: r.capability,
       input: json(r.input),
       origin: json(r.origin),
-      ctx: { ...ctx, account: r.account_id ?? ctx.account, trigger, intentId: r.id, mandate: req.mandate },
+      ctx: { ...ctx, intentId: r.id },
     },
     timeoutMs,
-  );
-  return { kind: 'execution', id: ex.id, claimed: ex };
-}
-
-const refund = (q: Queryable, res: Reservation) =>
-  q.query(
-    `update mandate_spend set spent_cents = spent_cents - $3, updated_at = now()
-     where account_id = $4 and principal = $1 and mandate_id = $2`,
-    [res.principal, res.id, res.cents, res.account],
   );
 
 /**
@@ -461,7 +384,6 @@ const refund = (q: Queryable, res: Reservation) =>
  */
 export async function settleIntent(services: Services, req: SettleIntentRequest): Promise<OpReply> {
   const timeoutMs = opTimeouts(ops.intentsSettle, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
-  if (req.payment !== undefined) return settleByPayment(services, req, timeoutMs);
   if (!req.ctx.account) {
     return refusal(
       services,
@@ -508,7 +430,7 @@ export async function answerOfExecution(
  * money that moved (test money on a test network included); a simulated settlement (the key route, Accept-Price,
  * a Mandate in the sandbox) collects nothing: 0.00.
  */
-function withMeter(
+export function withMeter(
   answer: Record<string, unknown>,
   r: IntentRow | undefined,
   payment?: PaymentRow,
@@ -520,231 +442,16 @@ function withMeter(
   };
 }
 
-const paymentOfIntent = async (q: Queryable, r: IntentRow | undefined) =>
+export const paymentOfIntent = async (q: Queryable, r: IntentRow | undefined) =>
   r?.payment_id
     ? (await q.query<PaymentRow>('select * from payments where id = $1', [r.payment_id])).rows[0]
     : undefined;
 
 /**
- * Settle by x402 payment: check it against the offer, bind it to this intent, verify and settle it on chain through
- * the facilitator, and only then run the execution. A payment whose outcome is unknown answers 503 with Retry-After,
- * never 402; its retry (or the reconciler) finds out from the chain.
- */
-async function settleByPayment(services: Services, req: SettleIntentRequest, timeoutMs: number): Promise<OpReply> {
-  const { ctx } = req;
-  const rail = railOf(services);
-  if (!rail.terms.live) {
-    return refusal(
-      services,
-      ctx,
-      'payments-not-accepted',
-      'this deployment takes no x402 payments (no X402_FACILITATOR_URL is set); ' +
-        `settle intent ${req.intentId} with POST ${settlePath(String(req.intentId))} and a key`,
-      { next: { method: 'POST', path: settlePath(String(req.intentId)) } },
-    );
-  }
-  const parsed = paymentHeader.safeParse(req.payment);
-  if (!parsed.success) {
-    return refusal(
-      services,
-      ctx,
-      'payment-invalid',
-      'the payment is not an x402 exact-scheme EVM payment (v2 PAYMENT-SIGNATURE or v1 X-PAYMENT: ' +
-        'base64 JSON with payload.signature and payload.authorization); fix each problem listed',
-      { problems: problemsOf(parsed.error.issues, 'header'), x402Error: 'invalid_payload' },
-    );
-  }
-  const p = parsed.data;
-  const now = services.clock.now();
-  const step = await services.db.tx(
-    async (
-      q,
-    ): Promise<
-      { reply: OpReply } | { execution: string } | { payment: PaymentRow; fresh: boolean; t: IntentTerms }
-    > => {
-      const r = await findIntent(q, String(req.intentId), true);
-      if (!r)
-        return {
-          reply: refusal(
-            services,
-            ctx,
-            'intent-not-found',
-            `no intent ${req.intentId}; intent ids start pi_ and come from a 402 OFFER`,
-          ),
-        };
-      if (r.account_id && r.account_id !== ctx.account)
-        return {
-          reply: refusal(
-            services,
-            ctx,
-            'intent-other-account',
-            `intent ${r.id} belongs to another account; pay it with the key of the account that made it, ` +
-              'or without a key for an offer made without one',
-            { intent: { id: r.id } },
-          ),
-        };
-      if (r.status === 'settled' || r.status === 'failed') {
-        return { reply: { status: r.answer_status ?? 200, answer: json(r.answer), replayed: true } };
-      }
-      if (r.status === 'settling') {
-        const ex = await findExecution(q, 'intent', r.id);
-        if (ex) return { execution: ex.id };
-      }
-      const t = intentTermsOf(r);
-      const bad = checkPayment(rail, t, p, now.getTime());
-      if (bad) return { reply: paymentRefusal(services, ctx, t, bad) };
-      const b = await bindPayment(q, services, t, p);
-      if ('code' in b) return { reply: paymentRefusal(services, ctx, t, b) };
-      if ('pending' in b)
-        return {
-          reply: paymentPending(
-            t,
-            'payment-pending',
-            `another payment (${b.pending.id}) for intent ${t.id} is being settled; ` +
-              `read the outcome with GET /intents/${t.id}`,
-            2,
-          ),
-        };
-      // An offer past its time takes no new payment; one already bound (its outcome pending) is still seen through.
-      if (b.fresh && (r.status === 'expired' || new Date(r.expires_at) <= now)) {
-        await q.query('delete from payments where id = $1', [b.row.id]);
-        const again = callAgain(r.capability);
-        return {
-          reply: refusal(
-            services,
-            ctx,
-            'intent-expired',
-            `intent ${r.id} expired at ${iso(r.expires_at)}; nothing was charged: ` +
-              `call ${again.method} ${again.path} (${r.capability}) again for a fresh offer`,
-            { intent: { id: r.id, status: 'expired' }, next: again },
-          ),
-        };
-      }
-      return { payment: b.row, fresh: b.fresh, t };
-    },
-  );
-  if ('reply' in step) return step.reply;
-  if ('execution' in step)
-    return answerOfExecution(services, step.execution, undefined, ctx.requestId, timeoutMs, String(req.intentId));
-  const { payment: row, t } = step;
-  let drive: Drive | null;
-  if (row.status === 'settled') drive = { kind: 'settled', transaction: row.transaction };
-  // Straight to settle: the facilitator verifies before it settles, and nothing runs before the chain has the
-  // transfer, so a separate /verify round trip would only repeat its signature check and simulation.
-  else if (step.fresh) drive = await settlePayment(services, row, true);
-  else if (row.status === 'unknown' || now.getTime() - new Date(row.updated_at).getTime() > STALE_PAYMENT_MS)
-    drive = await reconcilePayment(services, row);
-  else
-    return paymentPending(
-      t,
-      'payment-pending',
-      `this payment for intent ${t.id} is being settled by another request now; ` +
-        'send the same request again in a moment to read the answer',
-      1,
-    );
-  if (drive.kind === 'refused') return paymentRefusal(services, ctx, t, drive.refusal);
-  if (drive.kind === 'unavailable') return paymentPending(t, 'payment-unavailable', drive.message, 2);
-  if (drive.kind === 'unknown')
-    return paymentPending(
-      t,
-      'payment-pending',
-      `${drive.message}; it will not be charged twice: ` +
-        `send the same request again in a few seconds (or read GET /intents/${t.id})`,
-      2,
-    );
-  const ex = await paid(services, row, drive.transaction, ctx, timeoutMs);
-  return answerOfExecution(services, ex.id, ex.claimed, ctx.requestId, timeoutMs, t.id);
-}
-
-/** A payment older than this in `verifying` or `settling` is taken to have lost its process and is reconciled. */
-const STALE_PAYMENT_MS = 30_000;
-
-/**
- * The payment settled on chain: record it, move the intent to settling with what it collected, and make its
- * execution.
- */
-async function paid(
-  services: Services,
-  row: PaymentRow,
-  transaction: string | null,
-  ctx: Pick<CallContext, 'account' | 'keyId' | 'environment' | 'trigger'>,
-  timeoutMs: number,
-): Promise<{ id: string; claimed?: ExecutionRow }> {
-  return services.db.tx(async (q) => {
-    await q.query(
-      `update payments set status = 'settled', transaction = coalesce($2, transaction), updated_at = $3 where id = $1`,
-      [row.id, transaction, services.clock.now().toISOString()],
-    );
-    const r = (await findIntent(q, row.intent_id, true))!;
-    if (r.status !== 'pending') {
-      // Settled already, or settling under its execution (a retry, the reconciler): that execution.
-      const existing = await findExecution(q, 'intent', r.id);
-      if (existing) return { id: existing.id };
-    }
-    await q.query(
-      `update intents
-       set status = 'settling', account_id = coalesce(account_id, $2), claimed_at = $3, charged_cents = $4,
-         payment_id = $5
-       where id = $1`,
-      [r.id, ctx.account, services.clock.now().toISOString(), centsOfAtomic(row.amount_atomic), row.id],
-    );
-    const trigger = (ctx.environment === 'sandbox' ? ctx.trigger : null) ?? r.trigger;
-    const ex = await createExecution(
-      q,
-      services,
-      {
-        source: 'intent',
-        sourceId: r.id,
-        capability: r.capability,
-        input: json(r.input),
-        origin: json(r.origin),
-        ctx: {
-          account: r.account_id ?? ctx.account,
-          keyId: ctx.keyId,
-          environment: ctx.environment,
-          trigger,
-          intentId: r.id,
-        },
-      },
-      timeoutMs,
-    );
-    return { id: ex.id, claimed: ex };
-  });
-}
-
-/**
- * The payments reconciler: a payment whose settlement outcome is unknown (or whose process died mid-way) is decided
- * from the chain; one that turns out settled runs its intent's execution, as its own retry would have.
- */
-export async function reconcileOpenPayments(services: Services): Promise<void> {
-  if (!railOf(services).terms.live) return;
-  const stale = new Date(services.clock.now().getTime() - STALE_PAYMENT_MS).toISOString();
-  const { rows } = await services.db.query<PaymentRow>(
-    `select * from payments
-     where status = 'unknown' or (status in ('settling', 'settled') and updated_at < $1)
-     order by updated_at limit 20`,
-    [stale],
-  );
-  for (const row of rows) {
-    const r = await findIntent(services.db, row.intent_id);
-    // Its execution exists: the executions reconciler has it.
-    if (row.status === 'settled' && r?.status !== 'pending') continue;
-    const drive =
-      row.status === 'settled'
-        ? { kind: 'settled' as const, transaction: row.transaction }
-        : await reconcilePayment(services, row);
-    if (drive.kind !== 'settled' || !r) continue;
-    const stored = { account: r.account_id, keyId: null, environment: 'sandbox' as const, trigger: r.trigger };
-    const ex = await paid(services, row, drive.transaction, stored, services.settings.BUS_TIMEOUT_MS);
-    if (ex.claimed) await runExecution(services, ex.id, services.settings.BUS_TIMEOUT_MS, { claimed: ex.claimed });
-  }
-}
-
-/**
  * An intent's execution finished: the intent is settled (or failed) with its answer and event, in the same
  * transaction.
  */
-onExecutionFinished('intent', async (q, services, ex, answer, answerStatus) => {
+export const finishIntent: Finisher = async (q, services, ex, answer, answerStatus) => {
   // The intent and the payment that paid it, in one look.
   const { rows } = await q.query<IntentRow & { payment_row: PaymentRow | null }>(
     `select i.*, to_jsonb(p) as payment_row
@@ -757,11 +464,13 @@ onExecutionFinished('intent', async (q, services, ex, answer, answerStatus) => {
   const status = type === 'OK' || type === 'EMPTY' ? 'settled' : 'failed';
   const now = services.clock.now().toISOString();
   const stored = withMeter(answer, r, json(r.payment_row) ?? undefined);
-  await q.query(
-    `update intents set status = $2, answer = $3, answer_status = $4, settled_at = $5, executions = 1 where id = $1`,
-    // The first settle answers the secret an answer may carry; the stored copy (replays, GET) never holds it.
-    [r.id, status, withoutSecrets(JSON.stringify(stored)), answerStatus, now],
-  );
+  // The first settle answers the secret an answer may carry; the stored copy (replays, GET) never holds it.
+  await mustMove(q, 'intent', r.id, r.status, status === 'settled' ? 'succeed' : 'fail', {
+    answer: withoutSecrets(JSON.stringify(stored)),
+    answer_status: answerStatus,
+    settled_at: now,
+    executions: 1,
+  });
   if (status === 'failed' && r.mandate_principal && r.mandate_id) {
     await refund(q, {
       account: r.account_id!,
@@ -793,4 +502,4 @@ onExecutionFinished('intent', async (q, services, ex, answer, answerStatus) => {
     ),
   ];
   return { chargedCents: Number(r.charged_cents ?? 0), events, answer: stored };
-});
+};

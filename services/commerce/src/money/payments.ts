@@ -9,9 +9,11 @@ import {
   type BlockedCode,
   type OpReply,
   type PaymentReceipt,
+  type StateOf,
 } from '@vcs/contract';
 import {
   centsOfAtomic,
+  offerFactsOf,
   requirementOf,
   requirementV1Of,
   x402Terms,
@@ -23,11 +25,11 @@ import type { CommerceServices as Services } from '../config.ts';
 import { json } from './common.ts';
 
 /**
- * x402 payments for intents: verify → bind to this intent (one authorisation pays for one intent only) → settle on
- * chain → the intent's execution runs. The facilitator does the chain's work over its standard HTTP API
- * (`HTTPFacilitatorClient`); what we add is the binding and the rule that a payment whose settlement outcome is
- * unknown is never answered with a 402 (a client would sign again and pay twice): it is reconciled from the chain
- * (the token's `authorizationState`) by the next retry or the reconciler.
+ * The x402 rail as commerce drives it: a payment checked against its offer, sent once to the facilitator
+ * (`HTTPFacilitatorClient`, x402's standard HTTP API), and — whenever that answer is not a clear yes or a clear
+ * pre-broadcast no — decided from the chain (the token's `authorizationState` and the latest block's time), never
+ * from our own clock. The states a payment moves through are the table's (libs/contract lifecycles.ts); pay.ts moves
+ * them.
  */
 
 const authorization = z.object({
@@ -74,9 +76,13 @@ export interface PaymentRow {
   x402_version: number;
   payload: unknown;
   requirements: unknown;
-  status: 'verifying' | 'settling' | 'settled' | 'unknown' | 'refused' | 'expired';
+  status: StateOf<'payment'>;
   reason: string | null;
   transaction: string | null;
+  lease_until: string | Date | null;
+  account_id: string | null;
+  key_id: string | null;
+  environment: CallContext['environment'] | null;
   created_at: string | Date;
   updated_at: string | Date;
 }
@@ -107,7 +113,11 @@ export function railOf(services: Services): Rail {
         timeoutMs: Math.max(5_000, services.settings.BUS_TIMEOUT_MS * 2),
       }),
       chain: terms.rpcUrl
-        ? (createPublicClient({ transport: http(terms.rpcUrl, { timeout: 5_000, retryCount: 1 }) }) as PublicClient)
+        ? (createPublicClient({
+            // No cache: a block number 4 s old misses the transfer that just landed (a receipt with no transaction).
+            cacheTime: 0,
+            transport: http(terms.rpcUrl, { timeout: 5_000, retryCount: 1 }),
+          }) as PublicClient)
         : null,
     };
     rails.set(services.settings, r);
@@ -118,24 +128,10 @@ export function railOf(services: Services): Rail {
 const tokenAbi = parseAbi(['function authorizationState(address authorizer, bytes32 nonce) view returns (bool)']);
 const authorizationUsed = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
 
-/** The facts of an offer x402 requirements are made from. */
-function offerFacts(t: IntentTerms, resourceUrl = '') {
-  const c = capabilityByName(t.capability);
-  return {
-    intentId: t.id,
-    capability: t.capability,
-    model: c?.price.model ?? 'flat',
-    price: t.price,
-    ceiling: t.ceiling,
-    settlePath: `/intents/${t.id}/settle`,
-    resourceUrl,
-    description: c?.summary ?? t.capability,
-  };
-}
-
 /** The requirement the payment must meet, in its own version's form (what the facilitator checks it against). */
 export function requirementFor(rail: Rail, t: IntentTerms, version: 1 | 2) {
-  return version === 2 ? requirementOf(rail.terms, offerFacts(t)) : requirementV1Of(rail.terms, offerFacts(t));
+  const facts = offerFactsOf(capabilityByName(t.capability)!, t.id);
+  return version === 2 ? requirementOf(rail.terms, facts) : requirementV1Of(rail.terms, facts);
 }
 
 export type Refusal = { code: BlockedCode; message: string; x402Error: string };
@@ -143,7 +139,7 @@ const refused = (code: BlockedCode, message: string, x402Error: string): Refusal
 
 /** Check a payment against the intent's offer before anything is sent anywhere: each wrong term has its own code. */
 export function checkPayment(rail: Rail, t: IntentTerms, p: PaymentPayload, nowMs: number): Refusal | null {
-  const want = requirementOf(rail.terms, offerFacts(t));
+  const want = requirementOf(rail.terms, offerFactsOf(capabilityByName(t.capability)!, t.id));
   const a = p.payload.authorization;
   const scheme = p.x402Version === 2 ? p.accepted.scheme : p.scheme;
   const network = p.x402Version === 2 ? p.accepted.network : p.network;
@@ -252,95 +248,15 @@ export function paymentPending(
   return { status: statusOfCode(code), answer: a as unknown as Record<string, unknown> };
 }
 
-/** Bind a payment to the intent (one authorisation, one intent): the new row, the same payment again, or a refusal. */
-export async function bindPayment(
-  q: Queryable,
-  services: Services,
-  t: IntentTerms,
-  p: PaymentPayload,
-): Promise<{ row: PaymentRow; fresh: boolean } | Refusal | { pending: PaymentRow }> {
-  const rail = railOf(services);
-  const a = p.payload.authorization;
-  const key = [rail.terms.network, rail.terms.asset, a.from, a.nonce];
-  // In one look: this authorization's row, if any, and the intent's live payment, if any (both locked).
-  const { rows } = await q.query<PaymentRow>(
-    `select * from payments
-      where (network = $1 and lower(asset) = lower($2) and lower(payer) = lower($3) and lower(nonce) = lower($4))
-        or (intent_id = $5 and status in ('verifying', 'settling', 'unknown', 'settled')) for update`,
-    [...key, t.id],
-  );
-  const had = rows.find(
-    (r) =>
-      r.network === key[0] &&
-      r.asset.toLowerCase() === key[1]!.toLowerCase() &&
-      r.payer.toLowerCase() === key[2]!.toLowerCase() &&
-      r.nonce.toLowerCase() === key[3]!.toLowerCase(),
-  );
-  if (had && had.intent_id !== t.id)
-    return refused(
-      'payment-other-intent',
-      `this payment authorization already pays for intent ${had.intent_id}; ` +
-        `one authorization pays for one intent only: sign a new one for ${t.id}`,
-      'invalid_exact_evm_nonce_already_used',
-    );
-  if (had && had.status !== 'refused' && had.status !== 'expired') return { row: had, fresh: false };
-  const live = rows.find((r) => r !== had && r.intent_id === t.id && r.status !== 'refused' && r.status !== 'expired');
-  if (live) return { pending: live };
-  const now = services.clock.now().toISOString();
-  const requirement = requirementFor(rail, t, p.x402Version);
-  if (had) {
-    // Bound and about to be sent to the facilitator: `settling` from here (a process that dies now leaves it to the
-    // reconciler).
-    const again = await q.query<PaymentRow>(
-      `update payments set status = 'settling', reason = null, payload = $2, updated_at = $3 where id = $1 returning *`,
-      [had.id, JSON.stringify(p), now],
-    );
-    return { row: again.rows[0]!, fresh: true };
-  }
-  const made = await q.query<PaymentRow>(
-    `insert into payments(
-       id, intent_id, network, asset, pay_to, payer, nonce, amount_atomic, valid_before, x402_version, payload,
-       requirements, status, created_at, updated_at
-     )
-     values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,'settling',$13,$13) returning *`,
-    [
-      newId('payment'),
-      t.id,
-      ...key.slice(0, 2),
-      rail.terms.payTo,
-      key[2],
-      key[3],
-      a.value,
-      a.validBefore,
-      p.x402Version,
-      JSON.stringify(p),
-      JSON.stringify(requirement),
-      now,
-    ],
-  );
-  return { row: made.rows[0]!, fresh: true };
-}
-
-const setStatus = (
-  q: Queryable,
-  services: Services,
-  id: string,
-  status: PaymentRow['status'],
-  extra: { reason?: string | null; transaction?: string | null } = {},
-) =>
-  q.query(
-    `update payments
-     set status = $2, reason = coalesce($3, reason), transaction = coalesce($4, transaction), updated_at = $5
-     where id = $1`,
-    [id, status, extra.reason ?? null, extra.transaction ?? null, services.clock.now().toISOString()],
-  );
-
-/** Where a payment stands after one step of driving it: settled on chain, refused for good, or not known yet. */
-export type Drive =
+/** What one settle request to the facilitator came to. */
+export type Settled =
   | { kind: 'settled'; transaction: string | null }
+  /** Refused before anything was broadcast (a verification failure), and the chain says unused: a 402. */
   | { kind: 'refused'; refusal: Refusal }
-  | { kind: 'unavailable'; message: string }
-  | { kind: 'unknown'; message: string };
+  /** The facilitator was never reached (connection refused): nothing was sent. */
+  | { kind: 'unreached'; message: string }
+  /** No clear answer: time-out, reset, 5xx, settlement_pending, a reason we do not know. The chain decides. */
+  | { kind: 'doubt'; reason: string; transaction: string | null };
 
 /** A request that never reached its server (connection refused): certainly not acted on. */
 const connectionRefused = (e: unknown): boolean => {
@@ -353,66 +269,80 @@ const connectionRefused = (e: unknown): boolean => {
 };
 
 /**
- * Settle on chain through the facilitator. Any answer but a clear success is checked against the chain: the
- * authorization used means the money moved (whatever the facilitator said); unused and no answer means unknown.
+ * A facilitator's reason that means it refused before broadcasting anything (x402's verification failures). Every
+ * other reason — `settlement_pending`, `invalid_transaction_state`, one we do not know — may have moved money.
  */
-export async function settlePayment(services: Services, row: PaymentRow, first = false): Promise<Drive> {
+const refusedBeforeBroadcast = (reason: string) =>
+  (reason.startsWith('invalid_') && reason !== 'invalid_transaction_state') || /insufficient/.test(reason);
+
+/** Send the payment to the facilitator's /settle, once, and read its answer without guessing. */
+export async function settleOnce(services: Services, row: PaymentRow): Promise<Settled> {
   const rail = railOf(services);
-  if (!first) await setStatus(services.db, services, row.id, 'settling'); // a first attempt was bound as settling
-  let reason: string | null = null;
+  let reason: string;
+  let transaction: string | null = null;
   try {
     const s = await rail.facilitator.settle(json(row.payload), json(row.requirements));
     if (s.success) return { kind: 'settled', transaction: s.transaction || null };
     reason = s.errorReason ?? 'settle_failed';
+    transaction = s.transaction || null;
   } catch (e) {
-    const data = (e as { response?: { success?: boolean; errorReason?: string } }).response;
-    if (data && data.success === false) reason = data.errorReason ?? 'settle_failed';
-    else if (first && connectionRefused(e)) {
-      // The facilitator was never reached: nothing was sent, nothing moved. The payment is let go (the same one
-      // may be sent again), and the caller is told to come back: 503, never 402.
-      await services.db.query(`delete from payments where id = $1 and status = 'settling'`, [row.id]);
+    const data = (e as { response?: { success?: boolean; errorReason?: string; transaction?: string } }).response;
+    if (data && data.success === false) {
+      reason = data.errorReason ?? 'settle_failed';
+      transaction = data.transaction || null;
+    } else if (connectionRefused(e)) {
       services.log.warn({ err: e, paymentId: row.id }, 'x402 facilitator refused the connection');
       return {
-        kind: 'unavailable',
+        kind: 'unreached',
         message:
           `the payment facilitator is not answering (${(e as Error).message}); ` +
           'nothing was charged and nothing ran: send the same request again in a moment',
       };
     } else {
-      await setStatus(services.db, services, row.id, 'unknown', { reason: `settle: ${(e as Error).message}` });
-      services.log.warn(
-        { err: e, paymentId: row.id },
-        'x402 settle outcome unknown; the reconciler decides from the chain',
-      );
-      return reconcilePayment(services, { ...row, status: 'unknown' }, false);
+      services.log.warn({ err: e, paymentId: row.id }, 'x402 settle outcome unknown; decided from the chain');
+      return { kind: 'doubt', reason: `settle: ${(e as Error).message}`, transaction: null };
     }
   }
-  const used = await authorizationUsed_(services, row);
-  if (used === true) return { kind: 'settled', transaction: await transactionOf(services, row) };
-  if (used === null) {
-    await setStatus(services.db, services, row.id, 'unknown', { reason });
-    return {
-      kind: 'unknown',
-      message: `the payment's settlement could not be confirmed (${reason}); it is being checked on chain`,
-    };
-  }
-  await setStatus(services.db, services, row.id, 'refused', { reason });
-  return { kind: 'refused', refusal: refused(codeOfReason(reason), `the payment did not settle: ${reason}`, reason) };
+  if (transaction || !refusedBeforeBroadcast(reason)) return { kind: 'doubt', reason, transaction };
+  // A verification failure: nothing was broadcast by this request, but an earlier attempt's transfer may have
+  // landed (a retry's "nonce already used"): the chain has the last word.
+  const v = await chainVerdict(services, row);
+  if (v.kind === 'used') return { kind: 'settled', transaction: v.transaction };
+  if (v.kind === 'unknown') return { kind: 'doubt', reason, transaction: null };
+  return {
+    kind: 'refused',
+    refusal: refused(codeOfReason(reason), `the payment did not settle: ${reason}`, reason),
+  };
 }
 
-async function authorizationUsed_(services: Services, row: PaymentRow): Promise<boolean | null> {
+/** What the chain proves about an authorization, read at one block. */
+export type Verdict =
+  | { kind: 'used'; transaction: string | null }
+  /** The node has a block stamped past validBefore and the nonce was unused in it: it can never move money. */
+  | { kind: 'never' }
+  /** Unused, and the chain's time is still before validBefore: it may yet land. */
+  | { kind: 'open' }
+  /** The node did not answer. */
+  | { kind: 'unknown' };
+
+/** Read the authorization's state and the latest block's time together, at one block: the chain's clock, not ours. */
+export async function chainVerdict(services: Services, row: PaymentRow): Promise<Verdict> {
   const chain = railOf(services).chain;
-  if (!chain) return null;
+  if (!chain) return { kind: 'unknown' };
   try {
-    return await chain.readContract({
+    const block = await chain.getBlock({ blockTag: 'latest' });
+    const used = await chain.readContract({
       address: row.asset as `0x${string}`,
       abi: tokenAbi,
       functionName: 'authorizationState',
       args: [row.payer as `0x${string}`, row.nonce as `0x${string}`],
+      blockNumber: block.number,
     });
+    if (used) return { kind: 'used', transaction: row.transaction ?? (await transactionOf(services, row)) };
+    return block.timestamp >= BigInt(row.valid_before) ? { kind: 'never' } : { kind: 'open' };
   } catch (e) {
-    services.log.warn({ err: e, paymentId: row.id }, 'x402 chain node did not answer authorizationState');
-    return null;
+    services.log.warn({ err: e, paymentId: row.id }, 'x402 chain node did not answer');
+    return { kind: 'unknown' };
   }
 }
 
@@ -421,13 +351,13 @@ async function transactionOf(services: Services, row: PaymentRow): Promise<strin
   const chain = railOf(services).chain;
   if (!chain) return null;
   try {
-    const head = await chain.getBlockNumber();
+    const head = await chain.getBlockNumber({ cacheTime: 0 });
     const logs = await chain.getLogs({
       address: row.asset as `0x${string}`,
       event: authorizationUsed,
       args: { authorizer: row.payer as `0x${string}`, nonce: row.nonce as `0x${string}` },
       fromBlock: head > 5000n ? head - 5000n : 0n,
-      toBlock: head,
+      toBlock: 'latest',
     });
     return logs[0]?.transactionHash ?? null;
   } catch {
@@ -435,40 +365,12 @@ async function transactionOf(services: Services, row: PaymentRow): Promise<strin
   }
 }
 
-/**
- * Decide a payment whose settlement outcome is unknown, from the chain: used → settled; unused while the
- * authorization is still valid → the same authorization is settled again (the token's nonce makes it once);
- * unused and expired → it can never move money: let go (the intent stays pending).
- */
-export async function reconcilePayment(services: Services, row: PaymentRow, resubmit = true): Promise<Drive> {
-  const used = await authorizationUsed_(services, row);
-  if (used === true) return { kind: 'settled', transaction: row.transaction ?? (await transactionOf(services, row)) };
-  if (used === null)
-    return {
-      kind: 'unknown',
-      message:
-        "the payment's settlement is not known yet: the chain node is not answering; nothing will be charged twice",
-    };
-  if (Number(row.valid_before) * 1000 <= services.clock.now().getTime()) {
-    await setStatus(services.db, services, row.id, 'expired', { reason: 'authorization expired unused' });
-    return {
-      kind: 'refused',
-      refusal: refused(
-        'payment-expired',
-        "the payment's authorization expired before it settled; nothing was charged: sign a new one",
-        'invalid_exact_evm_payload_authorization_valid_before',
-      ),
-    };
-  }
-  if (!resubmit) return { kind: 'unknown', message: "the payment's settlement is not known yet; it is being settled" };
-  return settlePayment(services, row);
-}
-
 /** The receipt of a settled payment, for the answer's meter and PAYMENT-RESPONSE. */
 export function receiptOf(row: PaymentRow): PaymentReceipt {
   const cents = centsOfAtomic(row.amount_atomic);
   return {
     id: row.id,
+    intentId: row.intent_id,
     network: row.network,
     asset: row.asset,
     payer: row.payer,

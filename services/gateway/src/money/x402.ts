@@ -1,14 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import {
-  capabilityByName,
-  offerTerms,
-  problemsOf,
-  type Capability,
-  type OpReply,
-  type PaymentReceipt,
-  type Problem,
-} from '@vcs/contract';
-import { requirementOf, requirementV1Of, type OfferFacts, type X402Terms } from '@vcs/platform';
+import { capabilityByName, problemsOf, type OpReply, type PaymentReceipt, type Problem } from '@vcs/contract';
+import { offerFactsOf, requirementOf, requirementV1Of, type OfferFacts, type X402Terms } from '@vcs/platform';
 import { z } from 'zod';
 import { sameRequest, sendBlocked } from '../reply.ts';
 
@@ -19,21 +11,6 @@ import { sameRequest, sendBlocked } from '../reply.ts';
  */
 
 export const encodeHeader = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8').toString('base64');
-
-/** The facts of an offer for `c` and intent `intentId` (the price and ceiling are the catalog's). */
-export function offerFactsOf(c: Capability, intentId: string, resourceUrl: string): OfferFacts {
-  const t = offerTerms(c);
-  return {
-    intentId,
-    capability: c.name,
-    model: c.price.model,
-    price: t.price,
-    ceiling: t.ceiling,
-    settlePath: `/intents/${intentId}/settle`,
-    resourceUrl,
-    description: c.summary,
-  };
-}
 
 /** The x402 v2 PaymentRequired for an offer; `error` says why a payment sent for it was refused. */
 export function paymentRequiredOf(terms: X402Terms, o: OfferFacts, error?: string) {

@@ -3,6 +3,7 @@ import {
   blockedCodes,
   capabilityByName,
   newId,
+  nextState,
   ops,
   statusOfCode,
   type BlockedCode,
@@ -176,7 +177,7 @@ export class DealMachine {
       // A step taken up after its lease ran out keeps its attempt: its capability is the same durable execution
       // (commerce's, keyed by deal, step and attempt), so it answers what already ran instead of running again.
       if (step.status !== 'running') step.attempts += 1;
-      step.status = 'running';
+      step.status = nextState('dealStep', step.status, 'claim');
       step.startedAt = now.toISOString();
       step.pending = null;
       d.state = 'IN_PROGRESS';
@@ -283,7 +284,7 @@ export class DealMachine {
       if (!d || !step || step.status !== 'running' || step.attempts !== attempt) return null;
       const now = this.now();
       if (r.outcome === 'pending') {
-        step.status = 'awaiting';
+        step.status = nextState('dealStep', step.status, 'await');
         step.pending = { kind: r.kind, id: r.id, answer: r.answer as Record<string, unknown> };
         d.state = r.kind === 'offer' ? 'AWAITING_PAYMENT' : 'AWAITING_HUMAN';
         return saveDeal(q, d, now);
@@ -316,7 +317,7 @@ export class DealMachine {
     step.completedAt = now.toISOString();
     step.pending = null;
     if (failed) {
-      step.status = 'failed';
+      step.status = nextState('dealStep', step.status, 'fail');
       d.state = 'STEP_FAILED';
       const saved = await saveDeal(q, d, now);
       await appendEvent(
@@ -335,7 +336,7 @@ export class DealMachine {
       );
       return saved;
     }
-    step.status = 'done';
+    step.status = nextState('dealStep', step.status, 'succeed');
     const last = step.position === d.checklist.length;
     d.current_step = last ? null : step.position + 1;
     d.state = last ? 'SETTLED' : 'IN_PROGRESS';
