@@ -5,6 +5,7 @@ export * from './bus/call.ts';
 export * from './bus/serve.ts';
 export * from './store/db.ts';
 export * from './store/kv.ts';
+export * from './store/durableCounters.ts';
 export * from './events/outbox.ts';
 export * from './events/batches.ts';
 export * from './events/idle.ts';

@@ -6,6 +6,7 @@ import {
   MemoryBus,
   OutboxRelay,
   createMemoryKv,
+  withDurableCounters,
   createPgliteDb,
   isIdles,
   migrate,
@@ -106,7 +107,9 @@ export async function startEmbedded(
   await migrate(db, allMigrations);
   const clock = opts.clock ?? systemClock;
   const bus = new MemoryBus();
-  const infra: Infra = { bus, db, kv: createMemoryKv(clock), clock, mode: 'embedded' };
+  // Usage counters are kept in the database, so they survive a restart; the rest of the stand-in is in memory.
+  const kv = await withDurableCounters(createMemoryKv(clock), db);
+  const infra: Infra = { bus, db, kv, clock, mode: 'embedded' };
   // The only relay on this store: it holds no row locks (outbox.ts).
   const relay = new OutboxRelay(db, infra.bus, opts.log.child({ component: 'outbox' }), 250, true).start();
   const pillars: StartedPillar[] = [];
