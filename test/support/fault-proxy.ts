@@ -79,7 +79,7 @@ export async function startFaultProxy({ target, rpcUrl }: { target: string; rpcU
     const r = await fetch(target + (req.url ?? '/'), {
       method: req.method,
       headers: { 'content-type': String(req.headers['content-type'] ?? 'application/json') },
-      body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
+      body: req.method === 'GET' || req.method === 'HEAD' ? undefined : new Uint8Array(body),
     });
     const text = await r.text();
     let json: any = text;
