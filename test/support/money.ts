@@ -8,6 +8,7 @@ import {
   parseSettings,
   type Bus,
   type CallContext,
+  type Clock,
   type Queryable,
 } from '@vcs/platform';
 import { startHarness, TEST_RATE_LIMITS, type Harness } from './harness.ts';
@@ -20,15 +21,38 @@ export interface MoneyHarness {
   stop(): Promise<void>;
 }
 
-/** `env`: settings for the service (the x402 rail's, say), in either mode. */
+/**
+ * The real time moved on by what a test adds: the service's wall clock jumps ahead (an authorization's validBefore
+ * passes, an offer's life runs out) without the test sleeping, and unlike a ManualClock everything that waits on it
+ * still wakes on its own.
+ */
+export class OffsetClock implements Clock {
+  offsetMs = 0;
+  now() {
+    return new Date(Date.now() + this.offsetMs);
+  }
+  sleep(ms: number): Promise<void> {
+    return new Promise((r) => setTimeout(r, Math.max(0, ms)));
+  }
+  advance(ms: number) {
+    this.offsetMs += ms;
+  }
+}
+
+/**
+ * `env`: settings for the service (the x402 rail's, say), in either mode. Embedded only: `clock` (the service's
+ * time) and `pgliteDir` (a directory on disk, so a second start on it sees what the first stored).
+ */
 export async function startMoneyHarness(
   mode: 'embedded' | 'distributed',
   env?: Record<string, string>,
+  opts: { clock?: Clock; pgliteDir?: string } = {},
 ): Promise<MoneyHarness> {
   if (mode === 'embedded') {
     const settings = env ? parseSettings(embeddedConfig, { ...process.env, ...env }) : undefined;
     const svc = await startEmbedded({
-      pgliteDir: 'memory://',
+      pgliteDir: opts.pgliteDir ?? 'memory://',
+      clock: opts.clock,
       log: createLogger('test', 'silent'),
       rateLimits: TEST_RATE_LIMITS,
       settings,
