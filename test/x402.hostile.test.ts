@@ -247,7 +247,11 @@ describe.each(modes())('x402 under hostile conditions (%s)', (mode) => {
     });
     expect((await rail.balanceOf(rail.payTo)) - before).toBe(PRICE);
     expect(await countEvents(m.db, 'Signing.quoted@1', account)).toBe(1);
-    expect(await intent(offer.json.value.intent.id, key)).toMatchObject({ status: 'settled', executions: 1 });
+    // A v1 payment cannot name the offer it was signed from (v1 payloads carry no requirement): its first
+    // presentation makes the route's intent, and every retry reaches that same one.
+    const paidIntent = done.last.json.meter.payment.intentId as string;
+    expect(done.last.headers.get('intent-id')).toBe(paidIntent);
+    expect(await intent(paidIntent, key)).toMatchObject({ status: 'settled', executions: 1 });
   });
 
   it("5. intent A's payment sent on another capability's route, or with another body: 409 payment-wrong-resource, nothing moves, nothing runs; A stays payable", async () => {

@@ -26,3 +26,12 @@ export async function countSettlement(
       : []),
   ]);
 }
+
+/**
+ * Count one call of `capability` (the gateway batches its own; commerce counts a paid call once, when its payment
+ * is first bound, so a paid call retried through its 503s is one call).
+ */
+export async function countCall(kv: Kv, account: string, capability: string): Promise<void> {
+  const key = meterKey(account);
+  await Promise.all([kv.hincrby(key, 'calls', 1), kv.hincrby(key, `cap:${capability}:calls`, 1)]);
+}

@@ -92,8 +92,11 @@ export function registerMeter(app: FastifyInstance, deps: GatewayDeps, meter: Me
       const capability = capabilityOf(req)?.name;
       // Anonymous calls are not metered; rate-limited calls, idempotent replays and 503s (an outcome not known yet:
       // the caller is told to ask again, and that retry is the call) did not run as calls of their own.
+      // A paid request (x402) is counted by commerce, once per payment.
       const s = reply.statusCode;
-      if (!capability || !presentedKey(req) || s === 429 || s === 503 || reply.getHeader('idempotent-replayed')) return;
+      const paid = req.headers['payment-signature'] !== undefined || req.headers['x-payment'] !== undefined;
+      if (!capability || !presentedKey(req) || paid || s === 429 || s === 503 || reply.getHeader('idempotent-replayed'))
+        return;
       if (req.caller.kind === 'key') meter.count(req.caller.account, capability);
     },
     servesCapability,

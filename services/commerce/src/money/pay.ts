@@ -8,7 +8,7 @@ import {
   type OpInput,
   type OpReply,
 } from '@vcs/contract';
-import { centsOfAtomic, type CallContext, type Queryable } from '@vcs/platform';
+import { centsOfAtomic, countCall, type CallContext, type Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { iso, json, refusal } from './common.ts';
 import { findExecution, runExecution, type ExecutionRow } from './executions.ts';
@@ -77,7 +77,7 @@ const secondsLeft = (services: Services, until: string | Date | null) =>
 type Bound =
   | { reply: OpReply }
   | { execution: string; intentId: string }
-  | { payment: PaymentRow; fresh: boolean; t: IntentTerms };
+  | { payment: PaymentRow; fresh: boolean; t: IntentTerms; firstCall?: boolean };
 
 /** The one key of an authorization: network, asset, payer, nonce (addresses and nonces compare without case). */
 const authorizationKey = (network: string, asset: string, payer: string, nonce: string) =>
@@ -255,11 +255,16 @@ export async function payIntent(services: Services, req: PayRequest): Promise<Op
         now.toISOString(),
       ],
     );
-    return { payment: made.rows[0]!, fresh: true, t };
+    return { payment: made.rows[0]!, fresh: true, t, firstCall: true };
   });
   if ('reply' in step) return step.reply;
   if ('execution' in step)
     return answerOfExecution(services, step.execution, undefined, ctx.requestId, timeoutMs, step.intentId);
+  // A paid call is one call, however many 503s it is retried through (the gateway leaves paid requests to us).
+  if (step.firstCall && ctx.account && req.route)
+    await countCall(services.kv, ctx.account, req.route.capability).catch((err) =>
+      services.log.warn({ err, account: ctx.account }, 'usage: a paid call could not be counted'),
+    );
   const drove = await drive(services, step.payment, step.fresh, timeoutMs);
   if (drove.kind === 'paid')
     return answerOfExecution(
@@ -359,14 +364,18 @@ export async function drive(services: Services, row: PaymentRow, fresh: boolean,
         `payment ${row.id} is being settled now (transfer sent, not yet seen on chain)`,
         secondsLeft(services, row.lease_until),
       );
-    return send(services, taken, timeoutMs);
+    return send(services, taken, timeoutMs, false);
   }
-  return send(services, row, timeoutMs);
+  return send(services, row, timeoutMs, true);
 }
 
-/** Send the payment to the facilitator and move it by what came back. */
-async function send(services: Services, row: PaymentRow, timeoutMs: number): Promise<Drove> {
-  const s = await settleOnce(services, row);
+/**
+ * Send the payment to the facilitator and move it by what came back. Only a first send can be refused: a send
+ * again may be refused by a facilitator that cannot see the first one's transfer (still in the pool; validBefore
+ * near by its clock), so its refusal is a doubt the chain decides.
+ */
+async function send(services: Services, row: PaymentRow, timeoutMs: number, first: boolean): Promise<Drove> {
+  const s = await settleOnce(services, row, first);
   const now = services.clock.now().toISOString();
   if (s.kind === 'settled') return { kind: 'paid', execution: await paid(services, row, s.transaction, timeoutMs) };
   if (s.kind === 'refused') {

@@ -273,10 +273,13 @@ const connectionRefused = (e: unknown): boolean => {
  * other reason — `settlement_pending`, `invalid_transaction_state`, one we do not know — may have moved money.
  */
 const refusedBeforeBroadcast = (reason: string) =>
-  (reason.startsWith('invalid_') && reason !== 'invalid_transaction_state') || /insufficient/.test(reason);
+  // x402's exact EVM facilitator answers `invalid_exact_evm_transaction_failed` for anything thrown once it has
+  // started sending, a receipt that never came included: that one, like settlement_pending, may have moved money.
+  (reason.startsWith('invalid_') || /insufficient/.test(reason)) &&
+  !/transaction_failed|transaction_state|settle|pending/.test(reason);
 
 /** Send the payment to the facilitator's /settle, once, and read its answer without guessing. */
-export async function settleOnce(services: Services, row: PaymentRow): Promise<Settled> {
+export async function settleOnce(services: Services, row: PaymentRow, first: boolean): Promise<Settled> {
   const rail = railOf(services);
   let reason: string;
   let transaction: string | null = null;
@@ -303,7 +306,7 @@ export async function settleOnce(services: Services, row: PaymentRow): Promise<S
       return { kind: 'doubt', reason: `settle: ${(e as Error).message}`, transaction: null };
     }
   }
-  if (transaction || !refusedBeforeBroadcast(reason)) return { kind: 'doubt', reason, transaction };
+  if (!first || transaction || !refusedBeforeBroadcast(reason)) return { kind: 'doubt', reason, transaction };
   // A verification failure: nothing was broadcast by this request, but an earlier attempt's transfer may have
   // landed (a retry's "nonce already used"): the chain has the last word.
   const v = await chainVerdict(services, row);
