@@ -19,4 +19,5 @@ export * from './keys.ts';
 export * from './metrics.ts';
 export * from './x402.ts';
 export * from './usage.ts';
+export * from './lease.ts';
 export * from './tracing.ts';

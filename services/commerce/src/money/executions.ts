@@ -18,6 +18,8 @@ import {
   busCallerOf,
   callCapability,
   countSettlement,
+  leaseHeld,
+  leaseUntil,
   writeEvents,
   type CallContext,
   type Queryable,
@@ -57,8 +59,6 @@ export interface ExecutionRow {
 /** What an execution carries of its caller's context: who, which environment, the trigger, the mandate. */
 export type StoredContext = Pick<CallContext, 'account' | 'keyId' | 'environment' | 'trigger' | 'intentId' | 'mandate'>;
 
-/** The lease beyond the call's own time-out: a claim outlives the call it covers. */
-const LEASE_MARGIN_MS = 2_000;
 /** After a pillar was certainly not reached, the execution waits this long before the reconciler tries again. */
 const NOT_RUN_BACKOFF_MS = 1_000;
 
@@ -119,8 +119,7 @@ export interface NewExecution {
   origin?: unknown;
 }
 
-const leaseFor = (services: Services, timeoutMs: number) =>
-  new Date(services.clock.now().getTime() + timeoutMs + LEASE_MARGIN_MS);
+const leaseFor = (services: Services, timeoutMs: number) => leaseUntil(services.clock, timeoutMs);
 
 /**
  * Create the execution for (source, sourceId), claimed by its creator under a lease, inside the caller's
@@ -238,7 +237,7 @@ async function claim(
       return { kind: 'done', row: r, status: r.answer_status ?? 200, answer: json(r.answer), replayed: true };
     // Anyone but its creator waits for the lease to run out.
     const now = services.clock.now();
-    if (r.status === 'running' && r.lease_until && new Date(r.lease_until) > now)
+    if (r.status === 'running' && leaseHeld(services.clock, r.lease_until))
       return { kind: 'busy', row: r, retryAfterSeconds: secondsUntil(services, r.lease_until) };
     const lease = leaseFor(services, timeoutMs);
     await mustMove(q, 'execution', id, r.status, 'claim', {

@@ -8,7 +8,7 @@ import {
   type OpInput,
   type OpReply,
 } from '@vcs/contract';
-import { centsOfAtomic, countCall, type CallContext, type Queryable } from '@vcs/platform';
+import { centsOfAtomic, countCall, leaseUntil, type CallContext, type Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { iso, json, refusal } from './common.ts';
 import { findExecution, runExecution, type ExecutionRow } from './executions.ts';
@@ -24,6 +24,7 @@ import {
 import {
   chainVerdict,
   checkPayment,
+  facilitatorTimeoutMs,
   intentTermsOf,
   paymentHeader,
   paymentPending,
@@ -66,8 +67,7 @@ export const payOnRoute = (services: Services, req: OpInput<'intentsPay'> & { ct
   });
 
 /** How long one request may drive a payment before anyone else (a retry, the reconciler) may: the facilitator's time. */
-const leaseMs = (services: Services) => Math.max(5_000, services.settings.BUS_TIMEOUT_MS * 2) + 2_000;
-const leaseFrom = (services: Services) => new Date(services.clock.now().getTime() + leaseMs(services)).toISOString();
+const leaseFrom = (services: Services) => leaseUntil(services.clock, facilitatorTimeoutMs(services)).toISOString();
 const secondsLeft = (services: Services, until: string | Date | null) =>
   Math.min(
     5,

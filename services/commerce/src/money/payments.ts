@@ -101,6 +101,8 @@ interface Rail {
   chain: PublicClient | null;
 }
 const rails = new WeakMap<object, Rail>();
+/** How long one settle request may take: a payment's lease is this plus the lease margin. */
+export const facilitatorTimeoutMs = (services: Services) => Math.max(5_000, services.settings.BUS_TIMEOUT_MS * 2);
 /** The configured rail of this process (settings parsed at start; the clients made once). */
 export function railOf(services: Services): Rail {
   let r = rails.get(services.settings);
@@ -110,7 +112,7 @@ export function railOf(services: Services): Rail {
       terms,
       facilitator: new HTTPFacilitatorClient({
         url: terms.facilitatorUrl ?? 'http://127.0.0.1:1',
-        timeoutMs: Math.max(5_000, services.settings.BUS_TIMEOUT_MS * 2),
+        timeoutMs: facilitatorTimeoutMs(services),
       }),
       chain: terms.rpcUrl
         ? (createPublicClient({

@@ -4,21 +4,36 @@ import {
   capabilityByName,
   newId,
   nextState,
+  opTimeouts,
   ops,
   statusOfCode,
   type BlockedCode,
   type DealStep,
   type OpReply,
 } from '@vcs/contract';
-import { busCallerOf, callOp, recordAnswer, type CallContext, type Queryable, type Services } from '@vcs/platform';
+import {
+  busCallerOf,
+  callOp,
+  LEASE_MARGIN_MS,
+  leaseHeld,
+  recordAnswer,
+  type CallContext,
+  type Queryable,
+  type Services,
+} from '@vcs/platform';
 import { kindOf, stepDef } from './checklist.ts';
 import { appendEvent, factOf, loadDeal, loadEvents, saveDeal, toValue, type DealRow } from './store.ts';
 
 /** How long an advance waits for a step that is running elsewhere before answering 409. */
 const BUSY_WAIT_MS = 2_000;
 
-/** A step claimed `running` longer than this is taken to have died with its process and may be claimed again. */
-export const RUNNING_LEASE_MS = 30_000;
+/**
+ * A step claimed `running` is held for the run it covers (commerce's executions.run, the longest a step's call
+ * takes) under the one lease (platform lease.ts); past it, its process is taken to have died and it may be claimed
+ * again — the same attempt, so the same durable execution.
+ */
+const stepLeaseEnd = (s: Services, startedAt: string) =>
+  new Date(Date.parse(startedAt) + opTimeouts(ops.executionsRun, s.settings.BUS_TIMEOUT_MS).waitMs + LEASE_MARGIN_MS);
 
 /** An answer as JSON: an envelope passed through, or one built here. */
 export type AnswerJson = { type?: unknown; value?: unknown; answers?: unknown; [k: string]: unknown };
@@ -170,7 +185,7 @@ export class DealMachine {
       const step = d.checklist[d.current_step - 1]!;
       if (step.status === 'awaiting') return { kind: 'pending', deal: d, step };
       const now = this.now();
-      if (step.status === 'running' && step.startedAt && now.getTime() - Date.parse(step.startedAt) < RUNNING_LEASE_MS)
+      if (step.status === 'running' && step.startedAt && leaseHeld(this.s.clock, stepLeaseEnd(this.s, step.startedAt)))
         return { kind: 'busy', deal: d, step };
       if (freeOnly && (kindOf(stepDef(step.position)).kind !== 'execute' || step.status === 'failed'))
         return { kind: 'stop', deal: d };

@@ -1,0 +1,16 @@
+import type { Clock } from './clock.ts';
+
+/**
+ * The one lease, for every claim on the money's records (an execution, a payment, a deal step): a claim outlives
+ * the call it covers by a margin, and is held while the injected clock is before its end. No other time rule
+ * decides who may take a record up.
+ */
+export const LEASE_MARGIN_MS = 2_000;
+
+/** The end of a lease taken now for a call of `callMs`. */
+export const leaseUntil = (clock: Clock, callMs: number): Date =>
+  new Date(clock.now().getTime() + callMs + LEASE_MARGIN_MS);
+
+/** A lease that ends at `until` (or began at `from` for a call of `callMs`) is still held now. */
+export const leaseHeld = (clock: Clock, until: string | Date | null | undefined): boolean =>
+  !!until && new Date(until).getTime() > clock.now().getTime();
