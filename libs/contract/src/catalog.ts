@@ -182,14 +182,17 @@ export function describeEvents() {
   return [...types.values()].sort((a, b) => a.type.localeCompare(b.type));
 }
 
+/** An object (not an array, not null): its members read by name. */
+const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object';
+
 /** Canonical JSON: keys sorted at every depth, so the digest does not depend on declaration order. */
 export function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v && typeof v === 'object') {
+  if (isRecord(v)) {
     return `{${Object.keys(v)
       .sort()
-      .filter((k) => (v as any)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as any)[k])}`)
+      .filter((k) => v[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`)
       .join(',')}}`;
   }
   return JSON.stringify(v);

@@ -11,7 +11,7 @@ export * from './vin.ts';
 export { apiKey, apiKeyRecord, apiKeyStatus, scopeName } from './nouns/apiKey.ts';
 export { signing } from './nouns/signing.ts';
 export { mco } from './nouns/mco.ts';
-export { vehicle, decodeRecord } from './nouns/vehicle.ts';
+export { vehicle, decodeRecord, type DecodeRecord, type DecodeSources } from './nouns/vehicle.ts';
 export { transport } from './nouns/transport.ts';
 export {
   deal,

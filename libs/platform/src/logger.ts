@@ -25,6 +25,6 @@ export const REDACT_PATHS = [
 export function createLogger(service: string, level = 'info', destination?: NodeJS.WritableStream): Logger {
   return pino(
     { name: service, level, base: { service }, redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
-    destination as any,
+    destination,
   );
 }

@@ -44,7 +44,7 @@ function envelope(c: Capability, result: HandlerResult<any>, ctx: CallContext, s
   if (result.kind === 'BLOCKED') {
     const value = { code: result.code, message: result.message, ...(result.extra ?? {}) };
     return {
-      type: 'BLOCKED',
+      type: 'BLOCKED' as const,
       answers: 'Blocked@1',
       value,
       evidence: value,
@@ -141,7 +141,7 @@ export async function runCapability(
     const valueJson = value === undefined ? undefined : JSON.stringify(value);
     if (valueJson) await postFactOnce(services, c, ctx, value!, vin, valueJson);
     const answer = envelope(c, result, ctx, services.source);
-    return { answer, status: httpStatusOf(answer as any), events: [], valueJson };
+    return { answer, status: httpStatusOf(answer), events: [], valueJson };
   }
   // The handler's transaction opens only if it queries; the events and fact then join it, else they are one batch.
   const tx = lazyTx(services.db);
@@ -154,7 +154,7 @@ export async function runCapability(
     throw e;
   }
   const answer = envelope(c, done.result, ctx, services.source);
-  return { answer, status: httpStatusOf(answer as any), events: done.envelopes };
+  return { answer, status: httpStatusOf(answer), events: done.envelopes };
 }
 
 /** Run the handler (unless a trigger decided) and make the writes its answer carries: its events (outbox) and fact. */
@@ -234,7 +234,7 @@ async function runOnce(
       const done = await effectsOf(c, handler, input, decided, failed, vin, ctx, services, q);
       for (const st of mergeWrites(done.writes)) await q.query(st.sql, st.params);
       const answer = envelope(c, done.result, ctx, services.source);
-      const status = httpStatusOf(answer as any);
+      const status = httpStatusOf(answer);
       const won = await q.query(
         'insert into capability_commits(execution_id, capability, status, answer) values ($1, $2, $3, $4) ' +
           'on conflict do nothing returning execution_id',

@@ -52,7 +52,7 @@ export class TransportError extends Error {
 
 export function createClient(opts: ClientOptions): Client {
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
-  const doFetch: FetchLike = opts.fetch ?? ((url, init) => (globalThis as any).fetch(url, init));
+  const doFetch: FetchLike = opts.fetch ?? ((url, init) => globalThis.fetch(url, init));
   return {
     baseUrl,
     key: opts.key,

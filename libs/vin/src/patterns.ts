@@ -87,7 +87,8 @@ const patternSql = (ids: string) => `
     JOIN Make_Model mm ON mm.ModelId = CAST(p.AttributeId AS INTEGER) JOIN Make m ON m.Id = mm.MakeId
   WHERE e.Name = 'Model' AND (?1 GLOB replace(p.Keys, '*', '?') || '*') AND p.VinSchemaId IN (${ids})`;
 
-interface Row {
+/** A pattern row as patternSql selects it (a type, not an interface, so a query's plain rows can be read as it). */
+type Row = {
   Pattern: string;
   ElementId: number;
   ElementName: string;
@@ -98,7 +99,7 @@ interface Row {
   SchemaName: string;
   ElementWeight: number;
   value?: unknown;
-}
+};
 
 function inRange(c: string, set: string): boolean {
   if (!set.startsWith('[') || !set.endsWith(']')) return c === set || set === '*';
@@ -194,7 +195,7 @@ export function matchPatterns(query: Query, vin: string, wmi: string, year: numb
 }
 
 function ranked(query: Query, vin: string, ids: string): PatternMatch[] {
-  const rows = (query(patternSql(ids), [keysOf(vin)]) as unknown as Row[]).filter(
+  const rows = (query(patternSql(ids), [keysOf(vin)]) as Row[]).filter(
     (r) => !(r.LookupTable && (!LOOKUPS.has(r.LookupTable) || r.LookupTable.includes('vNCSA'))),
   );
   // Values: as they stand, or resolved in their lookup table (an id the table lacks stays as it is).

@@ -42,11 +42,14 @@ export async function insertKey(
   return { key, row: rows[0]! };
 }
 
+/** A key row as the driver reads it: bytea is a Buffer from pg but a plain Uint8Array from PGlite. */
+type StoredKeyRow = Omit<KeyRow, 'secret_hash'> & { secret_hash: Uint8Array };
+
 export async function findKeyByPrefix(q: Queryable, prefix: string): Promise<KeyRow | null> {
-  const { rows } = await q.query<KeyRow>('select * from api_keys where prefix = $1', [prefix]);
+  const { rows } = await q.query<StoredKeyRow>('select * from api_keys where prefix = $1', [prefix]);
   const r = rows[0];
   if (!r) return null;
-  return { ...r, secret_hash: Buffer.from(r.secret_hash as any) };
+  return { ...r, secret_hash: Buffer.from(r.secret_hash) };
 }
 
 /** `keys.lookup`: the key row the gateway checks a presented key against (a hash and its standing, never a secret). */

@@ -1,6 +1,12 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import cors from '@fastify/cors';
 import { blocked, idSequence, type BlockedCode } from '@vcs/contract';
 import { isStoreUnavailable, type Logger } from '@vcs/platform';
@@ -101,8 +107,10 @@ class OneLinePerRequest extends LogController {
 
 /** Build the gateway: every route derived from the catalog, every failure a typed envelope. */
 export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
+  // Fastify's own logger type (pino's, less what the gateway never asks of it), so the instance is a plain FastifyInstance.
+  const loggerInstance: FastifyBaseLogger = deps.log;
   const app = Fastify({
-    loggerInstance: deps.log as unknown as import('fastify').FastifyBaseLogger,
+    loggerInstance,
     bodyLimit: deps.config.bodyLimitBytes,
     // A hop count trusts that many proxies nearest the server (fastify's types take it as a function).
     trustProxy:

@@ -22,13 +22,15 @@ declare module 'fastify' {
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
+const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object';
+
 /** Same meaning, same text: object members sorted so `{a,b}` and `{b,a}` are one body. */
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object')
+  if (isRecord(v))
     return `{${Object.keys(v)
       .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((v as any)[k])}`)
+      .map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
       .join(',')}}`;
   return JSON.stringify(v) ?? 'null';
 }

@@ -14,21 +14,26 @@ export function capabilityOf(req: FastifyRequest): Capability | undefined {
 }
 
 type RouteHook = 'preHandler' | 'onSend' | 'onResponse';
+/** One hook of kind `N`, as fastify types a route's own hooks. */
+type HookOf<N extends RouteHook> = Exclude<NonNullable<RouteOptions[N]>, unknown[]>;
+/** A route's hooks of these kinds: none, one, or a list (what `onRoute` sees on RouteOptions). */
+type RouteHooks = { [N in RouteHook]?: HookOf<N> | HookOf<N>[] };
 
 /**
  * Attach a hook only to the routes that need it (fastify's `onRoute`), instead of to every route: a free GET
  * does not pay for idempotency or key-change hooks it can never use. Call before the routes are registered.
  */
-export function addRouteHook(
+export function addRouteHook<N extends RouteHook>(
   app: FastifyInstance,
-  name: RouteHook,
-  hook: (...args: any[]) => unknown,
+  name: N,
+  hook: HookOf<N>,
   when: (route: RouteOptions) => boolean,
 ) {
   app.addHook('onRoute', (route) => {
     if (!when(route)) return;
-    const existing = route[name];
-    route[name] = (existing ? [...(Array.isArray(existing) ? existing : [existing]), hook] : [hook]) as any;
+    const hooks: RouteHooks = route;
+    const existing = hooks[name];
+    hooks[name] = existing ? [...(Array.isArray(existing) ? existing : [existing]), hook] : [hook];
   });
 }
 

@@ -84,6 +84,9 @@ export const decodeSources = z
     simulatedFields: z.array(z.string()),
   })
   .catchall(z.unknown());
+/** A decode record and its sources, as the contract's schemas describe them (what libs/vin builds). */
+export type DecodeRecord = z.infer<typeof decodeRecord>;
+export type DecodeSources = z.infer<typeof decodeSources>;
 
 export const vehicle = defineNoun({
   noun: 'vehicle',

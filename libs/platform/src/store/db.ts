@@ -76,8 +76,12 @@ export function createPgDb(url: string, max = 5, log?: Pick<Logger, 'info' | 'wa
   };
   const db: Db = {
     kind: 'postgres',
-    query: (sql, params) =>
-      wrap(pool.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 }))),
+    query: <T>(sql: string, params?: unknown[]) =>
+      wrap(
+        pool
+          .query<T & pg.QueryResultRow, unknown[]>(sql, params)
+          .then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 })),
+      ),
     async tx(fn) {
       const client = await wrap(pool.connect());
       // The pool listens for errors on idle clients only: a server shutting down mid-transaction emits 'error' on
@@ -90,8 +94,10 @@ export function createPgDb(url: string, max = 5, log?: Pick<Logger, 'info' | 'wa
       try {
         await client.query('BEGIN');
         const out = await fn({
-          query: (sql, params) =>
-            client.query(sql, params as any[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 })),
+          query: <T>(sql: string, params?: unknown[]) =>
+            client
+              .query<T & pg.QueryResultRow, unknown[]>(sql, params)
+              .then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 })),
         });
         await client.query('COMMIT');
         return out;

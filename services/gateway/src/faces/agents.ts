@@ -16,12 +16,9 @@ type Flow = {
  * is in /openapi.json, so the card never points at something the contract does not list.
  */
 export function agentsDocument(baseUrl: string, openapi: OpenApiDoc) {
-  const ops = new Set(
-    Object.values(openapi.paths).flatMap((p) => Object.values(p).map((o: any) => o.operationId as string)),
-  );
-  const liveKeyed = Object.values(openapi.paths)
-    .flatMap((p) => Object.values(p) as any[])
-    .find((o) => o.tags?.[0] !== 'platform' && !o.security);
+  const operations = Object.values(openapi.paths).flatMap((p) => Object.values(p));
+  const ops = new Set(operations.map((o) => o.operationId));
+  const liveKeyed = operations.find((o) => o.tags[0] !== 'platform' && !o.security);
   const candidates: Flow[] = [
     {
       id: 'mint-a-key-then-call',

@@ -101,9 +101,17 @@ const pendingResponse = {
   content: { 'application/json': { schema: blockedEnvelope } },
 };
 
+/** An operation of the document: what every one carries (the agents card reads these), and the rest of OpenAPI's. */
+export interface OasOperation {
+  operationId: string;
+  tags: string[];
+  security?: object[];
+  [member: string]: unknown;
+}
+
 function capabilityOperation(c: Capability) {
   const request = strip(jsonSchemaOf(c.request, 'input')) as { properties?: Record<string, any>; required?: string[] };
-  const op: Record<string, unknown> = {
+  const op: OasOperation = {
     operationId: c.name,
     summary: c.summary,
     tags: [c.noun],
@@ -295,8 +303,8 @@ function opOperation(o: Op) {
 
 /** OpenAPI 3.1 of the live operations (published mode live) and the platform faces this gateway serves. */
 export function openapiDocument(baseUrl: string, served: (method: string, path: string) => boolean) {
-  const paths: Record<string, Record<string, unknown>> = {};
-  const add = (method: string, path: string, op: unknown) => {
+  const paths: Record<string, Record<string, OasOperation>> = {};
+  const add = (method: string, path: string, op: OasOperation) => {
     (paths[path] ??= {})[method.toLowerCase()] = op;
   };
   const isServed = (method: string, path: string) => served(method, path.replace(/\{(\w+)\}/g, ':$1'));

@@ -1,4 +1,4 @@
-import { lookup as dnsLookup } from 'node:dns';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { promises as dns } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -95,21 +95,31 @@ export async function targetRefusal(url: string, policy: TargetPolicy): Promise<
 }
 
 /**
+ * How a lookup answers: the error alone (as node's own lookups do), all the addresses (`options.all`), or one address
+ * and its family. Node's `LookupFunction` types its callback as if an address always came with the error.
+ */
+interface LookupAnswer {
+  (err: NodeJS.ErrnoException): void;
+  (err: null, addresses: LookupAddress[]): void;
+  (err: null, address: string, family: number): void;
+}
+
+/**
  * A DNS lookup for the HTTP client that refuses forbidden addresses after resolution, so the address
  * checked is the address connected to (no window for DNS rebinding between check and connect).
  */
 export function guardedLookup(policy: TargetPolicy): LookupFunction {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return (callback as any)(err);
-      const list = addresses as { address: string; family: number }[];
+    const answer = callback as LookupAnswer;
+    dnsLookup(hostname, { ...options, all: true }, (err, list) => {
+      if (err) return answer(err);
       const bad = list.find((a) => isForbiddenTarget(a.address, policy));
       if (bad)
-        return (callback as any)(
+        return answer(
           new ForbiddenTargetError(`${hostname} resolves to ${bad.address}, a private or reserved address`),
         );
-      if ((options as any).all) return (callback as any)(null, list);
-      (callback as any)(null, list[0]!.address, list[0]!.family);
+      if (options.all) return answer(null, list);
+      answer(null, list[0]!.address, list[0]!.family);
     });
   };
 }
