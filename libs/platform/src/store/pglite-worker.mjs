@@ -4,7 +4,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { PGlite } from '@electric-sql/pglite';
+
+// PGlite's 9 MB of WebAssembly compiled once, by Liftoff (V8's baseline compiler), and never again by TurboFan: the
+// optimised copies of the functions Postgres runs hot cost ~45–50 MB of this process's memory, and an embedded store's
+// statements ran no slower without them here (docs/decisions.md, "A light embedded store"). Set before PGlite's module
+// is compiled (so the import below is dynamic); process-wide, so sql.js (vPIC) is compiled the same way.
+setFlagsFromString('--liftoff-only');
+const { PGlite } = await import('@electric-sql/pglite');
 
 /**
  * Postgres's memory sized for an embedded store of a few hundred megabytes of rows, not a server's defaults: PGlite's
