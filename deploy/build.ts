@@ -5,12 +5,12 @@
  * exec uses to compile TypeScript) stay outside the bundle and are imported by relative path from where pnpm put them.
  */
 import { build, type Plugin } from 'esbuild';
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGLITE_SEED } from '../services/embedded/src/seed.ts';
+import { CURRENT, hashOf, inputFiles } from './current.mjs';
 import { SERVICES } from './services.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -82,34 +82,6 @@ export const BUNDLE = {
   charset: 'ascii',
 } as const;
 
-/**
- * What the bundles are made from: every file of the workspace's packages (libs/, services/; not their node_modules,
- * dist/ or caches), this script and the lockfile (the packages bundled in). Read whole and hashed (~1,000 files, 30–60 ms
- * here): a checkout, a `git stash` or an editor that keeps times would fool a comparison of modification times.
- */
-function inputFiles(): string[] {
-  const out = ['deploy/build.ts', 'deploy/services.ts', 'package.json', 'pnpm-lock.yaml', 'tsconfig.json'];
-  const walk = (rel: string) => {
-    for (const e of readdirSync(join(root, rel), { withFileTypes: true })) {
-      if (e.name.startsWith('.') || e.name === 'node_modules' || e.name === 'dist') continue;
-      const r = `${rel}/${e.name}`;
-      if (e.isDirectory()) walk(r);
-      else if (e.isFile()) out.push(r);
-    }
-  };
-  walk('libs');
-  walk('services');
-  return out.sort();
-}
-const hashOf = (files: string[]) => {
-  const h = createHash('sha256');
-  for (const f of files)
-    h.update(f)
-      .update('\0')
-      .update(readFileSync(join(root, f)))
-      .update('\0');
-  return h.digest('hex');
-};
 const STAMP = join(DIST, '.inputs');
 const stampOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : '');
 
@@ -136,6 +108,7 @@ async function ensureVpic() {
   if (!existsSync(defaultSlimPath())) await buildSlimVpic();
   // Older builds' copies go, so libs/vin/.cache (which the image copies) holds only the file this build reads.
   else removeStaleSlims();
+  return defaultSlimPath();
 }
 
 /**
@@ -170,7 +143,10 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const inputs = hashOf(files);
   // Nothing changed since the last build (`pnpm start` again): no bundling, the second start goes straight to node.
   const current = stampOf(STAMP) === inputs && existsSync(join(DIST, 'embedded.js'));
-  const [, , seeded] = await Promise.all([current ? undefined : buildAll(inputs), ensureVpic(), ensureSeed(files)]);
+  const [, vpic, seeded] = await Promise.all([current ? undefined : buildAll(inputs), ensureVpic(), ensureSeed(files)]);
+  // What `pnpm start` checks first (deploy/current.mjs), without loading TypeScript: these inputs, these outputs.
+  const outputs = [join(DIST, 'embedded.js'), vpic, join(PGLITE_SEED, 'PG_VERSION')];
+  writeFileSync(CURRENT, JSON.stringify({ inputs, outputs }));
   const what = [current ? '' : 'dist/', seeded ? 'the embedded database seed' : ''].filter(Boolean).join(' and ');
   console.log(what ? `built ${what} in ${Math.round(performance.now() - t)} ms` : 'build is current');
 }
