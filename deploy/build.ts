@@ -5,10 +5,12 @@
  * exec uses to compile TypeScript) stay outside the bundle and are imported by relative path from where pnpm put them.
  */
 import { build, type Plugin } from 'esbuild';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PGLITE_SEED } from '../services/embedded/src/seed.ts';
+import { CURRENT, hashOf, inputFiles } from './current.mjs';
 import { SERVICES } from './services.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -80,7 +82,10 @@ export const BUNDLE = {
   charset: 'ascii',
 } as const;
 
-export async function buildAll() {
+const STAMP = join(DIST, '.inputs');
+const stampOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : '');
+
+export async function buildAll(inputs = hashOf(inputFiles())) {
   await rm(DIST, { recursive: true, force: true }); // no stale chunks from an earlier build
   await build({
     ...BUNDLE,
@@ -91,6 +96,7 @@ export async function buildAll() {
     sourcemap: true,
     plugins: [keepWasmPackagesOutside, sourceRelativeUrls],
   });
+  writeFileSync(STAMP, inputs); // last: a build stopped half-way leaves no stamp, and the next start builds again
 }
 
 /**
@@ -102,10 +108,45 @@ async function ensureVpic() {
   if (!existsSync(defaultSlimPath())) await buildSlimVpic();
   // Older builds' copies go, so libs/vin/.cache (which the image copies) holds only the file this build reads.
   else removeStaleSlims();
+  return defaultSlimPath();
+}
+
+/**
+ * The embedded database prepared here, so a first start copies a directory instead of making a database
+ * (services/embedded PGLITE_SEED; createPgliteDb): PGlite's initdb is ~4 s and ~700 MB of WebAssembly memory, and the
+ * migrations a few hundred milliseconds more. Made again when a migration, the PGlite worker or the lockfile changes.
+ */
+async function ensureSeed(files: string[]) {
+  const inputs = hashOf(files.filter((f) => /\/migrations\/[^/]+\.sql$|pglite-worker\.mjs$|^pnpm-lock\.yaml$/.test(f)));
+  const stamp = join(PGLITE_SEED, '.inputs');
+  if (stampOf(stamp) === inputs) return false;
+  const { allMigrations } = await import('../services/embedded/src/index.ts');
+  const { createPgliteDb, migrate } = await import('../libs/platform/src/index.ts');
+  const tmp = `${PGLITE_SEED}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  const db = await createPgliteDb(tmp);
+  try {
+    await migrate(db, allMigrations);
+    await db.query('checkpoint');
+  } finally {
+    await db.close();
+  }
+  writeFileSync(join(tmp, '.inputs'), inputs);
+  rmSync(PGLITE_SEED, { recursive: true, force: true });
+  renameSync(tmp, PGLITE_SEED);
+  return true;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const t = performance.now();
-  await Promise.all([buildAll(), ensureVpic()]);
-  console.log(`built dist/ in ${Math.round(performance.now() - t)} ms`);
+  const files = inputFiles();
+  const inputs = hashOf(files);
+  // Nothing changed since the last build (`pnpm start` again): no bundling, the second start goes straight to node.
+  const current = stampOf(STAMP) === inputs && existsSync(join(DIST, 'embedded.js'));
+  const [, vpic, seeded] = await Promise.all([current ? undefined : buildAll(inputs), ensureVpic(), ensureSeed(files)]);
+  // What `pnpm start` checks first (deploy/current.mjs), without loading TypeScript: these inputs, these outputs.
+  const outputs = [join(DIST, 'embedded.js'), vpic, join(PGLITE_SEED, 'PG_VERSION')];
+  writeFileSync(CURRENT, JSON.stringify({ inputs, outputs }));
+  const what = [current ? '' : 'dist/', seeded ? 'the embedded database seed' : ''].filter(Boolean).join(' and ');
+  console.log(what ? `built ${what} in ${Math.round(performance.now() - t)} ms` : 'build is current');
 }

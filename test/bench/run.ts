@@ -23,6 +23,7 @@ import { BUNDLE, buildAll } from '../../deploy/build.ts';
 import { builtEntryOf, NODE_FLAGS, PILLAR_SERVICES, spawnService, type ServiceName } from '../../deploy/launch.ts';
 import { dropStores, freePort, freshStores } from '../support/harness.ts';
 import { CLK_TCK, cpuTicks, median, sleep, stopAll, waitUp } from './support.ts';
+import { printStartFigures, startFigures, type StartFigures } from './start.ts';
 import { privateNats, privatePostgres, type PrivateServer } from '../support/private-infra.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -484,6 +485,8 @@ async function main() {
   const pinnedSelf = taskset(1, process.pid);
   const pinnedNats = natsPid ? taskset(0, natsPid) : false;
   const rows: Row[] = [];
+  // The README's start first, alone on the machine's cores (before any server of the load rows is up).
+  const started: StartFigures[] = wanted('embedded') ? await startFigures(Math.min(5, SECONDS)) : [];
   const starts = (
     [
       ['distributed', startDistributed],
@@ -641,6 +644,7 @@ async function main() {
       ].join('\t'),
     );
   }
+  if (started.length) printStartFigures(started);
 }
 
 await main();

@@ -1,4 +1,16 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -151,6 +163,38 @@ export async function buildSlimVpic(path = defaultSlimPath()): Promise<Uint8Arra
 }
 
 /**
+ * The slim file as sql.js's in-memory file system sees it, read from disk page by page instead of held whole.
+ * sql.js has no file-backed mode in Node: `new Database(bytes)` writes the bytes into its in-memory file (Emscripten's
+ * MEMFS), which keeps what `bytes.slice()` returns and later serves each SQLite read with `contents.subarray(from,
+ * to)`. This object is that contents: `subarray` reads the range from the file (`pread`; the OS caches the file), so
+ * the 34 MB file is never in this process's memory (before: once in MEMFS, once more as the Buffer read, until
+ * collected; ~50 MB of a process's RSS). Read-only: SQLite writes nothing to a database it only queries, and a
+ * write would fail loudly. Measured and weighed (better-sqlite3, node:sqlite): docs/decisions.md.
+ */
+function fileBacked(path: string) {
+  const fd = openSync(path, 'r');
+  const length = fstatSync(fd).size;
+  const bytes = {
+    length,
+    subarray(from: number, to: number) {
+      const out = new Uint8Array(Math.max(0, Math.min(to, length) - from));
+      let done = 0;
+      while (done < out.length) {
+        const n = readSync(fd, out, done, out.length - done, from + done);
+        if (n === 0) break;
+        done += n;
+      }
+      return out;
+    },
+    slice: () => bytes, // MEMFS keeps `bytes.slice(0, length)` as the file's contents: this object, not a copy
+    set() {
+      throw new Error('the vPIC file is read-only');
+    },
+  };
+  return { bytes, close: () => closeSync(fd) };
+}
+
+/**
  * Which vPIC snapshot the file holds. Neither the package nor its release notes name a vPIC release, so this is the
  * newest change vPIC stamped in its WMI and schema tables (vPIC's data as of that day; 2026-02-17 in corgi 2.0.1).
  */
@@ -275,10 +319,12 @@ const PLANT_ELEMENTS = ['Plant City', 'Plant State', 'Plant Country', 'Plant Com
  */
 export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d: VpicDecode) => void): Promise<Vpic> {
   const SQL = await loadSqlJs();
-  const bytes = existsSync(path) ? readFileSync(path) : await buildSlimVpic(path);
-  const db = new SQL.Database(bytes);
+  const built = existsSync(path) ? undefined : await buildSlimVpic(path);
+  // Read from the file; on a read-only file system where the copy could not be kept, held in memory as before.
+  const file = existsSync(path) ? fileBacked(path) : undefined;
+  const db = new SQL.Database((file?.bytes as unknown as Uint8Array) ?? built!);
   // The page cache holds the pages decodes touch (indexes and the hot part of Pattern), not the whole file.
-  db.exec('PRAGMA cache_size = -16000');
+  db.exec('PRAGMA cache_size = -8000');
   /** A statement prepared once, at load (preparing is part of what a first decode used to pay), run with params. */
   function prepared(sql: string) {
     const st = db.prepare(sql);
@@ -555,5 +601,12 @@ export async function openVpic(path = defaultSlimPath(), warm?: (vin: string, d:
   for (const vin of WARM_UP) warm?.(vin, await decode(vin));
   wmiCache.clear();
 
-  return { decode, snapshot: snapshotDate(db), close: () => db.close() };
+  return {
+    decode,
+    snapshot: snapshotDate(db),
+    close: () => {
+      db.close();
+      file?.close();
+    },
+  };
 }

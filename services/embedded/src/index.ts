@@ -28,6 +28,8 @@ import { pillars, type Pillar } from '@vcs/contract';
 import { listensOnLoopback, servicesPillar } from '@vcs/services-pillar';
 import { workflowsPillar } from '@vcs/workflows';
 
+export { PGLITE_SEED } from './seed.ts';
+
 /** Each pillar of the catalog (`pillars`, libs/contract) and its definition: a pillar without one does not compile. */
 const definitions = {
   data: dataPillar,
@@ -80,6 +82,8 @@ function gatewayConfigFor(settings: EmbeddedSettings, opts: EmbeddedOptions): Ga
 export interface EmbeddedOptions {
   /** PGlite data directory, or `memory://`. */
   pgliteDir: string;
+  /** A data directory prepared by the build (PGLITE_SEED), copied into an empty `pgliteDir` (createPgliteDb). */
+  pgliteSeed?: string;
   log: Logger;
   clock?: Clock;
   busTimeoutMs?: number;
@@ -103,7 +107,7 @@ export async function startEmbedded(
 ): Promise<{ app: FastifyInstance; infra: Infra; settled(): Promise<void>; stop(): Promise<void> }> {
   const settings = pillarSettingsOf(opts.settings ?? parseSettings(embeddedConfig));
   const gateway = gatewayConfigFor(settings, opts);
-  const db = await createPgliteDb(opts.pgliteDir);
+  const db = await createPgliteDb(opts.pgliteDir, opts.pgliteSeed);
   await migrate(db, allMigrations);
   const clock = opts.clock ?? systemClock;
   const bus = new MemoryBus();

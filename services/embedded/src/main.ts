@@ -1,6 +1,6 @@
 import { closeGracefully } from '@vcs/gateway';
 import { createLogger, healthServer, loadConfig, onShutdown, runMain, startTracing, stopTracing } from '@vcs/platform';
-import { embeddedConfig, startEmbedded } from './index.ts';
+import { embeddedConfig, PGLITE_SEED, startEmbedded } from './index.ts';
 
 // `pnpm start`: the whole service in one process, nothing to install. The gateway's settings and every pillar's.
 const cfg = loadConfig(embeddedConfig);
@@ -9,6 +9,7 @@ await runMain('vcs-embedded', async () => {
   await startTracing('vcs-embedded', cfg); // before the gateway is built: it traces requests only when tracing is on
   const svc = await startEmbedded({
     pgliteDir: cfg.PGLITE_DIR,
+    pgliteSeed: PGLITE_SEED,
     log,
     settings: cfg, // the gateway's config is made from them as the gateway process makes its own (gatewayConfigOf)
   });

@@ -4,11 +4,34 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { PGlite } from '@electric-sql/pglite';
 
-const lite = await PGlite.create(workerData.dir === 'memory://' ? undefined : workerData.dir);
-// initdb leaves ~350 MB of WebAssembly memory that only a full collection gives back, and V8, seeing a small
-// JavaScript heap, runs none for a long while. On the next turn: until then PGlite still holds initdb's memory.
+// PGlite's 9 MB of WebAssembly compiled once, by Liftoff (V8's baseline compiler), and never again by TurboFan: the
+// optimised copies of the functions Postgres runs hot cost ~45–50 MB of this process's memory, and an embedded store's
+// statements ran no slower without them here (docs/decisions.md, "A light embedded store"). Set before PGlite's module
+// is compiled (so the import below is dynamic); process-wide, so sql.js (vPIC) is compiled the same way.
+setFlagsFromString('--liftoff-only');
+const { PGlite } = await import('@electric-sql/pglite');
+
+/**
+ * Postgres's memory sized for an embedded store of a few hundred megabytes of rows, not a server's defaults: PGlite's
+ * postgresql.conf asks for 128 MB of shared buffers, which Postgres touches at start (130 MB of the process's RSS).
+ * 16 MB holds this service's hot rows (measured: docs/decisions.md, "A light embedded store"); WAL buffers follow
+ * shared_buffers (1/32: 512 kB). Given on the command line after PGlite's own start parameters, so no file in the data
+ * directory changes and an older directory starts the same way.
+ */
+export const EMBEDDED_SETTINGS = [
+  'shared_buffers=16MB',
+  'temp_buffers=2MB',
+  'work_mem=2MB',
+  'maintenance_work_mem=16MB',
+  'max_connections=8',
+];
+const startParams = [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS.flatMap((s) => ['-c', s])];
+
+const lite = await PGlite.create(workerData.dir === 'memory://' ? undefined : workerData.dir, { startParams });
+// initdb (a fresh directory without a seed, or memory://) leaves ~350 MB of WebAssembly memory that only a full
+// collection gives back, and V8, seeing a small JavaScript heap, runs none for a long while. On the next turn: until
+// then PGlite still holds initdb's memory.
 setFlagsFromString('--expose-gc');
 setTimeout(() => runInNewContext('gc')(), 0);
 
