@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { answerSchema, money, paymentReceipt, timestamp } from './answer.ts';
-import type { BlockedCode } from './codes.ts';
+import { answerSchema, blocked, money, paymentReceipt, timestamp } from './answer.ts';
+import { statusOfCode, type BlockedCode } from './codes.ts';
 import type { Pillar } from './capability.ts';
 import { connectionSubmission } from './connections.ts';
 import { lifecycles } from './lifecycles.ts';
@@ -58,6 +58,12 @@ export interface OpReply {
   answer: Record<string, unknown>;
   replayed?: boolean;
 }
+
+/** A refusal as an operation's reply: the BLOCKED answer with the status its code calls for. */
+export const blockedReply = (...args: Parameters<typeof blocked>): OpReply => ({
+  status: statusOfCode(args[0]),
+  answer: { ...blocked(...args) },
+});
 
 /** The codes any operation may answer whatever it declares: its input refused at its server, or the transport's. */
 export const transportCodes = [

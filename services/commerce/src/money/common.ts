@@ -1,11 +1,4 @@
-import {
-  blocked,
-  capabilityByName,
-  statusOfCode as statusOf,
-  type BlockedCode,
-  type Capability,
-  type OpReply,
-} from '@vcs/contract';
+import { blockedReply, capabilityByName, type BlockedCode, type Capability, type OpReply } from '@vcs/contract';
 import { provenanceOf, recordAnswer, type CallContext, type Services } from '@vcs/platform';
 
 export function refusal(
@@ -15,8 +8,7 @@ export function refusal(
   message: string,
   extra: Record<string, unknown> = {},
 ): OpReply {
-  const a = blocked(code, message, extra, provenanceOf(ctx, services));
-  return { status: statusOf(code), answer: a as unknown as Record<string, unknown> };
+  return blockedReply(code, message, extra, provenanceOf(ctx, services));
 }
 
 /** A plain OK record answer (an intent's or a handoff's state). */

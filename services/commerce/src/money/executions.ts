@@ -1,5 +1,5 @@
 import {
-  blocked,
+  blockedReply,
   capabilityByName,
   lifecycles,
   newId,
@@ -8,7 +8,6 @@ import {
   opTimeouts,
   ops,
   requestText,
-  statusOfCode,
   withoutSecrets,
   type NextRequest,
   type OpInput,
@@ -176,11 +175,7 @@ export async function runExecutionOp(
 ): Promise<OpReply> {
   const timeoutMs = opTimeouts(ops.executionsRun, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
   const c = capabilityByName(req.capability);
-  if (!c)
-    return {
-      status: 400,
-      answer: blocked('invalid-input', `no capability named ${req.capability}`) as unknown as Record<string, unknown>,
-    };
+  if (!c) return blockedReply('invalid-input', `no capability named ${req.capability}`);
   const ex = await services.db.tx((q) =>
     createExecution(
       q,
@@ -414,12 +409,11 @@ export function pendingReply(out: Exclude<ExecutionOutcome, { kind: 'done' }>, r
               `read its answer with ${requestText(retry)} in ${out.retryAfterSeconds} s`,
             out.retryAfterSeconds,
           ];
-  const a = blocked(code, message, {
+  return blockedReply(code, message, {
     execution: { id: out.row.id, status: out.kind === 'not-run' ? 'ready' : 'running' },
     retryAfter,
     next: retry,
   });
-  return { status: statusOfCode(code), answer: a as unknown as Record<string, unknown> };
 }
 
 /**

@@ -2,9 +2,8 @@ import { z } from 'zod';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { createPublicClient, http, parseAbi, parseAbiItem, type PublicClient } from 'viem';
 import {
-  blocked,
+  blockedReply,
   newId,
-  statusOfCode,
   capabilityByName,
   type BlockedCode,
   type OpReply,
@@ -226,13 +225,12 @@ export function paymentRefusal(
   t: IntentTerms,
   r: Refusal,
 ): OpReply {
-  const a = blocked(r.code, r.message, {
+  return blockedReply(r.code, r.message, {
     x402Error: r.x402Error,
     capability: t.capability,
     intent: { id: t.id, status: 'pending' },
     next: { method: 'POST', path: `/intents/${t.id}/settle` },
   });
-  return { status: statusOfCode(r.code), answer: a as unknown as Record<string, unknown> };
 }
 
 export function paymentPending(
@@ -241,13 +239,12 @@ export function paymentPending(
   message: string,
   retryAfter: number,
 ): OpReply {
-  const a = blocked(code, message, {
+  return blockedReply(code, message, {
     retryAfter,
     capability: t.capability,
     intent: { id: t.id },
     next: { method: 'POST', path: `/intents/${t.id}/settle` },
   });
-  return { status: statusOfCode(code), answer: a as unknown as Record<string, unknown> };
 }
 
 /** What one settle request to the facilitator came to. */
