@@ -50,6 +50,8 @@ export const blockedCodes = {
   'payment-other-intent': 409,
   // A payment offered for one resource (capability and input) presented for another: nothing moves.
   'payment-wrong-resource': 409,
+  // x402 payment-identifier: the id was first sent with another payment.
+  'payment-identifier-conflict': 409,
   'payment-insufficient-funds': 402,
   'payments-not-accepted': 400,
   // The payment's or the execution's outcome is not known yet: never a 402 (a client would pay again).

@@ -147,6 +147,7 @@ export const paymentCodes = [
   'payment-already-used',
   'payment-other-intent',
   'payment-wrong-resource',
+  'payment-identifier-conflict',
   'payment-insufficient-funds',
   'payments-not-accepted',
   'payment-unavailable',
@@ -367,6 +368,22 @@ export const ops = {
       intentId: id('pi_', 'intent').optional(),
       timeoutMs,
       payment: setByGateway(z.record(z.string(), z.unknown())),
+    }),
+    reply: capabilityAnswer,
+  }),
+  intentsReread: op({
+    // x402 sign-in-with-x: the wallet that paid for a resource (capability and input) reads its stored answer
+    // again, no key and no payment; the gateway has verified the wallet's proof before it asks.
+    name: 'intents.reread',
+    subject: 'sys.commerce.intents.reread',
+    pillar: 'commerce',
+    idempotent: true,
+    codes: ['intent-not-found'],
+    passesCapabilityCodes: true,
+    input: z.object({
+      capability: z.string(),
+      input: z.record(z.string(), z.unknown()),
+      payer: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
     }),
     reply: capabilityAnswer,
   }),

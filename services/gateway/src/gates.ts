@@ -22,6 +22,8 @@ import {
   paymentRequiredV1Of,
 } from './money/x402.ts';
 import { callerOf } from './dispatch.ts';
+import { agentExtensions } from './money/extensions.ts';
+import { siwxProof } from './money/siwx.ts';
 import { sameRequest, sendBlocked, sendOpReply } from './reply.ts';
 
 /**
@@ -124,6 +126,23 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
     sendOpReply(reply, decoratePaymentReply(reply, paid, payment.version, deps.config.x402, resourceUrl));
     return { sent: true };
   }
+  // sign-in-with-x: the wallet that paid for this resource reads its stored answer again, no key, no payment.
+  const origin = new URL(publicBaseOf(req, deps.config)).origin;
+  const proof = await siwxProof(req, origin, deps.kv);
+  let refusedProof: string | undefined;
+  if (proof && 'payer' in proof) {
+    const again = await callOp(
+      callerOf(deps),
+      ops.intentsReread,
+      { capability: c.name, input, payer: proof.payer },
+      ctx,
+    );
+    if (again.status < 400) {
+      sendOpReply(reply, again);
+      return { sent: true };
+    }
+    refusedProof = `sign-in-with-x: wallet ${proof.payer} has not paid for this resource (this input); pay the offer`;
+  } else if (proof) refusedProof = `sign-in-with-x: ${proof.refused}`;
   const created = await callOp(callerOf(deps), ops.intentsCreate, { capability: c.name, input }, ctx);
   if (created.answer.type !== 'OFFER') {
     sendOpReply(reply, created);
@@ -160,7 +179,10 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
       `declined: the hard ceiling ${terms.ceiling.amount} ${terms.ceiling.currency} is above ${accept.text}`,
     );
   const facts = offerFactsOf(c, intentId, resourceUrl);
-  const x402 = paymentRequiredOf(deps.config.x402, facts);
+  const x402 = {
+    ...paymentRequiredOf(deps.config.x402, facts, refusedProof),
+    extensions: await agentExtensions(origin, resourceUrl, deps.config.x402.network),
+  };
   reply.header('payment-required', encodeHeader(x402));
   // x402 v1 clients read the offer from the body: its members go beside the envelope's (additive); the v2 terms are
   // in the value too, for clients that read the body only (the SDK's settle with a payer, MCP).

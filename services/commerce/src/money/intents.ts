@@ -503,3 +503,33 @@ export const finishIntent: Finisher = async (q, services, ex, answer, answerStat
   ];
   return { chargedCents: Number(r.charged_cents ?? 0), events, answer: stored };
 };
+
+/**
+ * `sys.commerce.intents.reread`: the stored answer of the latest intent for this capability and input that
+ * `payer` paid (x402 sign-in-with-x: the gateway verified the wallet's proof). Never runs anything.
+ */
+export async function rereadPaid(
+  services: Services,
+  req: OpInput<'intentsReread'> & { ctx: CallContext },
+): Promise<OpReply> {
+  const c = offerCapability(req.capability);
+  const input = c?.request.safeParse(req.input);
+  const { rows } = input?.success
+    ? await services.db.query<IntentRow>(
+        `select i.* from intents i join payments p on p.id = i.payment_id
+         where i.capability = $1 and i.input = $2::jsonb and lower(p.payer) = lower($3)
+           and i.status in ('settled', 'failed') and p.status = 'settled'
+         order by i.settled_at desc limit 1`,
+        [req.capability, JSON.stringify(input.data), req.payer],
+      )
+    : { rows: [] };
+  const r = rows[0];
+  if (!r)
+    return refusal(
+      services,
+      req.ctx,
+      'intent-not-found',
+      `wallet ${req.payer} has paid for no answer of ${req.capability} with this input; pay the offer to get one`,
+    );
+  return { status: r.answer_status ?? 200, answer: json(r.answer), replayed: true };
+}

@@ -3,7 +3,7 @@ import type { CommerceServices } from '../config.ts';
 import { lookupKey, mintAnonymousKey } from '../keys.ts';
 import { runExecutionOp, wireFinishers } from './executions.ts';
 import { completeHandoff, createHandoff, finishHandoff, getHandoff } from './handoffs.ts';
-import { createIntent, finishIntent, getIntent, settleIntent } from './intents.ts';
+import { createIntent, finishIntent, getIntent, rereadPaid, settleIntent } from './intents.ts';
 import { payIntent, payOnRoute } from './pay.ts';
 
 /** What an execution's answer finishes, by its source (a deal step is closed by its Execution.finished@1 event). */
@@ -24,6 +24,7 @@ export const commerceOps = (services: CommerceServices): OpsImpl<'commerce'> => 
         ? payIntent(services, { ctx, payment: input.payment, timeoutMs: input.timeoutMs, intentId: input.intentId })
         : settleIntent(services, { ...input, ctx }),
     intentsPay: (input, ctx) => payOnRoute(services, { ...input, ctx }),
+    intentsReread: (input, ctx) => rereadPaid(services, { ...input, ctx }),
     executionsRun: (input, ctx) => runExecutionOp(services, { ...input, ctx }),
     handoffsCreate: (input, ctx) => createHandoff(services, { ...input, ctx }),
     handoffsGet: (input, ctx) => getHandoff(services, { ...input, ctx }),

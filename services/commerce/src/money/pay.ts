@@ -8,6 +8,8 @@ import {
   type OpInput,
   type OpReply,
 } from '@vcs/contract';
+import { extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
+import type { PaymentPayload } from '@x402/core/types';
 import { centsOfAtomic, countCall, leaseUntil, type CallContext, type Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { iso, json, refusal } from './common.ts';
@@ -112,9 +114,30 @@ export async function payIntent(services: Services, req: PayRequest): Promise<Op
   const p = parsed.data;
   const a = p.payload.authorization;
   const key = authorizationKey(rail.terms.network, rail.terms.asset, a.from, a.nonce);
+  // x402's payment-identifier (a v2 payload's extensions): the client's own id for this payment.
+  const identified = p.x402Version === 2 ? identifierOf(p) : { id: null };
+  if ('problems' in identified)
+    return refusal(services, ctx, 'payment-invalid', identified.problems, { x402Error: 'invalid_payload' });
   const step = await services.db.tx(async (q): Promise<Bound> => {
+    // The id's lock before the authorization's (one order everywhere): one id, one payment, even at once.
+    if (identified.id) await q.query('select pg_advisory_xact_lock(hashtext($1))', [`pid:${identified.id}`]);
     // One authorization at a time, in every replica: the same header sent ten times at once is one binding.
     await q.query('select pg_advisory_xact_lock(hashtext($1))', [key]);
+    if (identified.id) {
+      const first = (await q.query<PaymentRow>('select * from payments where payment_identifier = $1', [identified.id]))
+        .rows[0];
+      if (first && authorizationKey(first.network, first.asset, first.payer, first.nonce) !== key)
+        return {
+          reply: refusal(
+            services,
+            ctx,
+            'payment-identifier-conflict',
+            `payment id ${identified.id} was first sent with another payment (${first.id}, for intent ` +
+              `${first.intent_id}); nothing was charged: send that payment again to read its answer, or use a new id`,
+            { intent: { id: first.intent_id }, next: { method: 'POST', path: settlePath(first.intent_id) } },
+          ),
+        };
+    }
     const had = (
       await q.query<PaymentRow>(
         `select * from payments where network = $1 and lower(asset) = lower($2) and lower(payer) = lower($3)
@@ -232,9 +255,9 @@ export async function payIntent(services: Services, req: PayRequest): Promise<Op
     const made = await q.query<PaymentRow>(
       `insert into payments(
          id, intent_id, network, asset, pay_to, payer, nonce, amount_atomic, valid_before, x402_version, payload,
-         requirements, status, lease_until, account_id, key_id, environment, created_at, updated_at
+         requirements, status, lease_until, account_id, key_id, environment, payment_identifier, created_at, updated_at
        )
-       values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,'settling',$13,$14,$15,$16,$17,$17) returning *`,
+       values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,'settling',$13,$14,$15,$16,$18,$17,$17) returning *`,
       [
         newId('payment'),
         t.id,
@@ -253,6 +276,7 @@ export async function payIntent(services: Services, req: PayRequest): Promise<Op
         payer.key_id,
         payer.environment,
         now.toISOString(),
+        identified.id,
       ],
     );
     return { payment: made.rows[0]!, fresh: true, t, firstCall: true };
@@ -277,6 +301,20 @@ export async function payIntent(services: Services, req: PayRequest): Promise<Op
     );
   if (drove.kind === 'refused') return paymentRefusal(services, ctx, step.t, drove.refusal);
   return paymentPending(step.t, drove.code, drove.message, drove.retryAfter);
+}
+
+/** The payment-identifier a payload carries: none, a valid id, or why it is not one (the extension's own check). */
+function identifierOf(p: unknown): { id: string | null } | { problems: string } {
+  const ext = (p as { extensions?: Record<string, unknown> }).extensions?.[PAYMENT_IDENTIFIER];
+  if (ext === undefined) return { id: null };
+  const { id, validation } = extractAndValidatePaymentIdentifier(p as PaymentPayload);
+  if (!validation.valid)
+    return {
+      problems:
+        `the payment-identifier extension is not valid (${validation.errors?.join('; ')}); ` +
+        'an id is 16-128 letters, digits, - and _',
+    };
+  return { id };
 }
 
 /** Honoured only for what was offered: the intent's capability, and its input (parsed as the capability parses it). */

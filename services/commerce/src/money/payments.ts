@@ -82,6 +82,7 @@ export interface PaymentRow {
   account_id: string | null;
   key_id: string | null;
   environment: CallContext['environment'] | null;
+  payment_identifier: string | null;
   created_at: string | Date;
   updated_at: string | Date;
 }
