@@ -18,6 +18,8 @@ export type Meter = {
   payment?: {
     /** Our payment id (pay_…) */
     id: string;
+    /** The intent this payment paid (pi_…): GET /intents/{intentId} */
+    intentId: string;
     /** CAIP-2 network the transfer was made on */
     network: string;
     asset: string;
@@ -79,6 +81,8 @@ export type BlockedValue = {
     | 'payment-expired'
     | 'payment-already-used'
     | 'payment-other-intent'
+    | 'payment-wrong-resource'
+    | 'payment-identifier-conflict'
     | 'payment-insufficient-funds'
     | 'payments-not-accepted'
     | 'payment-unavailable'

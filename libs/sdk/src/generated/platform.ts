@@ -49,6 +49,8 @@ export type IntentValue = {
   payment: {
     /** Our payment id (pay_…) */
     id: string;
+    /** The intent this payment paid (pi_…): GET /intents/{intentId} */
+    intentId: string;
     /** CAIP-2 network the transfer was made on */
     network: string;
     asset: string;
@@ -59,7 +61,7 @@ export type IntentValue = {
     amount: string;
     /** The transfer's transaction hash (null when it was found on chain by its authorization only) */
     transaction: string | null;
-    status: 'verifying' | 'settling' | 'settled' | 'unknown' | 'refused' | 'expired';
+    status: 'settling' | 'unknown' | 'settled' | 'refused' | 'released' | 'expired';
     reason: string | null;
   } | null;
 };
