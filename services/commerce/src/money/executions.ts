@@ -297,21 +297,23 @@ async function record(
   const outcome = type === 'OK' || type === 'EMPTY' ? 'succeeded' : 'failed';
   const now = services.clock.now().toISOString();
   const kept = await services.db.tx(async (q) => {
-    // The stored copy never holds a secret shown once; the first caller gets it in this answer only.
+    // The stored copy never holds a secret shown once; the first caller gets it in this answer only. An answer is
+    // stored once: where its source keeps it (an intent's, with its meter; a handoff's result), not here too.
+    const finisher = finisherOf(services, row.source);
     const done = await move<ExecutionRow, 'execution'>(
       q,
       'execution',
       row.id,
       outcome === 'succeeded' ? 'succeed' : 'fail',
       {
-        answer: withoutSecrets(JSON.stringify(answer)),
+        answer: finisher ? null : withoutSecrets(JSON.stringify(answer)),
         answer_status: status,
         finished_at: now,
         lease_until: null,
       },
     );
     if (!done) return null; // another attempt recorded it first
-    const finished = await finisherOf(services, row.source)?.(q, services, done, answer, status);
+    const finished = await finisher?.(q, services, done, answer, status);
     const stored = json(done.ctx) as StoredContext;
     const input = json(done.input) as { vin?: unknown } | null;
     // Execution.finished closes a deal step (its own event); an intent's or a handoff's execution is told by theirs.
