@@ -12,6 +12,7 @@ import { countEvents, railSettings, startMoneyHarness, type MoneyHarness } from 
 const VIN = '1HGCM82633A004352';
 const PRICE = 1_000_000n; // signing.quote: 1.00 USD flat, in the token's 6 decimals
 const QUOTE = `return await signing.quote({ vin: '${VIN}' });`;
+const unb64 = (s: string) => JSON.parse(Buffer.from(s, 'base64').toString('utf8'));
 
 type ToolResult = {
   isError?: boolean;
@@ -173,5 +174,38 @@ describe.each(modes())('x402 inside MCP (%s)', (mode) => {
     } finally {
       await client.close();
     }
+  }, 60_000);
+
+  it('the wallet-only agent: /llms.txt, the call (402), the paid retry (200) in three requests and ≤ 8,000 characters of bodies', async () => {
+    const bodies: string[] = [];
+    const get = async (path: string, init: RequestInit = {}) => {
+      const r = await fetch(`${base}${path}`, init);
+      bodies.push(await r.text());
+      return r;
+    };
+    await get('/llms.txt');
+    const llms = bodies[0]!;
+    expect(llms).toContain('x402');
+    expect(llms).toContain('PAYMENT-REQUIRED');
+    expect(llms).toContain('PAYMENT-SIGNATURE');
+    expect(llms).toContain('x402/payment');
+    const init = (headers: Record<string, string> = {}): RequestInit => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ vin: VIN }),
+    });
+    const offer = await get('/signings/quote', init());
+    expect(offer.status).toBe(402);
+    const terms = unb64(offer.headers.get('payment-required')!);
+    const payment = await createPayment(rail.payerKeys[3]!, terms.accepts[0], terms.resource);
+    const paid = await get(
+      '/signings/quote',
+      init({ 'payment-signature': Buffer.from(JSON.stringify(payment)).toString('base64') }),
+    );
+    expect(paid.status, bodies[2]).toBe(200);
+    expect(JSON.parse(bodies[2]!)).toMatchObject({ type: 'OK', meter: { payment: { amount: '1.00' } } });
+    const total = bodies.reduce((n, b) => n + b.length, 0);
+    console.log(`wallet-only agent read ${bodies.map((b) => b.length).join(' + ')} = ${total} characters`);
+    expect(total).toBeLessThanOrEqual(8000);
   }, 60_000);
 });
