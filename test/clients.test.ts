@@ -93,6 +93,13 @@ describe.each(modes())('SDK and MCP at POST /mcp (%s)', (mode) => {
     expect(jsonOf(await exec('return (await vehicle.decode({ vin: "' + VIN + '" })).type')).result).toBe('OK');
   });
 
+  it('exec returns an OFFER as a value when the service takes no x402 payments (no payment-required result)', async () => {
+    const r = await exec(`return await signing.quote({ vin: '${VIN}' });`);
+    expect(r.isError).toBeFalsy();
+    expect(r.structuredContent).toBeUndefined();
+    expect(jsonOf(r).result).toMatchObject({ type: 'OFFER', value: { capability: 'signing.quote' } });
+  });
+
   it.each([
     ['process', 'return process.env'],
     ['require', 'return require("fs")'],

@@ -11,6 +11,7 @@ import {
   type Clock,
   type Queryable,
 } from '@vcs/platform';
+import type { Rail } from '@vcs/x402-rail';
 import { startHarness, TEST_RATE_LIMITS, type Harness } from './harness.ts';
 
 /** A harness plus a direct look at the store and the bus, to count events and call internal subjects. */
@@ -105,5 +106,14 @@ export async function countEvents(db: Queryable, type: string, account: string):
 export async function ask<K extends OpKey>(bus: Bus, op: K, input: OpInput<K>, ctx: CallContext): Promise<any> {
   return callOp({ bus, busTimeoutMs: 4000 }, ops[op], input as never, ctx);
 }
+
+/** The service's settings that point it at an x402 rail (`startRail`), for `startMoneyHarness(mode, env)`. */
+export const railSettings = (rail: Rail): Record<string, string> => ({
+  X402_FACILITATOR_URL: rail.facilitatorUrl,
+  X402_RPC_URL: rail.rpcUrl,
+  X402_PAY_TO: rail.payTo,
+  X402_ASSET: rail.asset,
+  X402_NETWORK: rail.network,
+});
 
 export const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');

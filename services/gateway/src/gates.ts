@@ -192,7 +192,6 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
     answer: {
       ...created.answer,
       value,
-      evidence: value,
       ...paymentRequiredV1Of(deps.config.x402, facts),
     },
   });

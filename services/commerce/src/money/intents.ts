@@ -91,7 +91,8 @@ function offerAnswer(
     type: 'OFFER',
     answers: 'Offer@1',
     value,
-    evidence: value,
+    // What the offer rests on: the intent stored for it (the value restates it with the terms; no second copy).
+    evidence: { intent: value.intent },
     provenance: provenanceOf(ctx, services),
     events: [],
     meter: { charged: '0.00', posted: false },

@@ -4,11 +4,14 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { catalogAddress, capabilityByName, catalogDigest, describeCapability, vin as vinSchema } from '@vcs/contract';
 import { execInIsolate, EXEC_LIMITS } from './isolate.ts';
+import { offerResult, PAYMENT_META, payOffer } from './payment.ts';
 import { capabilityLine, searchCapabilities } from './search.ts';
 
 export interface McpCaller {
   baseUrl: string;
   authHeaders: Record<string, string>;
+  /** Whether this service takes x402 payments: then an OFFER exec returns is x402's payment-required result. */
+  takesPayments?: boolean;
 }
 
 const json = (v: unknown) => ({ content: [{ type: 'text' as const, text: JSON.stringify(v) }] });
@@ -99,8 +102,13 @@ export function buildMcpServer(app: FastifyInstance, caller: McpCaller): McpServ
         'Every noun is a global (e.g. `await signing.status({ vin })`), ' +
           'as are settle, pollHandoff, the workflow functions and `sdk`; ' +
           '`import { signing } from "@vcs/sdk"` also works.',
-        'Calls go to this service with your key. `return` the Answer values you want; ' +
-          'an OFFER comes back as an OFFER and is never paid for you.',
+        'Calls go to this service with your key. `return` the Answer values you want. ' +
+          'exec never pays for you: ' +
+          (caller.takesPayments
+            ? "returning an OFFER gives x402's payment-required result (isError, the PaymentRequired in " +
+              'structuredContent); call exec again with the same code and a PaymentPayload in ' +
+              `params._meta["${PAYMENT_META}"] to pay it and get the paid answer (the code is not run again).`
+            : 'an OFFER comes back as an OFFER.'),
         "`runAcceptanceSuite({ capabilities: ['signing.status'] })` " +
           'runs the published acceptance suite here, in the isolate.',
         `Limits: ${EXEC_LIMITS.cpuMs} ms CPU, ${EXEC_LIMITS.memoryBytes / 1048576} MiB memory, ` +
@@ -110,7 +118,10 @@ export function buildMcpServer(app: FastifyInstance, caller: McpCaller): McpServ
         code: z.string().min(1).max(100_000).describe('the body of an async function; use `return` for the result'),
       },
     },
-    async ({ code }) => {
+    async ({ code }, extra) => {
+      // A payment comes from the MCP client beside the call, never from the code: it pays the offer it names.
+      const payment = extra._meta?.[PAYMENT_META];
+      if (payment !== undefined) return payOffer(app, caller.authHeaders, payment);
       const r = await execInIsolate(code, async (method, path, body, headers) => {
         if (!path.startsWith('/') || path.startsWith('//') || /^\/mcp(\/|\?|$)/.test(path))
           return {
@@ -127,7 +138,7 @@ export function buildMcpServer(app: FastifyInstance, caller: McpCaller): McpServ
         return { status: res.statusCode, body: res.body };
       });
       if (!r.ok) return failure(`exec failed: ${r.error}`);
-      return json({ result: r.result, calls: r.calls });
+      return (caller.takesPayments ? offerResult(r.result) : null) ?? json({ result: r.result, calls: r.calls });
     },
   );
   return server;

@@ -51,7 +51,11 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps) {
     const problem = rebindingProblem(req, hosts);
     if (problem) return sendBlocked(reply, 'forbidden', problem);
     const baseUrl = publicBaseOf(req, deps.config);
-    const server = buildMcpServer(app, { baseUrl, authHeaders: authHeadersOf(req) });
+    const server = buildMcpServer(app, {
+      baseUrl,
+      authHeaders: authHeadersOf(req),
+      takesPayments: deps.config.x402.live,
+    });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
     reply.raw.on('close', () => {
