@@ -121,7 +121,17 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
       (paid.answer.meter as { payment?: { intentId?: string } } | undefined)?.payment?.intentId ??
       (paid.answer.value as { intent?: { id?: unknown } } | undefined)?.intent?.id;
     if (typeof intent === 'string') reply.header('intent-id', intent);
-    sendOpReply(reply, decoratePaymentReply(reply, paid, payment.version, deps.config.x402, resourceUrl));
+    sendOpReply(
+      reply,
+      await decoratePaymentReply(
+        reply,
+        paid,
+        payment.version,
+        deps.config.x402,
+        deps.config.receiptSigner,
+        resourceUrl,
+      ),
+    );
     return { sent: true };
   }
   const created = await callOp(callerOf(deps), ops.intentsCreate, { capability: c.name, input }, ctx);
@@ -160,7 +170,7 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
       `declined: the hard ceiling ${terms.ceiling.amount} ${terms.ceiling.currency} is above ${accept.text}`,
     );
   const facts = offerFactsOf(c, intentId, resourceUrl);
-  const x402 = paymentRequiredOf(deps.config.x402, facts);
+  const x402 = await paymentRequiredOf(deps.config.x402, c, facts, deps.config.receiptSigner);
   reply.header('payment-required', encodeHeader(x402));
   // x402 v1 clients read the offer from the body: its members go beside the envelope's (additive); the v2 terms are
   // in the value too, for clients that read the body only (the SDK's settle with a payer, MCP).

@@ -49,6 +49,8 @@ export type IntentValue = {
   payment: {
     /** Our payment id (pay_…) */
     id: string;
+    /** The intent this payment paid (pi_…): GET /intents/{intentId} */
+    intentId: string;
     /** CAIP-2 network the transfer was made on */
     network: string;
     asset: string;
@@ -59,7 +61,21 @@ export type IntentValue = {
     amount: string;
     /** The transfer's transaction hash (null when it was found on chain by its authorization only) */
     transaction: string | null;
-    status: 'verifying' | 'settling' | 'settled' | 'unknown' | 'refused' | 'expired';
+    /**
+     * The service's signed receipt (x402 offer-receipt extension: resourceUrl, network, payer, issuedAt, transaction),
+     * the one PAYMENT-RESPONSE carries; absent when the deployment signs nothing
+     */
+    signedReceipt?: {
+      /** How it is signed: a JWS (EdDSA, did:jwk key id) here */
+      format: 'jws' | 'eip712';
+      /** The JWS compact serialization; its payload is the receipt */
+      signature: string;
+      /** The receipt (EIP-712 only) */
+      payload?: {
+        [key: string]: unknown;
+      };
+    };
+    status: 'settling' | 'unknown' | 'settled' | 'refused' | 'released' | 'expired';
     reason: string | null;
   } | null;
 };
