@@ -11,6 +11,7 @@ import {
   type Clock,
   type Queryable,
 } from '@vcs/platform';
+import type { Rail } from '@vcs/x402-rail';
 import { startHarness, TEST_RATE_LIMITS, type Harness } from './harness.ts';
 
 /** A harness plus a direct look at the store and the bus, to count events and call internal subjects. */
@@ -107,3 +108,12 @@ export async function ask<K extends OpKey>(bus: Bus, op: K, input: OpInput<K>, c
 }
 
 export const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+
+/** The service's X402_* settings for taking payments on a local rail (a chain, its token, a facilitator). */
+export const railSettings = (rail: Rail): Record<string, string> => ({
+  X402_FACILITATOR_URL: rail.facilitatorUrl,
+  X402_RPC_URL: rail.rpcUrl,
+  X402_PAY_TO: rail.payTo,
+  X402_ASSET: rail.asset,
+  X402_NETWORK: rail.network,
+});

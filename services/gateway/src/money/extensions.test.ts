@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { capabilities } from '@vcs/contract';
 import { validateDiscoveryExtension, validateDiscoveryExtensionSpec } from '@x402/extensions/bazaar';
 import { verifyOfferSignatureJWS, verifyReceiptSignatureJWS } from '@x402/extensions/offer-receipt';
-import { bazaarOf, receiptSignerOf, signReceipt } from './extensions.ts';
+import { bazaarOf, extensionsOf, receiptSignerOf, signReceipt } from './extensions.ts';
 
 describe('x402 extensions', () => {
   it("every offered capability's bazaar declaration passes @x402/extensions' own validation", () => {
@@ -14,6 +14,28 @@ describe('x402 extensions', () => {
       expect(validateDiscoveryExtension(ext), c.name).toEqual({ valid: true });
       expect(validateDiscoveryExtensionSpec(ext), c.name).toEqual({ valid: true });
     }
+  });
+
+  it('without a signer a 402 declares bazaar only (the distributed mode with no X402_RECEIPT_SIGNING_KEY)', async () => {
+    const c = capabilities.find((x) => x.name === 'signing.quote')!;
+    const required = {
+      x402Version: 2,
+      resource: { url: 'http://127.0.0.1/signings/quote' },
+      accepts: [
+        {
+          scheme: 'exact',
+          network: 'eip155:84532',
+          amount: '1000000',
+          asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+          payTo: '0x0000000000000000000000000000000000000402',
+          maxTimeoutSeconds: 900,
+          extra: {},
+        },
+      ],
+    };
+    expect(Object.keys(await extensionsOf(c, required, null))).toEqual(['bazaar']);
+    const signer = receiptSignerOf(undefined, { embedded: true });
+    expect(Object.keys(await extensionsOf(c, required, signer))).toEqual(['bazaar', 'offer-receipt']);
   });
 
   it('signs with X402_RECEIPT_SIGNING_KEY, the dev-only key only where allowed, and verifies offline', async () => {
