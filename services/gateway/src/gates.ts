@@ -175,12 +175,15 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
   // x402 v1 clients read the offer from the body: its members go beside the envelope's (additive); the v2 terms are
   // in the value too, for clients that read the body only (the SDK's settle with a payer, MCP).
   const value = { ...offer, x402 };
+  // The evidence is the offer's terms; the extensions (discovery, signatures) are said once, in the value, so an agent
+  // reading the 402 does not read them twice (test/agents.budget.test.ts).
+  const { extensions: _once, ...offered } = x402;
   sendOpReply(reply, {
     ...created,
     answer: {
       ...created.answer,
       value,
-      evidence: value,
+      evidence: { ...offer, x402: offered },
       ...paymentRequiredV1Of(deps.config.x402, facts),
     },
   });
