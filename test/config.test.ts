@@ -57,6 +57,8 @@ const embedded = (env: Record<string, string>) =>
 describe('a wrong setting is one line and a non-zero exit (embedded)', () => {
   it.each([
     ['CONNECTION_ENCRYPTION_KEY', { CONNECTION_ENCRYPTION_KEY: 'short' }],
+    ['X402_RECEIPT_SIGNING_KEY', { X402_RECEIPT_SIGNING_KEY: 'c2hvcnQ=' }],
+    ['X402_RECEIPT_SIGNING_KEY', { X402_RECEIPT_SIGNING_KEY: 'not base64 at all!' }],
     ['WEBHOOK_TIMEOUT_MS', { WEBHOOK_TIMEOUT_MS: '-5' }],
     ['WEBHOOK_RETRY_SCHEDULE_MS', { WEBHOOK_RETRY_SCHEDULE_MS: 'a,b' }],
     ['HOST', { HOST: 'not a host' }],

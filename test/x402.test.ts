@@ -5,7 +5,7 @@ import { createSigner } from 'x402/types';
 import { createPayment, payingFetch, receiptOf, startRail, type Rail } from '@vcs/x402-rail';
 import { createClient, settle, signing } from '@vcs/sdk';
 import { call, mintKey, modes, waitFor } from './support/harness.ts';
-import { countEvents, startMoneyHarness, type MoneyHarness } from './support/money.ts';
+import { countEvents, railSettings, startMoneyHarness, type MoneyHarness } from './support/money.ts';
 
 // Money on a chain: the offline x402 rail (a local chain, the EIP-3009 test token at Base Sepolia's USDC address,
 // funded payers, a facilitator over HTTP) and the stock clients, against the service in each mode.
@@ -20,13 +20,7 @@ describe.each(modes())('x402 payments on a local chain (%s)', (mode) => {
   let base: string;
   beforeAll(async () => {
     rail = await startRail({ payers: 52 });
-    m = await startMoneyHarness(mode, {
-      X402_FACILITATOR_URL: rail.facilitatorUrl,
-      X402_RPC_URL: rail.rpcUrl,
-      X402_PAY_TO: rail.payTo,
-      X402_ASSET: rail.asset,
-      X402_NETWORK: rail.network,
-    });
+    m = await startMoneyHarness(mode, railSettings(rail));
     base = m.h.baseUrl;
   }, 120_000);
   afterAll(async () => {

@@ -38,6 +38,18 @@ export const paymentReceipt = z.object({
   transaction: z.string().nullable().meta({
     description: "The transfer's transaction hash (null when it was found on chain by its authorization only)",
   }),
+  signedReceipt: z
+    .object({
+      format: z.enum(['jws', 'eip712']).meta({ description: 'How it is signed: a JWS (EdDSA, did:jwk key id) here' }),
+      signature: z.string().meta({ description: 'The JWS compact serialization; its payload is the receipt' }),
+      payload: z.record(z.string(), z.unknown()).optional().meta({ description: 'The receipt (EIP-712 only)' }),
+    })
+    .optional()
+    .meta({
+      description:
+        "The service's signed receipt (x402 offer-receipt extension: resourceUrl, network, payer, issuedAt, " +
+        'transaction), the one PAYMENT-RESPONSE carries; absent when the deployment signs nothing',
+    }),
 });
 export type PaymentReceipt = z.infer<typeof paymentReceipt>;
 

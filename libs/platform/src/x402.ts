@@ -6,6 +6,9 @@ import { offerTerms, type Capability } from '@vcs/contract';
  * commerce (verification, settlement, reconciliation), so both name the same network, asset and payee.
  * With no facilitator the offers are mirrored on x402 as before and settlement is the key route, simulated.
  */
+/** The bytes of X402_RECEIPT_SIGNING_KEY (base64 or base64url). */
+export const receiptSigningSeed = (raw: string) =>
+  Buffer.from(raw.trim().replace(/-/g, '+').replace(/_/g, '/'), 'base64');
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'expected an EVM address, 0x and 40 hex digits');
 export const x402Settings = z.object({
   /** An x402 facilitator's base URL (POST /verify, POST /settle, GET /supported); set, payments are accepted. */
@@ -21,6 +24,18 @@ export const x402Settings = z.object({
     .default('eip155:84532'),
   /** The EIP-3009 token paid in (6 decimals): Base Sepolia's USDC by default. */
   X402_ASSET: address.default('0x036CbD53842c5426634e7929541eC2318f3dCF7e'),
+  /**
+   * The Ed25519 key (its 32-byte seed, base64: `openssl rand -base64 32`) the gateway signs offers and receipts with
+   * (x402's offer-receipt extension). Unset: a labelled dev-only key in the embedded mode, nothing signed otherwise.
+   */
+  X402_RECEIPT_SIGNING_KEY: z
+    .string()
+    .optional()
+    .refine(
+      (raw) =>
+        raw === undefined || (/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw.trim()) && receiptSigningSeed(raw).length === 32),
+      'expected an Ed25519 seed: 32 bytes, base64-encoded (openssl rand -base64 32)',
+    ),
 });
 export type X402Settings = z.infer<typeof x402Settings>;
 

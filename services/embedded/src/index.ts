@@ -67,7 +67,7 @@ const pillarSettingsOf = (s: EmbeddedSettings): EmbeddedSettings => ({
 
 /** The gateway's config from the settings (gatewayConfigOf, as the gateway process), with what a test overrides. */
 function gatewayConfigFor(settings: EmbeddedSettings, opts: EmbeddedOptions): GatewayConfig {
-  const c = gatewayConfigOf(settings); // a wrong X402_* setting stops the start here
+  const c = gatewayConfigOf(settings, { embedded: true }); // a wrong X402_* setting stops the start here
   return {
     ...c,
     busTimeoutMs: opts.busTimeoutMs ?? c.busTimeoutMs,

@@ -4,6 +4,7 @@ import { LIMITS } from './app.ts';
 import { isIP } from 'node:net';
 import { rateLimitEnv, rateLimitsFrom } from './rateLimit.ts';
 import type { GatewayConfig } from './deps.ts';
+import { receiptSignerOf } from './money/extensions.ts';
 
 /**
  * Which proxies' X-Forwarded-For to believe, so that each client behind a load balancer has its own address (and
@@ -51,9 +52,10 @@ export type GatewayEnv = z.infer<typeof gatewayConfig>;
 /**
  * The gateway's config from its parsed settings, in one place (the gateway process and the embedded one both use it;
  * a default lives in the schema above, never restated here). Its x402 terms can refuse the start: a facilitator set
- * without a payee or a chain node is a config error (one line, exit 78).
+ * without a payee or a chain node is a config error (one line, exit 78). `embedded`: an unset X402_RECEIPT_SIGNING_KEY
+ * means the dev-only key (the embedded process is a local development server); elsewhere it means nothing is signed.
  */
-export function gatewayConfigOf(cfg: GatewayEnv): GatewayConfig {
+export function gatewayConfigOf(cfg: GatewayEnv, opts: { embedded: boolean } = { embedded: false }): GatewayConfig {
   return {
     busTimeoutMs: cfg.BUS_TIMEOUT_MS,
     bodyLimitBytes: cfg.BODY_LIMIT_BYTES,
@@ -62,5 +64,6 @@ export function gatewayConfigOf(cfg: GatewayEnv): GatewayConfig {
     rateLimits: rateLimitsFrom(cfg),
     metricsOnPublicPort: cfg.METRICS_PORT === 0,
     x402: x402Terms(cfg),
+    receiptSigner: receiptSignerOf(cfg.X402_RECEIPT_SIGNING_KEY, opts),
   };
 }

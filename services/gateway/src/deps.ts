@@ -1,5 +1,6 @@
 import type { Bus, Clock, Db, Kv, Logger, X402Terms } from '@vcs/platform';
 import type { RateLimits } from './rateLimit.ts';
+import type { ReceiptSigner } from './money/extensions.ts';
 
 export interface GatewayConfig {
   busTimeoutMs: number;
@@ -17,6 +18,11 @@ export interface GatewayConfig {
    * payments are taken when it is live, and with no facilitator set the offers are only mirrored on x402.
    */
   x402: X402Terms;
+  /**
+   * Who signs the 402's offers and the paid answers' receipts (X402_RECEIPT_SIGNING_KEY; the dev-only key in the
+   * embedded mode when unset); null: nothing is signed.
+   */
+  receiptSigner: ReceiptSigner | null;
 }
 
 /** Everything the gateway needs, injected so tests build it with `app.inject()` on real or embedded infra. */

@@ -22,7 +22,6 @@ import {
   paymentRequiredV1Of,
 } from './money/x402.ts';
 import { callerOf } from './dispatch.ts';
-import { agentExtensions } from './money/extensions.ts';
 import { siwxProof } from './money/siwx.ts';
 import { sameRequest, sendBlocked, sendOpReply } from './reply.ts';
 
@@ -123,7 +122,17 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
       (paid.answer.meter as { payment?: { intentId?: string } } | undefined)?.payment?.intentId ??
       (paid.answer.value as { intent?: { id?: unknown } } | undefined)?.intent?.id;
     if (typeof intent === 'string') reply.header('intent-id', intent);
-    sendOpReply(reply, decoratePaymentReply(reply, paid, payment.version, deps.config.x402, resourceUrl));
+    sendOpReply(
+      reply,
+      await decoratePaymentReply(
+        reply,
+        paid,
+        payment.version,
+        deps.config.x402,
+        deps.config.receiptSigner,
+        resourceUrl,
+      ),
+    );
     return { sent: true };
   }
   // sign-in-with-x: the wallet that paid for this resource reads its stored answer again, no key, no payment.
@@ -179,10 +188,7 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
       `declined: the hard ceiling ${terms.ceiling.amount} ${terms.ceiling.currency} is above ${accept.text}`,
     );
   const facts = offerFactsOf(c, intentId, resourceUrl);
-  const x402 = {
-    ...paymentRequiredOf(deps.config.x402, facts, refusedProof),
-    extensions: await agentExtensions(origin, resourceUrl, deps.config.x402.network),
-  };
+  const x402 = await paymentRequiredOf(deps.config.x402, c, facts, deps.config.receiptSigner, refusedProof);
   reply.header('payment-required', encodeHeader(x402));
   // x402 v1 clients read the offer from the body: its members go beside the envelope's (additive); the v2 terms are
   // in the value too, for clients that read the body only (the SDK's settle with a payer, MCP).

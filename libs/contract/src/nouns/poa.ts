@@ -29,7 +29,10 @@ export const poaDocumentValue = valueBase.extend({
   hash: z
     .string()
     .regex(/^sha256:[0-9a-f]{64}$/)
-    .meta({ description: 'Digest of the rendered document', example: 'sha256:9f86d0…' }),
+    .meta({
+      description: 'Digest of the rendered document',
+      example: 'sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+    }),
   signers: z.array(signer).meta({ description: 'Who signs the document' }),
   status: status('Draft', 'Document status'),
   generation: z.object({

@@ -15,7 +15,7 @@ const connection = valueBase.extend({
 const endpointId = z
   .string()
   .regex(/^ep_[A-Za-z0-9_-]+$/)
-  .meta({ description: 'An endpoint id from webhook.register', example: 'ep_...' });
+  .meta({ description: 'An endpoint id from webhook.register', example: 'ep_3f2a9c1e7b4d' });
 const eventPattern = z
   .string()
   .regex(/^(\*|[A-Z][A-Za-z]*\.(\*|[a-z][A-Za-z]*(@\d+)?))$/)
@@ -174,7 +174,8 @@ export const webhook = defineNoun({
         subscriptionId: z
           .string()
           .regex(/^sub_[A-Za-z0-9_-]+$/)
-          .optional(),
+          .optional()
+          .meta({ description: 'A subscription id from webhook.subscribe', example: 'sub_7c1d0e2f9a3b' }),
         endpointId: endpointId.optional(),
       }),
       answer: 'WebhookUnsubscribe@1',
@@ -247,7 +248,8 @@ export const webhook = defineNoun({
         deliveryId: z
           .string()
           .regex(/^dlv_[A-Za-z0-9_-]+$/)
-          .optional(),
+          .optional()
+          .meta({ description: 'A delivery id, as its webhook carried it', example: 'dlv_1a2b3c4d5e6f' }),
         since: timestamp.optional(),
       }),
       answer: 'WebhookReplay@1',
@@ -272,7 +274,8 @@ export const webhook = defineNoun({
         deliveryId: z
           .string()
           .regex(/^dlv_[A-Za-z0-9_-]+$/)
-          .optional(),
+          .optional()
+          .meta({ description: 'A delivery id, as its webhook carried it', example: 'dlv_1a2b3c4d5e6f' }),
       }),
       answer: 'WebhookRetry@1',
       value: connection.extend({

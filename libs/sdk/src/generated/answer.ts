@@ -30,6 +30,20 @@ export type Meter = {
     amount: string;
     /** The transfer's transaction hash (null when it was found on chain by its authorization only) */
     transaction: string | null;
+    /**
+     * The service's signed receipt (x402 offer-receipt extension: resourceUrl, network, payer, issuedAt, transaction),
+     * the one PAYMENT-RESPONSE carries; absent when the deployment signs nothing
+     */
+    signedReceipt?: {
+      /** How it is signed: a JWS (EdDSA, did:jwk key id) here */
+      format: 'jws' | 'eip712';
+      /** The JWS compact serialization; its payload is the receipt */
+      signature: string;
+      /** The receipt (EIP-712 only) */
+      payload?: {
+        [key: string]: unknown;
+      };
+    };
   };
 };
 export type BlockedValue = {

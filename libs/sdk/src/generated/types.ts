@@ -855,6 +855,7 @@ export type WebhookSubscribeValue = {
 export type WebhookUnsubscribeParams = {
   /** Vehicle identification number (17 characters, check digit verified) */
   vin?: string;
+  /** A subscription id from webhook.subscribe */
   subscriptionId?: string;
   /** An endpoint id from webhook.register */
   endpointId?: string;
@@ -978,6 +979,7 @@ export type WebhookReplayParams = {
   vin?: string;
   /** An endpoint id from webhook.register */
   endpointId?: string;
+  /** A delivery id, as its webhook carried it */
   deliveryId?: string;
   /** An ISO 8601 timestamp */
   since?: string;
@@ -1006,6 +1008,7 @@ export type WebhookRetryParams = {
   vin?: string;
   /** An endpoint id from webhook.register */
   endpointId?: string;
+  /** A delivery id, as its webhook carried it */
   deliveryId?: string;
 };
 /** OK value of webhook.retry (WebhookRetry@1). */

@@ -90,14 +90,13 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
       reply.header('intent-id', (req.params as { intentId: string }).intentId);
       return { mandate: m?.mandate, payment: payment?.payload };
     },
-    send(reply, r, req) {
+    async send(reply, r, req) {
       const payment = paymentOf(req);
       if (!payment || 'problems' in payment) return sendOpReply(reply, r);
       const base = publicBaseOf(req, deps.config);
-      return sendOpReply(
-        reply,
-        decoratePaymentReply(reply, r, payment.version, deps.config.x402, `${base}${req.url.split('?')[0]}`),
-      );
+      const { x402, receiptSigner } = deps.config;
+      const url = `${base}${req.url.split('?')[0]}`;
+      return sendOpReply(reply, await decoratePaymentReply(reply, r, payment.version, x402, receiptSigner, url));
     },
   });
   routeOp(app, deps, ops.handoffsGet);

@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { capabilities } from '@vcs/contract';
+import { validateDiscoveryExtension, validateDiscoveryExtensionSpec } from '@x402/extensions/bazaar';
+import { verifyOfferSignatureJWS, verifyReceiptSignatureJWS } from '@x402/extensions/offer-receipt';
+import { bazaarOf, extensionsOf, receiptSignerOf, signReceipt } from './extensions.ts';
+
+describe('x402 extensions', () => {
+  it("every offered capability's bazaar declaration passes @x402/extensions' own validation", () => {
+    const offered = capabilities.filter((c) => c.gate === 'offer');
+    expect(offered.length).toBeGreaterThan(0);
+    for (const c of offered) {
+      const ext = bazaarOf(c) as never;
+      expect(validateDiscoveryExtension(ext), c.name).toEqual({ valid: true });
+      expect(validateDiscoveryExtensionSpec(ext), c.name).toEqual({ valid: true });
+    }
+  });
+
+  it('without a signer a 402 declares bazaar only (the distributed mode with no X402_RECEIPT_SIGNING_KEY)', async () => {
+    const c = capabilities.find((x) => x.name === 'signing.quote')!;
+    const required = {
+      x402Version: 2,
+      resource: { url: 'http://127.0.0.1/signings/quote' },
+      accepts: [
+        {
+          scheme: 'exact',
+          network: 'eip155:84532',
+          amount: '1000000',
+          asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+          payTo: '0x0000000000000000000000000000000000000402',
+          maxTimeoutSeconds: 900,
+          extra: {},
+        },
+      ],
+    };
+    expect(Object.keys(await extensionsOf(c, required, null))).toEqual(['bazaar']);
+    const signer = receiptSignerOf(undefined, { embedded: true });
+    expect(Object.keys(await extensionsOf(c, required, signer))).toEqual(['bazaar', 'offer-receipt']);
+  });
+
+  it('signs with X402_RECEIPT_SIGNING_KEY, the dev-only key only where allowed, and verifies offline', async () => {
+    expect(receiptSignerOf(undefined, { embedded: false })).toBeNull();
+    const dev = receiptSignerOf(undefined, { embedded: true })!;
+    expect(dev.devOnly).toBe(true);
+    const key = randomBytes(32).toString('base64');
+    const signer = receiptSignerOf(key, { embedded: false })!;
+    expect(signer.devOnly).toBe(false);
+    expect(signer.kid).toMatch(/^did:jwk:/);
+    expect(signer.kid).not.toBe(dev.kid);
+    expect(receiptSignerOf(key, { embedded: true })!.kid).toBe(signer.kid); // the key, not the mode, names it
+    const receipt = await signReceipt(signer, {
+      resourceUrl: 'http://127.0.0.1/signings/quote',
+      payer: '0x0000000000000000000000000000000000000001',
+      network: 'eip155:84532',
+      transaction: '0xabc',
+    });
+    expect(receipt.format).toBe('jws');
+    if (receipt.format !== 'jws') return;
+    await expect(verifyReceiptSignatureJWS(receipt)).resolves.toMatchObject({ transaction: '0xabc', version: 1 });
+    const offer = await signer.issuer.issueOffer('http://127.0.0.1/signings/quote', {
+      acceptIndex: 0,
+      scheme: 'exact',
+      network: 'eip155:84532',
+      asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+      payTo: '0x0000000000000000000000000000000000000402',
+      amount: '1000000',
+    });
+    if (offer.format !== 'jws') throw new Error('expected a JWS offer');
+    await expect(verifyOfferSignatureJWS(offer)).resolves.toMatchObject({ amount: '1000000' });
+  });
+});
