@@ -60,7 +60,9 @@ describe.each(modes())('x402 extensions: discovery, signed offers and receipts (
     expect(output.properties.value.required).toEqual(expect.arrayContaining(['fee', 'payer']));
     expect(bazaar.info.output).toMatchObject({ type: 'json', example: { type: 'OK', answers: 'SigningQuote@1' } });
     // The body's x402 (what the SDK and MCP read) is the same PaymentRequired, extensions and all.
-    expect(r.json.value.x402).toEqual(required);
+    // The body carries the terms; the extensions are in PAYMENT-REQUIRED only (an agent reads the body).
+    const { extensions: _header, ...terms } = required;
+    expect(r.json.value.x402).toEqual(terms);
   });
 
   it('signs the offer: it verifies offline and names what accepts[0] asks; a tampered one does not verify', async () => {

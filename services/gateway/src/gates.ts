@@ -191,8 +191,10 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
   const x402 = await paymentRequiredOf(deps.config.x402, c, facts, deps.config.receiptSigner, refusedProof);
   reply.header('payment-required', encodeHeader(x402));
   // x402 v1 clients read the offer from the body: its members go beside the envelope's (additive); the v2 terms are
-  // in the value too, for clients that read the body only (the SDK's settle with a payer, MCP).
-  const value = { ...offer, x402 };
+  // in the value too, for clients that read the body only (the SDK's settle with a payer, MCP). The extensions are
+  // in PAYMENT-REQUIRED only: an agent reading the body does not read discovery schemas and signatures it needs not.
+  const { extensions: _inTheHeader, ...x402Terms } = x402;
+  const value = { ...offer, x402: x402Terms };
   sendOpReply(reply, {
     ...created,
     answer: {

@@ -15,7 +15,10 @@ const fromBase64Json = (raw: string): unknown => JSON.parse(Buffer.from(raw, 'ba
 /** The x402 v2 PaymentRequired an OFFER answer carries (`value.x402`, the object the HTTP 402 sends), if any. */
 const offerWithTerms = z.object({
   type: z.literal('OFFER'),
-  value: z.object({ x402: z.object({ x402Version: z.literal(2), accepts: z.array(z.unknown()).min(1) }).loose() }),
+  value: z.object({
+    capability: z.string(),
+    x402: z.object({ x402Version: z.literal(2), accepts: z.array(z.unknown()).min(1) }).loose(),
+  }),
 });
 
 /**
@@ -26,12 +29,18 @@ function paymentRequired(required: Record<string, unknown>, note: string): CallT
   return { isError: true, structuredContent: required, content: [text(JSON.stringify(required)), text(note)] };
 }
 
-/** The payment-required result for what exec's code returned, or null when it is not an offer to pay. */
-export function offerResult(result: unknown): CallToolResult | null {
+/**
+ * The payment-required result for what exec's code returned, or null when it is not an offer to pay. `complete` adds
+ * the PaymentRequired's x402 extensions (the 402 body carries the terms alone; PAYMENT-REQUIRED has them all).
+ */
+export async function offerResult(
+  result: unknown,
+  complete: (capability: string, x402: Record<string, unknown>) => Promise<Record<string, unknown>>,
+): Promise<CallToolResult | null> {
   const offer = offerWithTerms.safeParse(result);
   if (!offer.success) return null;
   return paymentRequired(
-    offer.data.value.x402,
+    await complete(offer.data.value.capability, offer.data.value.x402),
     'The code returned an OFFER. Pay it with x402: call exec again with the same code and ' +
       `params._meta["${PAYMENT_META}"] = a PaymentPayload for accepts[0]; the code is not run again.`,
   );

@@ -12,6 +12,8 @@ export interface McpCaller {
   authHeaders: Record<string, string>;
   /** Whether this service takes x402 payments: then an OFFER exec returns is x402's payment-required result. */
   takesPayments?: boolean;
+  /** The offer's PaymentRequired with its x402 extensions (discovery, signed offers), as PAYMENT-REQUIRED has it. */
+  completeOffer?: (capability: string, x402: Record<string, unknown>) => Promise<Record<string, unknown>>;
 }
 
 const json = (v: unknown) => ({ content: [{ type: 'text' as const, text: JSON.stringify(v) }] });
@@ -138,7 +140,9 @@ export function buildMcpServer(app: FastifyInstance, caller: McpCaller): McpServ
         return { status: res.statusCode, body: res.body };
       });
       if (!r.ok) return failure(`exec failed: ${r.error}`);
-      return (caller.takesPayments ? offerResult(r.result) : null) ?? json({ result: r.result, calls: r.calls });
+      const offer =
+        caller.takesPayments && caller.completeOffer ? await offerResult(r.result, caller.completeOffer) : null;
+      return offer ?? json({ result: r.result, calls: r.calls });
     },
   );
   return server;

@@ -16,7 +16,7 @@ describe('x402 extensions', () => {
     }
   });
 
-  it('without a signer a 402 declares bazaar only (the distributed mode with no X402_RECEIPT_SIGNING_KEY)', async () => {
+  it('without a signer a 402 declares no signed offers (the distributed mode with no X402_RECEIPT_SIGNING_KEY)', async () => {
     const c = capabilities.find((x) => x.name === 'signing.quote')!;
     const required = {
       x402Version: 2,
@@ -33,9 +33,18 @@ describe('x402 extensions', () => {
         },
       ],
     };
-    expect(Object.keys(await extensionsOf(c, required, null))).toEqual(['bazaar']);
+    expect(Object.keys(await extensionsOf(c, required, null))).toEqual([
+      'bazaar',
+      'payment-identifier',
+      'sign-in-with-x',
+    ]);
     const signer = receiptSignerOf(undefined, { embedded: true });
-    expect(Object.keys(await extensionsOf(c, required, signer))).toEqual(['bazaar', 'offer-receipt']);
+    expect(Object.keys(await extensionsOf(c, required, signer))).toEqual([
+      'bazaar',
+      'payment-identifier',
+      'sign-in-with-x',
+      'offer-receipt',
+    ]);
   });
 
   it('signs with X402_RECEIPT_SIGNING_KEY, the dev-only key only where allowed, and verifies offline', async () => {

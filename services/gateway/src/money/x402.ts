@@ -38,6 +38,18 @@ export async function paymentRequiredOf(
     resource: { url: o.resourceUrl, description: o.description, mimeType: 'application/json' },
     accepts: [requirementOf(terms, o)],
   };
+  return withExtensions(c, required, signer);
+}
+
+/**
+ * A PaymentRequired with its x402 extensions (discovery, signed offers, payment-identifier, sign-in-with-x), as
+ * PAYMENT-REQUIRED and MCP's payment-required result carry it; the 402 body's `value.x402` carries the terms alone.
+ */
+export async function withExtensions<T extends Parameters<typeof extensionsOf>[1]>(
+  c: Capability,
+  required: T,
+  signer: ReceiptSigner | null,
+) {
   return { ...required, extensions: await extensionsOf(c, required, signer) };
 }
 

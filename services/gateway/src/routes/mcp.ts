@@ -6,6 +6,8 @@ import { publicBaseOf } from '../context.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { sendBlocked } from '../reply.ts';
 import { buildMcpServer } from '../mcp/server.ts';
+import { withExtensions } from '../money/x402.ts';
+import { capabilityByName } from '@vcs/contract';
 
 function allowedHosts(deps: GatewayDeps): Set<string> {
   const hosts = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -55,6 +57,10 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps) {
       baseUrl,
       authHeaders: authHeadersOf(req),
       takesPayments: deps.config.x402.live,
+      completeOffer: async (capability, x402) => {
+        const c = capabilityByName(capability);
+        return c ? withExtensions(c, x402 as never, deps.config.receiptSigner) : x402;
+      },
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
