@@ -2,6 +2,8 @@
  * Every bench script runs a few requests here, so none can rot between the sittings that measure with them.
  * No figure is asserted (timing goals live in the scripts' printed tables): only that each script finishes,
  * prints its rows and that what it counts is whole (every webhook delivered and verified).
+ * BENCH_SMOKE=1 (test/bench/support.ts): every server, path and row, but a run is a few requests and a settling or
+ * idle window 100 ms; BENCH_SKIP_BUILD=1: dist/ was built for this run by the global set-up (test/support/build.ts).
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -14,7 +16,7 @@ function runScript(script: string, env: Record<string, string>): Promise<{ code:
   return new Promise((resolve) => {
     const child = spawn(TSX, [script], {
       cwd: root,
-      env: { ...process.env, ...env },
+      env: { ...process.env, BENCH_SMOKE: '1', BENCH_SKIP_BUILD: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '',

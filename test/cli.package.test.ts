@@ -27,17 +27,23 @@ const vcs = (args: string[], env: Record<string, string> = {}) =>
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vcs-cli-pkg-'));
   prefix = join(dir, 'global');
-  // cli.test.ts may be running the checkout's bundle meanwhile, so it stays; prepack must write it anew.
-  const started = Date.now();
-  const tarball = await packAlone(cli, dir, { keepDist: true });
-  bundledAt = statSync(join(cli, 'dist', 'vcs.js')).mtimeMs;
-  packStarted = started;
-  await sh(
-    'npm',
-    ['install', '--global', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball],
-    dir,
-  );
-  h = await startHarness('embedded');
+  // The service starts while the package is packed and installed (neither waits on the other).
+  const service = startHarness('embedded');
+  service.catch(() => undefined); // awaited below; a failed start is reported there, not as an unhandled rejection
+  try {
+    // cli.test.ts may be running the checkout's bundle meanwhile, so it stays; prepack must write it anew.
+    const started = Date.now();
+    const tarball = await packAlone(cli, dir, { keepDist: true });
+    bundledAt = statSync(join(cli, 'dist', 'vcs.js')).mtimeMs;
+    packStarted = started;
+    await sh(
+      'npm',
+      ['install', '--global', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball],
+      dir,
+    );
+  } finally {
+    h = await service;
+  }
 }, 240_000);
 
 afterAll(async () => {

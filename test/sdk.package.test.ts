@@ -26,10 +26,16 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vcs-sdk-'));
   app = join(dir, 'app');
   mkdirSync(app);
-  const tarball = await packAlone(sdk, dir);
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-  await sh('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], app);
-  h = await startHarness('embedded');
+  // The service starts while the package is packed and installed (neither waits on the other).
+  const service = startHarness('embedded');
+  service.catch(() => undefined); // awaited below; a failed start is reported there, not as an unhandled rejection
+  try {
+    const tarball = await packAlone(sdk, dir);
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+    await sh('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], app);
+  } finally {
+    h = await service;
+  }
 }, 240_000);
 
 afterAll(async () => {

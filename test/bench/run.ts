@@ -8,6 +8,8 @@
  * The write anchors (W0, W1, W2, E0: test/bench/write-anchors.ts) run the keyed POST beside ours; the table gives
  * each keyed POST row its ratio to W0, W1 and W2 of the same round.
  * Distributed mode needs NATS_URL, DATABASE_URL and REDIS_URL (else it is skipped, with a note).
+ * BENCH_SMOKE=1: every server, target and row as above, but a run is a few requests (autocannon's `amount`) and each
+ * settling or idle window 100 ms (test/bench.smoke.test.ts); BENCH_SKIP_BUILD=1 reuses dist/.
  * The peer, a Moleculer gateway (moleculer-web) and responder on the same NATS answering the same bytes
  * (test/bench/moleculer-peer.ts), and the transport reference (test/bench/transport-path.ts) run beside them
  * for the free GET.
@@ -22,7 +24,7 @@ import { build } from 'esbuild';
 import { BUNDLE, buildAll } from '../../deploy/build.ts';
 import { builtEntryOf, NODE_FLAGS, PILLAR_SERVICES, spawnService, type ServiceName } from '../../deploy/launch.ts';
 import { dropStores, freePort, freshStores } from '../support/harness.ts';
-import { CLK_TCK, cpuTicks, median, sleep, stopAll, waitUp } from './support.ts';
+import { CLK_TCK, cpuTicks, median, pause, SMOKE, stopAll, waitUp } from './support.ts';
 import { printStartFigures, startFigures, type StartFigures } from './start.ts';
 import { privateNats, privatePostgres, type PrivateServer } from '../support/private-infra.ts';
 
@@ -35,6 +37,8 @@ const NO_LIMITS = {
   RATE_LIMIT_MINT_PER_MIN: '100000000',
 };
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+/** Smoke mode: requests a run sends per connection instead of running for SECONDS. */
+const SMOKE_REQUESTS_PER_CONNECTION = 2;
 const VIN = '1HGCM82633A004352';
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -138,8 +142,9 @@ const ticksSince = (before: Map<number, number>) =>
 /** Share of one core the servers take while none is under load (their timers and pollers), over two seconds. */
 async function idleLoad(pids: number[]) {
   const before = ticksOf(pids);
-  await sleep(2000);
-  return ((ticksOf(pids) - before) / CLK_TCK / 2) * 100;
+  const t0 = performance.now();
+  await pause(2000);
+  return ((ticksOf(pids) - before) / CLK_TCK / ((performance.now() - t0) / 1000)) * 100;
 }
 
 /**
@@ -150,10 +155,15 @@ async function settle(pids: number[]) {
   const until = Date.now() + 30_000;
   while (Date.now() < until) {
     const before = ticksOf(pids);
-    await sleep(500);
+    await pause(500);
     if (ticksOf(pids) - before <= 2) return;
   }
 }
+
+/** How long an autocannon run lasts: SECONDS, or a few requests a connection in smoke mode. */
+const load = (connections: number) =>
+  // autocannon ends a run on its next sample: every 100 ms in smoke mode, not every second.
+  SMOKE ? { amount: connections * SMOKE_REQUESTS_PER_CONNECTION, sampleInt: 100 } : { duration: SECONDS };
 
 /** One run against `s`; `quiet` are the processes that must be idle before it starts (every server's). */
 async function measure(s: Server, t: Target, connections: number, quiet: number[]): Promise<Row> {
@@ -165,9 +175,9 @@ async function measure(s: Server, t: Target, connections: number, quiet: number[
   // Reads must not stall behind writes: beside every keyed POST at c=50, two connections read the free GET.
   const side =
     t.method === 'POST' && connections === 50
-      ? autocannon({ url: s.baseUrl + FREE_GET.path, connections: 2, duration: SECONDS })
+      ? autocannon({ url: s.baseUrl + FREE_GET.path, connections: 2, ...load(2) })
       : undefined;
-  if (WRK) r = await runWrk(s.baseUrl + t.path, t, connections);
+  if (WRK && !SMOKE) r = await runWrk(s.baseUrl + t.path, t, connections);
   else {
     const a = await autocannon({
       url: s.baseUrl + t.path,
@@ -175,7 +185,7 @@ async function measure(s: Server, t: Target, connections: number, quiet: number[
       headers: t.headers,
       body: t.body,
       connections,
-      duration: SECONDS,
+      ...load(connections),
     });
     r = {
       total: a.requests.total,
@@ -292,9 +302,16 @@ async function bundleWithBody(entry: string, bytes: Buffer, bundle: import('esbu
   const file = join(mkdtempSync(join(tmpdir(), 'vcs-bench-')), 'body.json');
   writeFileSync(file, bytes);
   const built = join(root, 'test/bench', `.${entry.replace(/\.ts$/, '.js')}`);
-  await build({ ...BUNDLE, entryPoints: [join(root, 'test/bench', entry)], outfile: built, ...bundle });
+  // Once per entry (the four anchors share one), and never two builds of one file at once: servers start together.
+  await (bundled[entry] ??= build({
+    ...BUNDLE,
+    entryPoints: [join(root, 'test/bench', entry)],
+    outfile: built,
+    ...bundle,
+  }));
   return { built, file };
 }
+const bundled: Record<string, Promise<unknown>> = {};
 
 async function startCeiling(bytes: Buffer): Promise<Server> {
   const { built, file } = await bundleWithBody('ceiling.ts', bytes);
@@ -471,8 +488,22 @@ let natsPid = 0;
 const ONLY = process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
 const wanted = (row: string) => !ONLY || ONLY.includes(row);
 
+/** A server started and the targets each round runs against it. */
+type Running = { server: Server; targets: Target[] };
+
+/**
+ * Starts servers at once (their start-ups overlap: most of it is waiting), keeping their order; those that started
+ * join `running` even when another failed, so the caller's clean-up stops them.
+ */
+async function startTogether(running: Running[], starts: (() => Promise<Running | null>)[]) {
+  const settled = await Promise.allSettled(starts.map((start) => start()));
+  for (const r of settled) if (r.status === 'fulfilled' && r.value) running.push(r.value);
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+}
+
 async function main() {
-  await buildAll();
+  if (!process.env.BENCH_SKIP_BUILD) await buildAll();
   let ownNats: PrivateServer | undefined;
   if (!SHARED_NATS && process.env.NATS_URL) {
     ownNats = await privateNats({ cpu: 0 });
@@ -495,34 +526,38 @@ async function main() {
   ).filter(([row]) => wanted(row));
   // Every server is started first and the runs go round them in turn, repeat after repeat: drift in this noisy
   // VM's speed over the minutes of a run then falls on every row alike instead of on whichever ran last.
-  const running: { server: Server; targets: Target[] }[] = [];
+  const running: Running[] = [];
   let idlePct = 0;
   try {
-    for (const [row, start] of starts) {
+    // Our servers, then the others (listed in that order); the ceiling, the peer and the reference answer our free
+    // GET's bytes, so they wait for those, while the anchors start beside ours.
+    const ours = starts.map(async ([row, start]) => {
       const s = await start();
-      if (!s) {
-        console.log(`${row}: skipped (set NATS_URL, DATABASE_URL, REDIS_URL)`);
-        continue;
-      }
-      running.push({ server: s, targets: await targetsFor(s) });
-    }
-    const ceilingBytes = running.length
-      ? Buffer.from(await (await fetch(running[0]!.server.baseUrl + running[0]!.targets[0]!.path)).arrayBuffer())
-      : await sampleAnswer();
-    const peer = wanted('peer') ? await startMoleculer(ceilingBytes) : null;
-    if (peer) running.push({ server: peer, targets: [FREE_GET] });
-    const transport = wanted('transport') ? await startTransportPath(ceilingBytes) : null;
-    if (transport) running.push({ server: transport, targets: [FREE_GET] });
-    if (wanted('anchors')) {
-      for (const [label, roles] of ANCHORS) {
-        const a = await startAnchor(label, roles);
-        if (a) running.push({ server: a, targets: [ANCHOR_TARGET] });
-      }
-    }
-    running.push({
-      server: await startCeiling(ceilingBytes),
-      targets: [{ name: 'same bytes', method: 'GET', path: '/x', headers: {} }],
+      if (!s) console.log(`${row}: skipped (set NATS_URL, DATABASE_URL, REDIS_URL)`);
+      return s ? { server: s, targets: await targetsFor(s) } : null;
     });
+    const answerBytes = (async () => {
+      const first = (await Promise.allSettled(ours)).find((r) => r.status === 'fulfilled' && r.value);
+      const s = first && (first as PromiseFulfilledResult<Running>).value;
+      return s
+        ? Buffer.from(await (await fetch(s.server.baseUrl + s.targets[0]!.path)).arrayBuffer())
+        : await sampleAnswer();
+    })();
+    const serving = (targets: Target[], start: () => Promise<Server | null>) => async () => {
+      const server = await start();
+      return server ? { server, targets } : null;
+    };
+    await startTogether(running, [
+      ...ours.map((o) => () => o),
+      ...(wanted('peer') ? [serving([FREE_GET], async () => startMoleculer(await answerBytes))] : []),
+      ...(wanted('transport') ? [serving([FREE_GET], async () => startTransportPath(await answerBytes))] : []),
+      ...(wanted('anchors')
+        ? ANCHORS.map(([label, roles]) => serving([ANCHOR_TARGET], () => startAnchor(label, roles)))
+        : []),
+      serving([{ name: 'same bytes', method: 'GET', path: '/x', headers: {} }], async () =>
+        startCeiling(await answerBytes),
+      ),
+    ]);
     for (const { server } of running) for (const pid of server.pids) taskset(0, pid);
     const everyPid = [...new Set(running.flatMap(({ server }) => [...server.pids, ...server.sharedPids]))];
     for (const { server, targets } of running) for (const t of targets) await measure(server, t, 10, everyPid); // warm-up (JIT, pools, caches)
@@ -538,7 +573,7 @@ async function main() {
       }
     }
   } finally {
-    for (const { server } of running) await server.stop();
+    await Promise.all(running.map(({ server }) => server.stop()));
     if (natsPid && natsAffinity)
       spawnSync('taskset', ['-a', '-cp', natsAffinity, String(natsPid)], { stdio: 'ignore' });
     await ownNats?.destroy();

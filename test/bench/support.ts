@@ -10,6 +10,15 @@ export const CLK_TCK = 100;
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * BENCH_SMOKE=1 (test/bench.smoke.test.ts): every code path and every printed row, on a few requests and waits of
+ * 100 ms at most, so the scripts cannot rot without the suite spending minutes on figures nobody reads. The figures
+ * a smoke run prints mean nothing.
+ */
+export const SMOKE = !!process.env.BENCH_SMOKE;
+/** A wait that is there for the figures (settling, idle windows, catch-up): 100 ms at most in smoke mode. */
+export const pause = (ms: number) => sleep(SMOKE ? Math.min(ms, 100) : ms);
+
 export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.floor((s.length - 1) / 2)]! : NaN;

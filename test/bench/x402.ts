@@ -4,7 +4,8 @@
  *
  *   BENCH_X402_SECONDS=15 BENCH_X402_REPEATS=2 pnpm bench:x402
  *   (BENCH_X402_ONLY=reference,embedded,distributed; BENCH_X402_CONCURRENCY=10,50; BENCH_X402_PAYERS=100;
- *    BENCH_SKIP_BUILD=1 reuses dist/, as `pnpm bench` does after its own build)
+ *    BENCH_SKIP_BUILD=1 reuses dist/, as `pnpm bench` does after its own build;
+ *    BENCH_SMOKE=1: every seller, leg and row, but a cell is `c` payments and the pauses 100 ms: test/bench.smoke.test.ts)
  *
  * Sellers, each its own OS process (built JavaScript, as deployed):
  *  - reference: fastify with @x402/core's x402ResourceServer + x402HTTPResourceServer, HTTPFacilitatorClient on the
@@ -34,7 +35,7 @@ import { createPayment } from '@vcs/x402-rail';
 import { BUNDLE, buildAll } from '../../deploy/build.ts';
 import { builtEntryOf, NODE_FLAGS, PILLAR_SERVICES, spawnService } from '../../deploy/launch.ts';
 import { dropStores, freePort, freshStores } from '../support/harness.ts';
-import { CLK_TCK, cpuTicks, median, sleep, stopAll, waitUp } from './support.ts';
+import { CLK_TCK, cpuTicks, median, pause, SMOKE, stopAll, waitUp } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_X402_SECONDS ?? 15);
 const REPEATS = Number(process.env.BENCH_X402_REPEATS ?? 1);
@@ -299,7 +300,7 @@ async function cell(
     );
   }
   const signMs = performance.now() - t0;
-  await sleep(500);
+  await pause(500);
   const railPids = rail.pids();
   const before = [ticksOf(s.pids), ticksOf(railPids)];
   const paid = await drive(payments.length, c, async (i) => {
@@ -367,7 +368,7 @@ async function main() {
     const rate = new Map<string, number>();
     for (const s of sellers)
       for (const c of CONCURRENCY) {
-        const [, paid] = await cell(s, rail, c, Math.max(40, 3 * c), -1);
+        const [, paid] = await cell(s, rail, c, SMOKE ? c : Math.max(40, 3 * c), -1);
         if (paid!.errors) console.log(`warm-up ${s.label} c=${c}: ${JSON.stringify(paid!.failures)}`);
         rate.set(`${s.label}|${c}`, paid!.rps);
       }
@@ -375,7 +376,7 @@ async function main() {
       for (const c of CONCURRENCY) {
         for (const s of sellers) {
           const k = `${s.label}|${c}`;
-          const n = Math.min(MAX_CALLS, Math.max(4 * c, Math.ceil(rate.get(k)! * SECONDS * 1.5)));
+          const n = SMOKE ? c : Math.min(MAX_CALLS, Math.max(4 * c, Math.ceil(rate.get(k)! * SECONDS * 1.5)));
           for (const r of await cell(s, rail, c, n, round)) {
             rows.push(r);
             console.log(JSON.stringify(r));

@@ -30,6 +30,11 @@ export interface ClusterProbe {
   leaders(stream: string, consumer?: string): Promise<{ stream?: string; consumer?: string }>;
   /** Ask a consumer's leader to step down (another replica takes over): to place leaders where a test needs them. */
   stepDownConsumer(stream: string, consumer: string): Promise<void>;
+  /**
+   * Whether the stream and the consumer each have a leader and `replicas` members, every one of them online and
+   * current (caught up with its leader): a node started again has rejoined both groups.
+   */
+  replicasCurrent(stream: string, consumer: string, replicas: number): Promise<boolean>;
 }
 export interface NatsCluster extends ClusterProbe {
   nodes: ClusterNode[];
@@ -88,6 +93,15 @@ export function clusterProbe(live: () => Promise<LiveNode[]>): ClusterProbe {
             : undefined,
         ]);
         return { stream: s, consumer: c };
+      }),
+    replicasCurrent: (stream, consumer, replicas) =>
+      ask(async (jsm) => {
+        const whole = (c?: { leader?: string; replicas?: { current: boolean; offline: boolean }[] }) =>
+          !!c?.leader &&
+          (c.replicas ?? []).length === replicas - 1 &&
+          c.replicas!.every((r) => r.current && !r.offline);
+        const [s, c] = await Promise.all([jsm.streams.info(stream), jsm.consumers.info(stream, consumer)]);
+        return whole(s.cluster) && whole(c.cluster);
       }),
     stepDownConsumer: (stream, consumer) =>
       ask(async (_jsm, nc) => {

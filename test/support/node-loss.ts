@@ -39,10 +39,17 @@ export interface NodeLossRun {
   firstVin?: number;
 }
 
+/** The load: webhook.emit calls a second. */
+const WRITES_A_SECOND = 8;
 /** The services pillar's consumer, whose leader is the second node killed. */
 const CONSUMER = 'services-events';
 
-/** Runs the three kills under load; returns the figures (also printed) after every answered write's event arrived or 90 s. */
+/**
+ * Runs the three kills under load; returns the figures (also printed) after every answered write's event arrived or
+ * 90 s. It waits on what happens, not on the clock: the load flowing before the first kill, a second of writes
+ * delivered with the node down, and the node started again current in the stream's and the consumer's groups before
+ * the next kill (two of three must stay current).
+ */
 export async function loseNodesUnderLoad(o: NodeLossRun) {
   const { baseUrl, key, endpointId, rx, probe, stream } = o;
   // 8 writes a second, each on its own (a slow one does not hold back the next).
@@ -67,7 +74,7 @@ export async function loseNodesUnderLoad(o: NodeLossRun) {
         inflight.delete(p);
       });
     inflight.add(p);
-  }, 125);
+  }, 1000 / WRITES_A_SECOND);
 
   const firstDelivery = () => {
     const m = new Map<string, { ids: Set<string>; at: number }>();
@@ -94,8 +101,15 @@ export async function loseNodesUnderLoad(o: NodeLossRun) {
     flowingAt?: number;
   }[] = [];
   const leaders = () => probe.leaders(stream, CONSUMER).catch(() => ({}) as { stream?: string; consumer?: string });
+  /** `count` answered writes sent after `since` whose events have reached the receiver. */
+  const deliveredSince = (since: number, count: number) => {
+    const got = firstDelivery();
+    return writes.filter((w) => w.sent > since && w.status === 200 && got.has(w.vin)).length >= count;
+  };
   try {
-    await sleep(4000);
+    // A second of the load delivered: the stream, its consumers and the webhook path all work before the first kill.
+    const began = Date.now();
+    await waitFor(async () => deliveredSince(began, WRITES_A_SECOND), 30_000, 100);
     for (const target of ['stream leader', 'consumer leader', "gateway's node"] as const) {
       let l = await leaders();
       const gatewayOn = (await probe.connectedNodesOf('gateway'))[0];
@@ -105,9 +119,11 @@ export async function loseNodesUnderLoad(o: NodeLossRun) {
         target === 'consumer leader' && i < 6 && (l.consumer === l.stream || l.consumer === gatewayOn);
         i++
       ) {
+        const before = l.consumer;
         await probe.stepDownConsumer(stream, CONSUMER).catch(() => undefined);
-        await sleep(1500);
-        l = await leaders();
+        await waitFor(async () => !!(l = await leaders()).consumer && l.consumer !== before, 5000, 100).catch(
+          () => undefined,
+        );
       }
       const node = target === 'stream leader' ? l.stream! : target === 'consumer leader' ? l.consumer! : gatewayOn!;
       expect(node, `${target}: ${JSON.stringify({ ...l, gatewayOn })}`).toMatch(o.nodeName);
@@ -136,9 +152,14 @@ export async function loseNodesUnderLoad(o: NodeLossRun) {
         await sleep(100);
       }
       await watchLeaders;
-      await sleep(Math.max(0, phase.killedAt + 15_000 - Date.now()));
+      // A second of writes made and delivered with the node still down, not just the first one.
+      if (phase.flowingAt)
+        await waitFor(async () => deliveredSince(phase.flowingAt!, WRITES_A_SECOND), 15_000, 100).catch(
+          () => undefined,
+        );
       await o.start(node);
-      await sleep(8000); // the restarted node catches up before the next one goes (two of three must stay current)
+      // The node started again catches up before the next one goes (two of three must stay current).
+      await waitFor(() => probe.replicasCurrent(stream, CONSUMER, 3), 30_000, 250);
     }
   } finally {
     clearInterval(ticker);

@@ -2,6 +2,11 @@
 // workers on Node 20). PGlite runs each statement synchronously in WebAssembly; here that blocks this thread
 // only, so the HTTP thread keeps answering while writes run. Protocol: see pglite-thread.ts.
 import { parentPort, workerData } from 'node:worker_threads';
+import { createHash } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -28,7 +33,34 @@ export const EMBEDDED_SETTINGS = [
 ];
 const startParams = [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS.flatMap((s) => ['-c', s])];
 
-const lite = await PGlite.create(workerData.dir === 'memory://' ? undefined : workerData.dir, { startParams });
+/**
+ * A `memory://` database starts from a copy of a freshly initialised one (PGlite's dumpDataDir, kept under the
+ * system's temporary directory per PGlite build) instead of running initdb each time: initdb takes 3-6 s of CPU on
+ * this 2-core machine, loading the copy under 1 s, and every embedded start (each test harness) paid it. The copy is
+ * exactly what initdb made, written once and renamed into place; one that cannot be loaded is removed and made again.
+ */
+async function memoryDatabase() {
+  const pglite = fileURLToPath(import.meta.resolve('@electric-sql/pglite'));
+  const build = createHash('sha256').update(`${pglite} ${statSync(pglite).size} ${statSync(pglite).mtimeMs}`);
+  const file = join(tmpdir(), `vcs-pglite-initdb-${build.digest('hex').slice(0, 16)}.tar`);
+  try {
+    return await PGlite.create({ loadDataDir: new Blob([readFileSync(file)]), startParams });
+  } catch {
+    rmSync(file, { force: true });
+  }
+  const lite = await PGlite.create({ startParams });
+  try {
+    const part = `${file}.${process.pid}.${Date.now()}`;
+    writeFileSync(part, Buffer.from(await (await lite.dumpDataDir('none')).arrayBuffer()));
+    renameSync(part, file);
+  } catch {
+    /* no copy kept: the next start runs initdb too */
+  }
+  return lite;
+}
+
+const lite =
+  workerData.dir === 'memory://' ? await memoryDatabase() : await PGlite.create(workerData.dir, { startParams });
 // initdb (a fresh directory without a seed, or memory://) leaves ~350 MB of WebAssembly memory that only a full
 // collection gives back, and V8, seeing a small JavaScript heap, runs none for a long while. On the next turn: until
 // then PGlite still holds initdb's memory.
