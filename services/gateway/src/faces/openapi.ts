@@ -78,11 +78,23 @@ const x402Parameters = [
     schema: b64,
     description: 'x402 v1: the signed payment (base64 JSON); answered with X-PAYMENT-RESPONSE',
   },
+  {
+    name: 'SIGN-IN-WITH-X',
+    in: 'header',
+    required: false,
+    schema: b64,
+    description:
+      "x402 sign-in-with-x: the paying wallet's proof for the 402's challenge (no key, no payment); answers the " +
+      'stored answer that wallet paid for with this input, or the 402 again with the reason in `error`',
+  },
 ];
 const paymentRequiredHeader = {
   'PAYMENT-REQUIRED': {
     schema: b64,
-    description: 'x402 v2 PaymentRequired: the offer to pay (with `error` when a payment was refused)',
+    description:
+      'x402 v2 PaymentRequired: the offer to pay (with `error` when a payment or a sign-in-with-x proof was ' +
+      'refused), and its extensions: bazaar (the input and output, for indexers), offer-receipt (signed offers), ' +
+      'payment-identifier (optional) and sign-in-with-x (a challenge)',
   },
 };
 const paymentResponseHeaders = {
