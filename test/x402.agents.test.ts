@@ -8,7 +8,7 @@ import {
 import { SIGN_IN_WITH_X, wrapFetchWithSIWx } from '@x402/extensions/sign-in-with-x';
 import { createPayment, startRail, type Rail } from '@vcs/x402-rail';
 import { call, modes } from './support/harness.ts';
-import { startMoneyHarness, type MoneyHarness } from './support/money.ts';
+import { railSettings, startMoneyHarness, type MoneyHarness } from './support/money.ts';
 
 // What a wallet-only agent gets from x402's extensions, with the extension's own client helpers: a payment named by
 // its payment-identifier is read again without moving money (another payment under the same id is 409), and the
@@ -24,13 +24,7 @@ describe.each(modes())('x402 agents: payment-identifier and sign-in-with-x (%s)'
   let base: string;
   beforeAll(async () => {
     rail = await startRail({ payers: 6 });
-    m = await startMoneyHarness(mode, {
-      X402_FACILITATOR_URL: rail.facilitatorUrl,
-      X402_RPC_URL: rail.rpcUrl,
-      X402_PAY_TO: rail.payTo,
-      X402_ASSET: rail.asset,
-      X402_NETWORK: rail.network,
-    });
+    m = await startMoneyHarness(mode, railSettings(rail));
     base = m.h.baseUrl;
   }, 120_000);
   afterAll(async () => {

@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createPayment, startRail, type Rail } from '@vcs/x402-rail';
 import { call } from './support/harness.ts';
-import { startMoneyHarness, type MoneyHarness } from './support/money.ts';
+import { type MoneyHarness, railSettings, startMoneyHarness } from './support/money.ts';
 
 // The clients against the x402 rail (a local chain, the test token, a facilitator over HTTP): the CLI pays an OFFER
 // with a wallet key from its environment; MCP `exec` never pays. One mode: both are HTTP clients of the gateway.
@@ -36,13 +36,7 @@ describe('clients paying x402 offers (embedded, on a local chain)', () => {
   let env: Record<string, string>;
   beforeAll(async () => {
     rail = await startRail({ payers: 4 });
-    m = await startMoneyHarness('embedded', {
-      X402_FACILITATOR_URL: rail.facilitatorUrl,
-      X402_RPC_URL: rail.rpcUrl,
-      X402_PAY_TO: rail.payTo,
-      X402_ASSET: rail.asset,
-      X402_NETWORK: rail.network,
-    });
+    m = await startMoneyHarness('embedded', railSettings(rail));
     env = { VCS_BASE_URL: m.h.baseUrl, XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'vcs-cli-x402-')) };
   }, 120_000);
   afterAll(async () => {
