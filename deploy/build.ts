@@ -116,7 +116,8 @@ async function ensureVpic() {
  * (services/embedded PGLITE_SEED; createPgliteDb): PGlite's initdb is ~4 s and ~700 MB of WebAssembly memory, and the
  * migrations a few hundred milliseconds more. Made again when a migration, the PGlite worker or the lockfile changes.
  */
-async function ensureSeed(files: string[]) {
+/** Make the embedded database seed (initdb and the migrations) when its inputs changed; true when it was made. */
+export async function ensureSeed(files: string[] = inputFiles()) {
   const inputs = hashOf(files.filter((f) => /\/migrations\/[^/]+\.sql$|pglite-worker\.mjs$|^pnpm-lock\.yaml$/.test(f)));
   const stamp = join(PGLITE_SEED, '.inputs');
   if (stampOf(stamp) === inputs) return false;
