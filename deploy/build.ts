@@ -144,7 +144,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const inputs = hashOf(files);
   // Nothing changed since the last build (`pnpm start` again): no bundling, the second start goes straight to node.
   const current = stampOf(STAMP) === inputs && existsSync(join(DIST, 'embedded.js'));
-  const [, vpic, seeded] = await Promise.all([current ? undefined : buildAll(inputs), ensureVpic(), ensureSeed(files)]);
+  // BUILD_SEED=0 (the container image's build): no embedded database seed, which only `pnpm start` uses.
+  const seed = process.env.BUILD_SEED === '0' ? Promise.resolve(false) : ensureSeed(files);
+  const [, vpic, seeded] = await Promise.all([current ? undefined : buildAll(inputs), ensureVpic(), seed]);
   // What `pnpm start` checks first (deploy/current.mjs), without loading TypeScript: these inputs, these outputs.
   const outputs = [join(DIST, 'embedded.js'), vpic, join(PGLITE_SEED, 'PG_VERSION')];
   writeFileSync(CURRENT, JSON.stringify({ inputs, outputs }));
