@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PaymentRequiredV2Schema } from '@x402/core/schemas';
-import { createPayment, startRail, type Rail } from '@vcs/x402-rail';
+import { createPayment, type Rail } from '@vcs/x402-rail';
 import { call, mintKey, modes } from './support/harness.ts';
-import { countEvents, railSettings, startMoneyHarness, type MoneyHarness } from './support/money.ts';
+import { countEvents, type MoneyHarness, startPaidService, stopPaidService } from './support/money.ts';
 
 // x402 inside MCP (the x402 MCP transport's tool-result binding) with the official MCP client, against the service
 // on the local x402 rail: exec's OFFER is x402's payment-required result; the same call with a PaymentPayload in
@@ -33,14 +33,9 @@ describe.each(modes())('x402 inside MCP (%s)', (mode) => {
   let m: MoneyHarness;
   let base: string;
   beforeAll(async () => {
-    rail = await startRail({ payers: 6 });
-    m = await startMoneyHarness(mode, railSettings(rail));
-    base = m.h.baseUrl;
+    ({ rail, m, base } = await startPaidService(mode, 6));
   }, 120_000);
-  afterAll(async () => {
-    await m?.stop();
-    await rail?.stop();
-  });
+  afterAll(() => stopPaidService({ rail, m }));
 
   const exec = (client: Client, code: string, payment?: unknown) =>
     client.callTool({

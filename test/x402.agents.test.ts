@@ -6,9 +6,9 @@ import {
   PAYMENT_IDENTIFIER,
 } from '@x402/extensions/payment-identifier';
 import { SIGN_IN_WITH_X, wrapFetchWithSIWx } from '@x402/extensions/sign-in-with-x';
-import { createPayment, startRail, type Rail } from '@vcs/x402-rail';
+import { createPayment, type Rail } from '@vcs/x402-rail';
 import { call, modes } from './support/harness.ts';
-import { railSettings, startMoneyHarness, type MoneyHarness } from './support/money.ts';
+import { type MoneyHarness, startPaidService, stopPaidService } from './support/money.ts';
 
 // What a wallet-only agent gets from x402's extensions, with the extension's own client helpers: a payment named by
 // its payment-identifier is read again without moving money (another payment under the same id is 409), and the
@@ -23,14 +23,9 @@ describe.each(modes())('x402 agents: payment-identifier and sign-in-with-x (%s)'
   let m: MoneyHarness;
   let base: string;
   beforeAll(async () => {
-    rail = await startRail({ payers: 6 });
-    m = await startMoneyHarness(mode, railSettings(rail));
-    base = m.h.baseUrl;
+    ({ rail, m, base } = await startPaidService(mode, 6));
   }, 120_000);
-  afterAll(async () => {
-    await m?.stop();
-    await rail?.stop();
-  });
+  afterAll(() => stopPaidService({ rail, m }));
 
   const quote = (headers: Record<string, string> = {}, body: unknown = { vin: VIN }) =>
     call(base, 'POST', '/signings/quote', { body, headers });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPayment, startRail, type Rail } from '@vcs/x402-rail';
+import { createPayment, type Rail } from '@vcs/x402-rail';
 import { validateDiscoveryExtension, validateDiscoveryExtensionSpec } from '@x402/extensions/bazaar';
 import {
   decodeSignedOffers,
@@ -14,7 +14,7 @@ import {
   type JWSSignedOffer,
 } from '@x402/extensions/offer-receipt';
 import { call, modes } from './support/harness.ts';
-import { railSettings, startMoneyHarness, type MoneyHarness } from './support/money.ts';
+import { type MoneyHarness, startPaidService, stopPaidService } from './support/money.ts';
 
 // The 402's x402 extensions (docs/money.md, "What an indexer sees"): bazaar discovery from the catalog, offers signed
 // with X402_RECEIPT_SIGNING_KEY, and the paid answer's signed receipt, each checked with @x402/extensions' own
@@ -28,17 +28,11 @@ describe.each(modes())('x402 extensions: discovery, signed offers and receipts (
   let m: MoneyHarness;
   let base: string;
   beforeAll(async () => {
-    rail = await startRail({ payers: 3 });
-    m = await startMoneyHarness(mode, {
-      ...railSettings(rail),
+    ({ rail, m, base } = await startPaidService(mode, 3, {
       X402_RECEIPT_SIGNING_KEY: randomBytes(32).toString('base64'),
-    });
-    base = m.h.baseUrl;
+    }));
   }, 120_000);
-  afterAll(async () => {
-    await m?.stop();
-    await rail?.stop();
-  });
+  afterAll(() => stopPaidService({ rail, m }));
 
   const offer = async () => {
     const r = await call(base, 'POST', '/signings/quote', { body: { vin: VIN } });

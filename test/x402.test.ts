@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPaymentHeader } from 'x402/client';
 import { createSigner } from 'x402/types';
-import { createPayment, payingFetch, receiptOf, startRail, type Rail } from '@vcs/x402-rail';
+import { createPayment, payingFetch, receiptOf, type Rail } from '@vcs/x402-rail';
 import { createClient, settle, signing } from '@vcs/sdk';
 import { call, mintKey, modes, waitFor } from './support/harness.ts';
-import { countEvents, railSettings, startMoneyHarness, type MoneyHarness } from './support/money.ts';
+import { countEvents, type MoneyHarness, startPaidService, stopPaidService } from './support/money.ts';
 
 // Money on a chain: the offline x402 rail (a local chain, the EIP-3009 test token at Base Sepolia's USDC address,
 // funded payers, a facilitator over HTTP) and the stock clients, against the service in each mode.
@@ -19,14 +19,9 @@ describe.each(modes())('x402 payments on a local chain (%s)', (mode) => {
   let m: MoneyHarness;
   let base: string;
   beforeAll(async () => {
-    rail = await startRail({ payers: 52 });
-    m = await startMoneyHarness(mode, railSettings(rail));
-    base = m.h.baseUrl;
+    ({ rail, m, base } = await startPaidService(mode, 52));
   }, 120_000);
-  afterAll(async () => {
-    await m?.stop();
-    await rail?.stop();
-  });
+  afterAll(() => stopPaidService({ rail, m }));
 
   /** The 402 for signing.quote, and a v2 payment signed by `payer` for its one requirement (optionally changed). */
   async function offerAndPayment(payer: number, change: Record<string, unknown> = {}, key?: string) {

@@ -11,7 +11,7 @@ import {
   type Clock,
   type Queryable,
 } from '@vcs/platform';
-import type { Rail } from '@vcs/x402-rail';
+import { startRail, type Rail } from '@vcs/x402-rail';
 import { startHarness, TEST_RATE_LIMITS, type Harness } from './harness.ts';
 
 /** A harness plus a direct look at the store and the bus, to count events and call internal subjects. */
@@ -117,3 +117,25 @@ export const railSettings = (rail: Rail): Record<string, string> => ({
 });
 
 export const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+
+/** A service taking payments on a local rail of its own (`payers` funded wallets), in either mode. */
+export async function startPaidService(
+  mode: 'embedded' | 'distributed',
+  payers: number,
+  env: Record<string, string> = {},
+): Promise<{ rail: Rail; m: MoneyHarness; base: string }> {
+  const rail = await startRail({ payers });
+  try {
+    const m = await startMoneyHarness(mode, { ...railSettings(rail), ...env });
+    return { rail, m, base: m.h.baseUrl };
+  } catch (e) {
+    await rail.stop();
+    throw e;
+  }
+}
+
+/** Stop what startPaidService started (either may be missing when a start failed). */
+export async function stopPaidService(s: { rail?: Rail; m?: MoneyHarness }): Promise<void> {
+  await s.m?.stop();
+  await s.rail?.stop();
+}
