@@ -11,6 +11,10 @@ export const LEASE_MARGIN_MS = 2_000;
 export const leaseUntil = (clock: Clock, callMs: number): Date =>
   new Date(clock.now().getTime() + callMs + LEASE_MARGIN_MS);
 
-/** A lease that ends at `until` (or began at `from` for a call of `callMs`) is still held now. */
+/** A lease that ends at `until` is still held now. */
 export const leaseHeld = (clock: Clock, until: string | Date | null | undefined): boolean =>
   !!until && new Date(until).getTime() > clock.now().getTime();
+
+/** Whole seconds until a lease ends, at least 1: what a caller told to come back is given as Retry-After. */
+export const leaseSecondsLeft = (clock: Clock, until: string | Date | null | undefined): number =>
+  Math.max(1, Math.ceil(((until ? new Date(until).getTime() : 0) - clock.now().getTime()) / 1000));

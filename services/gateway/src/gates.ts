@@ -136,7 +136,7 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
     return { sent: true };
   }
   // sign-in-with-x: the wallet that paid for this resource reads its stored answer again, no key, no payment.
-  const origin = new URL(publicBaseOf(req, deps.config)).origin;
+  const origin = new URL(resourceUrl).origin;
   const proof = await siwxProof(req, origin, deps.kv);
   let refusedProof: string | undefined;
   if (proof && 'payer' in proof) {

@@ -18,6 +18,7 @@ import {
   callCapability,
   countSettlement,
   leaseHeld,
+  leaseSecondsLeft,
   leaseUntil,
   writeEvents,
   type CallContext,
@@ -213,8 +214,6 @@ export async function findExecution(
 }
 
 const finished = (r: ExecutionRow) => r.status === 'succeeded' || r.status === 'failed';
-const secondsUntil = (services: Services, t: string | Date | null) =>
-  Math.max(1, Math.ceil(((t ? new Date(t).getTime() : 0) - services.clock.now().getTime()) / 1000));
 
 /** Take the execution for one attempt: its final answer, busy under another's lease, or claimed (a new lease). */
 async function claim(
@@ -233,7 +232,7 @@ async function claim(
     // Anyone but its creator waits for the lease to run out.
     const now = services.clock.now();
     if (r.status === 'running' && leaseHeld(services.clock, r.lease_until))
-      return { kind: 'busy', row: r, retryAfterSeconds: secondsUntil(services, r.lease_until) };
+      return { kind: 'busy', row: r, retryAfterSeconds: leaseSecondsLeft(services.clock, r.lease_until) };
     const lease = leaseFor(services, timeoutMs);
     await mustMove(q, 'execution', id, r.status, 'claim', {
       lease_until: lease.toISOString(),
@@ -281,7 +280,8 @@ export async function runExecution(
     );
     return { kind: 'not-run', row, reason: r.unavailable };
   }
-  if (r.unavailable) return { kind: 'unknown', row, retryAfterSeconds: secondsUntil(services, row.lease_until) };
+  if (r.unavailable)
+    return { kind: 'unknown', row, retryAfterSeconds: leaseSecondsLeft(services.clock, row.lease_until) };
   return record(services, row, r.answer, r.status, r.replayed ?? false);
 }
 

@@ -10,7 +10,14 @@ import {
 } from '@vcs/contract';
 import { extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import type { PaymentPayload } from '@x402/core/types';
-import { centsOfAtomic, countCall, leaseUntil, type CallContext, type Queryable } from '@vcs/platform';
+import {
+  centsOfAtomic,
+  countCall,
+  leaseSecondsLeft,
+  leaseUntil,
+  type CallContext,
+  type Queryable,
+} from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { iso, json, refusal } from './common.ts';
 import { findExecution, runExecution, type ExecutionRow } from './executions.ts';
@@ -70,16 +77,14 @@ export const payOnRoute = (services: Services, req: OpInput<'intentsPay'> & { ct
 
 /** How long one request may drive a payment before anyone else (a retry, the reconciler) may: the facilitator's time. */
 const leaseFrom = (services: Services) => leaseUntil(services.clock, facilitatorTimeoutMs(services)).toISOString();
-const secondsLeft = (services: Services, until: string | Date | null) =>
-  Math.min(
-    5,
-    Math.max(1, Math.ceil(((until ? new Date(until).getTime() : 0) - services.clock.now().getTime()) / 1000)),
-  );
 
 type Bound =
   | { reply: OpReply }
   | { execution: string; intentId: string }
   | { payment: PaymentRow; fresh: boolean; t: IntentTerms; firstCall?: boolean };
+
+/** Hold `key` until this transaction ends (every replica: Postgres's advisory locks; PGlite has them too). */
+const lockFor = (q: Queryable, key: string) => q.query('select pg_advisory_xact_lock(hashtext($1))', [key]);
 
 /** The one key of an authorization: network, asset, payer, nonce (addresses and nonces compare without case). */
 const authorizationKey = (network: string, asset: string, payer: string, nonce: string) =>
@@ -120,9 +125,9 @@ export async function payIntent(services: Services, req: PayRequest): Promise<Op
     return refusal(services, ctx, 'payment-invalid', identified.problems, { x402Error: 'invalid_payload' });
   const step = await services.db.tx(async (q): Promise<Bound> => {
     // The id's lock before the authorization's (one order everywhere): one id, one payment, even at once.
-    if (identified.id) await q.query('select pg_advisory_xact_lock(hashtext($1))', [`pid:${identified.id}`]);
+    if (identified.id) await lockFor(q, `pid:${identified.id}`);
     // One authorization at a time, in every replica: the same header sent ten times at once is one binding.
-    await q.query('select pg_advisory_xact_lock(hashtext($1))', [key]);
+    await lockFor(q, key);
     if (identified.id) {
       const first = (await q.query<PaymentRow>('select * from payments where payment_identifier = $1', [identified.id]))
         .rows[0];
@@ -400,7 +405,7 @@ export async function drive(services: Services, row: PaymentRow, fresh: boolean,
     if (!taken)
       return pending(
         `payment ${row.id} is being settled now (transfer sent, not yet seen on chain)`,
-        secondsLeft(services, row.lease_until),
+        Math.min(5, leaseSecondsLeft(services.clock, row.lease_until)),
       );
     return send(services, taken, timeoutMs, false);
   }
@@ -451,9 +456,7 @@ async function paid(
   timeoutMs: number,
 ): Promise<{ id: string; claimed?: ExecutionRow }> {
   return services.db.tx(async (q) => {
-    await q.query('select pg_advisory_xact_lock(hashtext($1))', [
-      authorizationKey(row.network, row.asset, row.payer, row.nonce),
-    ]);
+    await lockFor(q, authorizationKey(row.network, row.asset, row.payer, row.nonce));
     const now = services.clock.now().toISOString();
     const p =
       (await move<PaymentRow, 'payment'>(q, 'payment', row.id, 'prove', {

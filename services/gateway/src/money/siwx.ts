@@ -20,18 +20,25 @@ const STATEMENT = 'Read again the answer this wallet paid for';
 /** A challenge is signed within this (the library's default age check is 5 minutes). */
 const CHALLENGE_SECONDS = 300;
 
+/** The declaration per network, made once (its schema is the same for every 402). */
+const declarations = new Map<string, ReturnType<typeof declareSIWxExtension>[typeof SIGN_IN_WITH_X]>();
+
 /** The challenge a 402 declares, in `extensions["sign-in-with-x"]` (completed as the library completes it). */
 export async function siwxChallenge(origin: string, resourceUrl: string, network: string) {
-  const ext = createSIWxResourceServerExtension({
+  // Per request: the origin comes from the request when PUBLIC_BASE_URL is unset, so none is kept.
+  const server = createSIWxResourceServerExtension({
     origin,
     storage: { recordPayment: async () => {}, hasPaid: async () => false },
   });
-  const declaration = declareSIWxExtension({
-    network,
-    statement: STATEMENT,
-    expirationSeconds: CHALLENGE_SECONDS,
-  })[SIGN_IN_WITH_X];
-  return ext.enrichPaymentRequiredResponse!(declaration, {
+  let declaration = declarations.get(network);
+  if (!declaration) {
+    declaration = declareSIWxExtension({ network, statement: STATEMENT, expirationSeconds: CHALLENGE_SECONDS })[
+      SIGN_IN_WITH_X
+    ];
+    declarations.set(network, declaration);
+  }
+  // A fresh nonce, issuedAt and expirationTime for each 402: the library's enrichment makes them.
+  return server.enrichPaymentRequiredResponse!(declaration, {
     resourceInfo: { url: resourceUrl },
     requirements: [{ network }],
   } as never);
