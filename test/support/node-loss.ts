@@ -63,7 +63,7 @@ export async function loseNodesUnderLoad(o: NodeLossRun) {
       .then(
         (r) => {
           w.status = r.status;
-          w.code = r.json?.value?.code;
+          w.code = [r.json?.value?.code, r.json?.value?.reason].filter(Boolean).join(' ');
         },
         () => {
           w.status = 0;
@@ -182,7 +182,11 @@ export async function loseNodesUnderLoad(o: NodeLossRun) {
   const figures = {
     writes: writes.length,
     answered: answered.length,
-    refused: failed.map((w) => `${w.status} ${w.code ?? ''}`.trim()),
+    // Each refusal with its cause and when it was sent, from the kill before it (ms).
+    refused: failed.map((w) => {
+      const kill = phases.filter((p) => p.killedAt <= w.sent + 2000).at(-1);
+      return `${w.status} ${w.code ?? ''} ${kill ? `@${w.sent - kill.killedAt}ms after ${kill.node}` : ''}`.trim();
+    }),
     lost: answered.filter((w) => !got.has(w.vin)).length,
     doubled: [...got.values()].filter((s) => s.ids.size > 1).length,
     delayMs: { p50: pct(delays, 50), p99: pct(delays, 99), max: Math.max(0, ...delays) },

@@ -62,10 +62,11 @@ export interface CallResult extends ReplyMeta {
 const timer = childrenOf(busRequestSeconds);
 
 /**
- * Send one request to `pillar` on `subject`. An idempotent request whose replica died, timed out or whose connection
- * closed is sent once more (NATS queue groups pick another replica when one is left). Never throws: no replica, a
- * time-out, a closed bus or an unreadable reply come back as a 503 BLOCKED `pillar-unavailable` with `unavailable`
- * set — a `no-responders` certainly did not run, a `timeout` may have.
+ * Send one request to `pillar` on `subject`. With no replica subscribed, any request is sent again until one is or
+ * its time-out has passed (it did not run). An idempotent request whose replica timed out or whose connection closed
+ * is sent once more (NATS queue groups pick another replica when one is left). Never throws: no replica, a time-out,
+ * a closed bus or an unreadable reply come back as a 503 BLOCKED `pillar-unavailable` with `unavailable` set — a
+ * `no-responders` certainly did not run, a `timeout` may have.
  */
 export function call(
   bus: Bus,
@@ -103,6 +104,11 @@ async function callOnce(
 ): Promise<CallResult> {
   const data = Buffer.from(JSON.stringify(req));
   let attempts = opts.idempotent ? 2 : 1;
+  // No replica subscribed: the request certainly did not run, so any call waits for one (a replica reconnecting
+  // after its NATS node died, or restarting) within its own time-out, pausing a little longer each time. In one
+  // process (the memory bus) no replica can come: it answers at once.
+  const noReplicaUntil = bus.kind === 'nats' ? performance.now() + opts.timeoutMs : 0;
+  let noReplicaPause = 100;
   for (;;) {
     const start = performance.now();
     let why: Unavailable;
@@ -121,10 +127,15 @@ async function callOnce(
       why = err instanceof BusError ? err.code : 'timeout';
       timer({ pillar, outcome: why }).observe((performance.now() - start) / 1000);
     }
-    if (why !== 'unreadable' && --attempts > 0) {
+    if (why === 'no-responders' && performance.now() + noReplicaPause < noReplicaUntil) {
       busRetries.inc({ pillar, reason: why });
-      // After no-responders, give a restarting replica a moment to subscribe again.
-      if (why !== 'timeout') await (opts.clock ?? systemClock).sleep(100);
+      await systemClock.sleep(noReplicaPause); // a real process reconnecting: real time
+      noReplicaPause = Math.min(noReplicaPause * 2, 500);
+      continue;
+    }
+    if ((why === 'timeout' || why === 'closed') && --attempts > 0) {
+      busRetries.inc({ pillar, reason: why });
+      if (why === 'closed') await (opts.clock ?? systemClock).sleep(100);
       continue;
     }
     const message =
