@@ -104,12 +104,35 @@ describe.runIf(distributedEnv())('pillar reply protocol (real NATS and Postgres)
     } finally {
       unreadable.stop();
     }
+    const began = performance.now();
     const none = await call(bus, 'cap.test.nobody', 'test', { input: {}, ctx }, { timeoutMs: 1000, idempotent: false });
     expect(none).toMatchObject({
       status: 503,
       unavailable: 'no-responders',
       body: { value: { code: 'pillar-unavailable', reason: 'no-responders' } },
     });
+    // It waited for a replica through its time-out, not longer.
+    expect(performance.now() - began).toBeGreaterThanOrEqual(600);
+    expect(performance.now() - began).toBeLessThan(2500);
+  });
+
+  it('a write sent while no replica is subscribed waits for one (it did not run) and is answered once, by it', async () => {
+    let runs = 0;
+    let replica: { stop(): void } | undefined;
+    const late = setTimeout(() => {
+      replica = bus.serve('cap.test.late', 'test', async () => {
+        runs++;
+        return { data: framedReply({ status: 200, kind: 'OK', servedBy: 'late@1/1' }, '{"type":"OK"}') };
+      });
+    }, 400);
+    try {
+      const r = await call(bus, 'cap.test.late', 'test', { input: {}, ctx }, { timeoutMs: 3000, idempotent: false });
+      expect(r).toMatchObject({ status: 200, kind: 'OK', servedBy: 'late@1/1' });
+      expect(runs).toBe(1);
+    } finally {
+      clearTimeout(late);
+      replica?.stop();
+    }
   });
 });
 
