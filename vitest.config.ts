@@ -1,4 +1,27 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The suites that take a minute or more, started first (in this order) so none of them begins near the end and holds
+ * the run open alone: on a fresh clone vitest has no durations yet and would start the larger files first.
+ */
+const LONG_FIRST = [
+  'test/compose.test.ts',
+  'test/bench.smoke.test.ts',
+  'test/x402.hostile.test.ts',
+  'test/typecheck.test.ts',
+  'test/nats-cluster.test.ts',
+  'test/config.test.ts',
+];
+class LongFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]) {
+    const rank = (f: TestSpecification) => {
+      const i = LONG_FIRST.findIndex((name) => f.moduleId.endsWith(name));
+      return i < 0 ? LONG_FIRST.length : i;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
 
 export default defineConfig({
   test: {
@@ -6,13 +29,18 @@ export default defineConfig({
     exclude: ['**/node_modules/**'],
     // Distributed suites run the built services (dist/), as production does: build them once per run.
     globalSetup: ['test/support/build.ts'],
+    // Each file's process.env writes are undone when it ends: files share a worker's modules (isolate: false).
+    setupFiles: ['test/support/env-per-file.ts'],
     // The distributed processes refuse the dev-only connection key; tests (and only tests) get a fixed one.
     env: { CONNECTION_ENCRYPTION_KEY: 'dGVzdC1vbmx5LWNvbm5lY3Rpb24ta2V5LTMyYnl0ZXM=' },
     testTimeout: 60_000,
     hookTimeout: 90_000,
-    // Distributed suites spawn OS processes; two files at a time on a 2-core machine. Three were faster (397 s) but
-    // left the compose stack's NATS node-loss run short of CPU: 9 writes refused against its bound of 6, once in five.
+    // Distributed suites spawn OS processes; two files at a time on a 2-core machine. Three starve them: suites that
+    // wait on a process under load ran three times as long and timed out.
     maxWorkers: 2,
     fileParallelism: true,
+    // A worker keeps the modules it loaded for the next file (loading them again was 115 s of the run's CPU).
+    isolate: false,
+    sequence: { sequencer: LongFirst },
   },
 });
