@@ -22,6 +22,8 @@ import { startFaultProxy, type FaultProxy } from './support/fault-proxy.ts';
  */
 const VIN = '1HGCM82633A004352';
 const OTHER_VIN = '1M8GDM9AXKP042788';
+/** How long commerce waits for the facilitator here (X402_FACILITATOR_TIMEOUT_MS). */
+const FACILITATOR_WAIT_MS = 1_500;
 const PRICE = 1_000_000n; // signing.quote: 1.00 USD flat, in the token's 6 decimals
 const HASH = /^0x[0-9a-f]{64}$/;
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
@@ -83,6 +85,8 @@ describe.each(modes())('x402 under hostile conditions (%s)', (mode) => {
       X402_PAY_TO: rail.payTo,
       X402_ASSET: rail.asset,
       X402_NETWORK: rail.network,
+      // Commerce waits 1.5 s for a settle answer (5 s by default): each fault below is that wait, not the default's.
+      X402_FACILITATOR_TIMEOUT_MS: String(FACILITATOR_WAIT_MS),
     };
     m = await startMoneyHarness(mode, env, { clock });
     base = m.h.baseUrl;
@@ -170,7 +174,7 @@ describe.each(modes())('x402 under hostile conditions (%s)', (mode) => {
 
   it('2. the transfer mined after validBefore by the service clock, in a block stamped before it: 503 payment-pending until the block is seen, then 200; paid once', async () => {
     const { key, account } = await mintKey(base);
-    const { intentId, payment, nonce } = await offerAndPayment(nextPayer(), { maxTimeoutSeconds: 12 }, key);
+    const { intentId, payment, nonce } = await offerAndPayment(nextPayer(), { maxTimeoutSeconds: 10 }, key);
     const validBefore = Number(authOf(payment).validBefore);
     const before = await rail.balanceOf(rail.payTo);
     await chain.automine(false);
@@ -195,7 +199,14 @@ describe.each(modes())('x402 under hostile conditions (%s)', (mode) => {
 
   it('3. the same header retried while its payment is open, inside the last 6 s before validBefore: never payment-expired (503 payment-pending or 200)', async () => {
     const { key, account } = await mintKey(base);
-    const { intentId, payment, nonce } = await offerAndPayment(nextPayer(), { maxTimeoutSeconds: 20 }, key);
+    const { intentId, payment, nonce } = await offerAndPayment(
+      nextPayer(),
+      // 11 s by the service's clock (embedded: ahead of the payer's by what earlier tests moved it)
+      {
+        maxTimeoutSeconds: 11 + Math.ceil(Math.max(0, (clock?.now().getTime() ?? 0) - (clock ? Date.now() : 0)) / 1000),
+      },
+      key,
+    );
     const validBefore = Number(authOf(payment).validBefore);
     const before = await rail.balanceOf(rail.payTo);
     await chain.automine(false);
@@ -228,9 +239,8 @@ describe.each(modes())('x402 under hostile conditions (%s)', (mode) => {
     const before = await rail.balanceOf(rail.payTo);
     const payV1 = () =>
       call(base, 'POST', '/signings/quote', { key, body: { vin: VIN }, headers: { 'x-payment': header } });
-    // Held longer than commerce waits for the facilitator (6 s): the first answer is a 503, and the transfer lands
-    // after it.
-    const handled = proxy.next({ kind: 'slow', ms: 7_000 }, authOf(header).nonce);
+    // Held longer than commerce waits for the facilitator: the first answer is a 503, and the transfer lands after it.
+    const handled = proxy.next({ kind: 'slow', ms: FACILITATOR_WAIT_MS + 1_000 }, authOf(header).nonce);
     const first = await payV1();
     expectRetryable(first, 'the facilitator slower than the service waits:');
     await handled; // forwarded late (the reconciler may have settled the same authorization first: once either way)

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { setting } from './config.ts';
 import { offerTerms, type Capability } from '@vcs/contract';
 
 /**
@@ -13,6 +14,11 @@ const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'expected an EVM address
 export const x402Settings = z.object({
   /** An x402 facilitator's base URL (POST /verify, POST /settle, GET /supported); set, payments are accepted. */
   X402_FACILITATOR_URL: z.string().url().optional(),
+  /**
+   * How long one settle request to the facilitator may take (ms); unset: 5000 or twice BUS_TIMEOUT_MS, whichever is
+   * longer. A settlement still open then answers 503 payment-pending, and the chain decides it (payments.ts).
+   */
+  X402_FACILITATOR_TIMEOUT_MS: setting.int(500, 120_000).optional(),
   /** A JSON-RPC node of X402_NETWORK: the reconciler reads the token's authorizationState there. */
   X402_RPC_URL: z.string().url().optional(),
   /** Who is paid. Unset, offers name a burn address (nothing can be collected there). */

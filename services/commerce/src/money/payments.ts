@@ -101,8 +101,9 @@ interface Rail {
   chain: PublicClient | null;
 }
 const rails = new WeakMap<object, Rail>();
-/** How long one settle request may take: a payment's lease is this plus the lease margin. */
-export const facilitatorTimeoutMs = (services: Services) => Math.max(5_000, services.settings.BUS_TIMEOUT_MS * 2);
+/** How long one settle request may take (X402_FACILITATOR_TIMEOUT_MS): a payment's lease is this plus the lease margin. */
+export const facilitatorTimeoutMs = (services: Services) =>
+  services.settings.X402_FACILITATOR_TIMEOUT_MS ?? Math.max(5_000, services.settings.BUS_TIMEOUT_MS * 2);
 /** The configured rail of this process (settings parsed at start; the clients made once). */
 export function railOf(services: Services): Rail {
   let r = rails.get(services.settings);
