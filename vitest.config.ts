@@ -35,9 +35,10 @@ export default defineConfig({
     env: { CONNECTION_ENCRYPTION_KEY: 'dGVzdC1vbmx5LWNvbm5lY3Rpb24ta2V5LTMyYnl0ZXM=' },
     testTimeout: 60_000,
     hookTimeout: 90_000,
-    // Distributed suites spawn OS processes; two files at a time on a 2-core machine. Three starve them: suites that
-    // wait on a process under load ran three times as long and timed out.
-    maxWorkers: 2,
+    // Three files at a time on this 2-core machine: most suites wait on processes, the network and the chain, so two
+    // left a third of the CPU idle (suites 460 s, CI 575 s on a fresh clone). Three were too many only while the bus
+    // refused a write during a pillar's reconnect (bus/call.ts now waits for a replica) and before isolate: false.
+    maxWorkers: 3,
     fileParallelism: true,
     // A worker keeps the modules it loaded for the next file (loading them again was 115 s of the run's CPU).
     isolate: false,
