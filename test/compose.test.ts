@@ -42,7 +42,7 @@ const env = {
   POSTGRES_IMAGE: 'local/postgres:ci',
   REDIS_IMAGE: 'local/redis:ci',
   NODE_IMAGE: 'local/node:ci',
-  // The test command type-checked these sources before any suite ran: the image's own tsc would repeat it.
+  // The test command type-checks these sources (test/typecheck.test.ts): the image's own tsc would repeat it.
   IMAGE_TYPECHECK: '0',
   POSTGRES_PASSWORD: randomBytes(12).toString('hex'),
   CONNECTION_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
