@@ -41,6 +41,8 @@ export interface NodeLossRun {
 
 /** The load: webhook.emit calls a second. */
 const WRITES_A_SECOND = 8;
+/** How long before a kill returned a write may have met it: the kill itself (a docker CLI takes seconds). */
+const KILL_WINDOW_MS = 5_000;
 /** The services pillar's consumer, whose leader is the second node killed. */
 const CONSUMER = 'services-events';
 
@@ -206,13 +208,13 @@ export async function loseNodesUnderLoad(o: NodeLossRun) {
     }),
   };
   console.log(`node-loss figures: ${JSON.stringify(figures, null, 2)}`);
-  return { figures, writes, failed, got };
+  return { figures, writes, failed, got, kills: phases.map((p) => p.killedAt) };
 }
 
 /** Counts exactly what issue 27 asks of a node loss: 0 lost, 0 doubled, few refusals, p99 delay, flowing again. */
 export function expectNodeLossHeld(
-  { figures, writes, failed, got }: Awaited<ReturnType<typeof loseNodesUnderLoad>>,
-  limits = { refusedPerKill: 2, flowingAfterElectionMs: 10_000 },
+  { figures, writes, failed, got, kills }: Awaited<ReturnType<typeof loseNodesUnderLoad>>,
+  limits = { refusedPerKill: WRITES_A_SECOND, flowingAfterElectionMs: 10_000 },
 ) {
   expect(figures.lost).toBe(0);
   expect(figures.doubled).toBe(0);
@@ -222,7 +224,15 @@ export function expectNodeLossHeld(
   expect(new Set([...got.values()].flatMap((s) => [...s.ids])).size).toBe(
     [...got.values()].reduce((t, s) => t + s.ids.size, 0),
   );
-  // At most the writes in flight at each kill are refused, each as a typed 503.
+  // Only writes in flight at a kill are refused, each as a typed 503: sent while the node was being killed (a docker
+  // CLI takes a while) or within a second after, never later (a write sent once the cluster moved on must be
+  // answered); and at most a second's writes a kill. How many were in flight depends on the machine's load.
+  const atAKill = (w: (typeof writes)[number]) =>
+    kills.some((killedAt) => w.sent >= killedAt - KILL_WINDOW_MS && w.sent <= killedAt + 1000);
+  expect(
+    failed.filter((w) => !atAKill(w)),
+    JSON.stringify(figures.refused),
+  ).toEqual([]);
   expect(failed.length).toBeLessThanOrEqual(limits.refusedPerKill * figures.phases.length);
   expect(failed.filter((w) => w.status !== 503)).toEqual([]);
   expect(figures.delayMs.p99).toBeLessThanOrEqual(15_000);
