@@ -126,9 +126,9 @@ async function ensureVpic() {
 /**
  * The embedded database prepared here, so a first start copies a directory instead of making a database
  * (services/embedded PGLITE_SEED; createPgliteDb): PGlite's initdb is ~4 s and ~700 MB of WebAssembly memory, and the
- * migrations a few hundred milliseconds more. Made again when a migration, the PGlite worker or the lockfile changes.
+ * migrations a few hundred milliseconds more. Made again when a migration, the PGlite worker or the lockfile changes;
+ * true when it was made.
  */
-/** Make the embedded database seed (initdb and the migrations) when its inputs changed; true when it was made. */
 export async function ensureSeed(files: string[] = inputFiles()) {
   const inputs = hashOf(files.filter((f) => /\/migrations\/[^/]+\.sql$|pglite-worker\.mjs$|^pnpm-lock\.yaml$/.test(f)));
   const stamp = join(PGLITE_SEED, '.inputs');

@@ -199,14 +199,9 @@ describe.each(modes())('x402 under hostile conditions (%s)', (mode) => {
 
   it('3. the same header retried while its payment is open, inside the last 6 s before validBefore: never payment-expired (503 payment-pending or 200)', async () => {
     const { key, account } = await mintKey(base);
-    const { intentId, payment, nonce } = await offerAndPayment(
-      nextPayer(),
-      // 11 s by the service's clock (embedded: ahead of the payer's by what earlier tests moved it)
-      {
-        maxTimeoutSeconds: 11 + Math.ceil(Math.max(0, (clock?.now().getTime() ?? 0) - (clock ? Date.now() : 0)) / 1000),
-      },
-      key,
-    );
+    // 11 s by the service's clock (embedded: ahead of the payer's by what earlier tests moved it).
+    const ahead = clock ? Math.ceil(Math.max(0, clock.now().getTime() - Date.now()) / 1000) : 0;
+    const { intentId, payment, nonce } = await offerAndPayment(nextPayer(), { maxTimeoutSeconds: 11 + ahead }, key);
     const validBefore = Number(authOf(payment).validBefore);
     const before = await rail.balanceOf(rail.payTo);
     await chain.automine(false);

@@ -41,8 +41,11 @@ export interface NodeLossRun {
 
 /** The load: webhook.emit calls a second. */
 const WRITES_A_SECOND = 8;
-/** How long before a kill returned a write may have met it: the kill itself (a docker CLI takes seconds). */
-const KILL_WINDOW_MS = 5_000;
+/**
+ * A write sent at `sent` met the kill that returned at `killedAt`: sent while the node was being killed (a docker CLI
+ * takes seconds) or within a second after.
+ */
+const metKill = (sent: number, killedAt: number) => sent >= killedAt - 5_000 && sent <= killedAt + 1_000;
 /** The services pillar's consumer, whose leader is the second node killed. */
 const CONSUMER = 'services-events';
 
@@ -184,9 +187,9 @@ export async function loseNodesUnderLoad(o: NodeLossRun) {
   const figures = {
     writes: writes.length,
     answered: answered.length,
-    // Each refusal with its cause and when it was sent, from the kill before it (ms).
+    // Each refusal with its cause and when it was sent, from the kill it met (ms).
     refused: failed.map((w) => {
-      const kill = phases.filter((p) => p.killedAt <= w.sent + 2000).at(-1);
+      const kill = phases.find((p) => metKill(w.sent, p.killedAt));
       return `${w.status} ${w.code ?? ''} ${kill ? `@${w.sent - kill.killedAt}ms after ${kill.node}` : ''}`.trim();
     }),
     lost: answered.filter((w) => !got.has(w.vin)).length,
@@ -227,10 +230,8 @@ export function expectNodeLossHeld(
   // Only writes in flight at a kill are refused, each as a typed 503: sent while the node was being killed (a docker
   // CLI takes a while) or within a second after, never later (a write sent once the cluster moved on must be
   // answered); and at most a second's writes a kill. How many were in flight depends on the machine's load.
-  const atAKill = (w: (typeof writes)[number]) =>
-    kills.some((killedAt) => w.sent >= killedAt - KILL_WINDOW_MS && w.sent <= killedAt + 1000);
   expect(
-    failed.filter((w) => !atAKill(w)),
+    failed.filter((w) => !kills.some((killedAt) => metKill(w.sent, killedAt))),
     JSON.stringify(figures.refused),
   ).toEqual([]);
   expect(failed.length).toBeLessThanOrEqual(limits.refusedPerKill * figures.phases.length);
