@@ -37,12 +37,12 @@ export const busRequestSeconds = new Histogram({
   registers: [metricsRegistry],
 });
 
-/** Retries of idempotent reads on another replica after no-responders, a time-out or a closed connection. */
+/** Calls sent again: any call while no replica is subscribed, idempotent reads once after a time-out or a closed bus. */
 export const busRetries = new Counter({
   name: 'vcs_bus_retries_total',
   help:
-    'Idempotent calls (GET capabilities, read operations) retried once on another replica, ' +
-    'by pillar and the reason of the first failure',
+    'Calls sent again, by pillar and the reason: no-responders (any call, while no replica is subscribed, within ' +
+    'its time-out), timeout or closed (idempotent calls, once, on another replica)',
   labelNames: ['pillar', 'reason'] as const,
   registers: [metricsRegistry],
 });
