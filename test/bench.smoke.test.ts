@@ -99,7 +99,7 @@ describe('bench scripts (smoke: a few requests each)', () => {
       ['reference: @x402/core resource server', 'paid'],
     ]);
     for (const x of rows) {
-      expect(x.errors, JSON.stringify(x.failures)).toBe(0);
+      expect(x.errors, `${x.seller} ${x.leg}: ${JSON.stringify(x.failures)}\n${r.err.slice(-4000)}`).toBe(0);
       expect(x.calls).toBeGreaterThan(0);
     }
     expect(r.out).toMatch(/^ours: embedded\tc=10\tcalls\/s [\d.]+× \((met|NOT met)\)\tp99 [\d.]+× \((met|NOT met)\)$/m);

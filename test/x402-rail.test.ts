@@ -7,7 +7,17 @@ import {
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload } from '@x402/core/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPayment, payerKey, payingFetch, receiptOf, startRail, type Rail } from '@vcs/x402-rail';
+import { eip3009ABI } from '@x402/evm';
+import { parseSignature } from 'viem';
+import {
+  createPayment,
+  facilitatorSigner,
+  payerKey,
+  payingFetch,
+  receiptOf,
+  startRail,
+  type Rail,
+} from '@vcs/x402-rail';
 
 /** The offline x402 rail (deploy/x402-rail): chain, token and facilitator, spoken to over HTTP as the service will. */
 const AMOUNT = 10_000n; // $0.01 in USDC's 6 decimals
@@ -206,6 +216,36 @@ describe('x402 rail', () => {
       server.close();
     }
   });
+
+  it('a settlement that fails to send holds up none sent beside it: each of the others is mined at once', async () => {
+    // anvil's dev account #3: funded with gas, a signer of the facilitator's own making beside the rail's.
+    const { signer } = facilitatorSigner({
+      rpcUrl: rail.rpcUrl,
+      privateKey: '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6',
+    });
+    const transferOf = (p: PaymentPayload) => {
+      const { from, to, value, validAfter, validBefore, nonce } = p.payload.authorization as Record<string, string>;
+      const { v, yParity, r, s } = parseSignature(p.payload.signature as `0x${string}`);
+      return [from, to, BigInt(value!), BigInt(validAfter!), BigInt(validBefore!), nonce, Number(v ?? yParity), r, s];
+    };
+    const transfers = await Promise.all(
+      [3, 4, 5].map(async (i) => transferOf(await createPayment(rail.payerKeys[i]!, rail.requirements(AMOUNT)))),
+    );
+    const forged = [...transfers[0]!];
+    forged[2] = AMOUNT * 2n; // the signature no longer covers the value: the token refuses it before it is sent
+    const sent = await Promise.allSettled(
+      [forged, ...transfers].map((args) =>
+        signer.writeContract({ address: rail.asset, abi: eip3009ABI, functionName: 'transferWithAuthorization', args }),
+      ),
+    );
+    expect(sent[0]!.status).toBe('rejected');
+    const receipts = await Promise.all(
+      sent
+        .slice(1)
+        .map((s) => signer.waitForTransactionReceipt({ hash: (s as PromiseFulfilledResult<`0x${string}`>).value })),
+    );
+    expect(receipts.map((r) => r.status)).toEqual(['success', 'success', 'success']);
+  }, 20_000);
 
   it('stop ends the chain and the facilitator', async () => {
     await rail.stop();

@@ -12,9 +12,8 @@ import type { Network, PaymentPayload, PaymentRequirements, SettleResponse } fro
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/facilitator';
-import { createNonceManager, createWalletClient, http, publicActions, type Address, type Hex } from 'viem';
+import { createWalletClient, http, publicActions, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { jsonRpc } from 'viem/nonce';
 import { localChain, NETWORK, V1_NETWORK } from './chain.ts';
 
 /** held: requests wait until resume(), then are served; refused: connections refused; unavailable: 503 answers. */
@@ -38,10 +37,9 @@ export interface Facilitator {
   close(): Promise<void>;
 }
 
-export function buildFacilitator({ rpcUrl, privateKey }: { rpcUrl: string; privateKey: Hex }) {
-  // The nonce manager hands out the facilitator's transaction nonces locally: concurrent settles never share one.
-  // Its own nonce manager (not viem's shared one): a second rail in one process starts from its chain's nonce.
-  const account = privateKeyToAccount(privateKey, { nonceManager: createNonceManager({ source: jsonRpc() }) });
+/** The account that sends settlements and pays their gas, as @x402/evm's facilitator schemes call it. */
+export function facilitatorSigner({ rpcUrl, privateKey }: { rpcUrl: string; privateKey: Hex }) {
+  const account = privateKeyToAccount(privateKey);
   // Receipts polled every 50 ms (viem's default is 4 s: each settle would wait that long).
   const client = createWalletClient({
     account,
@@ -49,23 +47,46 @@ export function buildFacilitator({ rpcUrl, privateKey }: { rpcUrl: string; priva
     transport: http(rpcUrl),
     pollingInterval: 50,
   }).extend(publicActions);
-  const signer = toFacilitatorEvmSigner({
-    address: account.address,
-    getCode: (a) => client.getCode(a),
-    readContract: (a) => client.readContract({ ...a, args: a.args ?? [] } as Parameters<typeof client.readContract>[0]),
-    verifyTypedData: (a) => client.verifyTypedData(a as Parameters<typeof client.verifyTypedData>[0]),
-    writeContract: (a) =>
-      client.writeContract({ ...a, args: a.args ?? [] } as Parameters<typeof client.writeContract>[0]),
-    sendTransaction: (a) => client.sendTransaction(a),
-    waitForTransactionReceipt: (a) => client.waitForTransactionReceipt(a),
-  });
+  // One send at a time, its nonce the chain's pending count read just before. Nonces handed out ahead (viem's nonce
+  // manager) leave a gap when a send fails before it reaches the chain: every transaction sent beside it then waits
+  // in the pool for that nonce until its receipt wait gives up, three minutes later, and each settle fails.
+  let sending: Promise<unknown> = Promise.resolve();
+  const oneAtATime = <T>(send: (nonce: number) => Promise<T>): Promise<T> => {
+    const sent = sending.then(async () =>
+      send(await client.getTransactionCount({ address: account.address, blockTag: 'pending' })),
+    );
+    sending = sent.catch(() => undefined);
+    return sent;
+  };
+  const signer = toFacilitatorEvmSigner(
+    {
+      address: account.address,
+      getCode: (a) => client.getCode(a),
+      readContract: (a) =>
+        client.readContract({ ...a, args: a.args ?? [] } as Parameters<typeof client.readContract>[0]),
+      verifyTypedData: (a) => client.verifyTypedData(a as Parameters<typeof client.verifyTypedData>[0]),
+      writeContract: (a) =>
+        oneAtATime((nonce) =>
+          client.writeContract({ ...a, args: a.args ?? [], nonce } as Parameters<typeof client.writeContract>[0]),
+        ),
+      sendTransaction: (a) => oneAtATime((nonce) => client.sendTransaction({ ...a, nonce })),
+      waitForTransactionReceipt: (a) => client.waitForTransactionReceipt(a),
+    },
+    // A local chain mines each transaction as it comes: a receipt later than this is a fault to answer, not to wait on.
+    { confirmationTimeoutMs: 30_000 },
+  );
+  return { signer, address: account.address };
+}
+
+export function buildFacilitator({ rpcUrl, privateKey }: { rpcUrl: string; privateKey: Hex }) {
+  const { signer, address } = facilitatorSigner({ rpcUrl, privateKey });
   // Only what this chain can settle: v2 eip155:84532 and its v1 name. (@x402/evm's registerExactEvmScheme would
   // also announce every v1 EVM network it knows, base and ethereum among them, each then settled on this chain.)
   const facilitator = new x402Facilitator()
     .register(NETWORK, new ExactEvmScheme(signer))
     // v1 names have no colon; the parameter is typed as v2's
     .registerV1(V1_NETWORK as Network, new ExactEvmSchemeV1(signer));
-  return { facilitator, signer: account.address };
+  return { facilitator, signer: address };
 }
 
 const json = (res: ServerResponse, status: number, body: unknown) => {

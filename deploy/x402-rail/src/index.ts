@@ -22,7 +22,13 @@ export {
   setUpChain,
   startAnvil,
 } from './chain.ts';
-export { buildFacilitator, startFacilitator, type Facilitator, type PauseMode } from './facilitator.ts';
+export {
+  buildFacilitator,
+  facilitatorSigner,
+  startFacilitator,
+  type Facilitator,
+  type PauseMode,
+} from './facilitator.ts';
 export { createPayment, payingFetch, receiptOf, type PayingFetchOptions } from './pay.ts';
 
 export interface RailOptions {
