@@ -12,7 +12,7 @@ import type { Network, PaymentPayload, PaymentRequirements, SettleResponse } fro
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/facilitator';
-import { createWalletClient, http, publicActions, type Address, type Hex } from 'viem';
+import { concat, createWalletClient, encodeFunctionData, http, publicActions, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { localChain, NETWORK, V1_NETWORK } from './chain.ts';
 
@@ -47,15 +47,30 @@ export function facilitatorSigner({ rpcUrl, privateKey }: { rpcUrl: string; priv
     transport: http(rpcUrl),
     pollingInterval: 50,
   }).extend(publicActions);
-  // One send at a time, its nonce the chain's pending count read just before. Nonces handed out ahead (viem's nonce
-  // manager) leave a gap when a send fails before it reaches the chain: every transaction sent beside it then waits
-  // in the pool for that nonce until its receipt wait gives up, three minutes later, and each settle fails.
-  let sending: Promise<unknown> = Promise.resolve();
-  const oneAtATime = <T>(send: (nonce: number) => Promise<T>): Promise<T> => {
-    const sent = sending.then(async () =>
-      send(await client.getTransactionCount({ address: account.address, blockTag: 'pending' })),
-    );
-    sending = sent.catch(() => undefined);
+  // Gas and fees are worked out first, beside other settles: a transaction the chain would refuse fails there and
+  // holds no nonce. Then one at a time: the next nonce (read from the chain when not known), signed, sent. Nonces
+  // handed out ahead of the sends (viem's nonce manager) left a gap when a send failed: every transaction sent beside
+  // it waited in the pool for that nonce until its receipt wait gave up, three minutes later, and each settle failed.
+  let nextNonce: number | undefined;
+  let queue: Promise<unknown> = Promise.resolve();
+  const send = async (tx: { to: Address; data: Hex; gas?: bigint }) => {
+    const prepared = await client.prepareTransactionRequest({ ...tx, parameters: ['chainId', 'fees', 'gas', 'type'] });
+    const sent = queue.then(async () => {
+      const nonce = (nextNonce ??= await client.getTransactionCount({ address: account.address, blockTag: 'pending' }));
+      try {
+        const hash = await client.sendRawTransaction({
+          serializedTransaction: await account.signTransaction({ ...prepared, nonce } as Parameters<
+            typeof account.signTransaction
+          >[0]),
+        });
+        nextNonce = nonce + 1;
+        return hash;
+      } catch (e) {
+        nextNonce = undefined; // it may have reached the chain all the same: the next send asks the chain
+        throw e;
+      }
+    });
+    queue = sent.catch(() => undefined);
     return sent;
   };
   const signer = toFacilitatorEvmSigner(
@@ -65,11 +80,16 @@ export function facilitatorSigner({ rpcUrl, privateKey }: { rpcUrl: string; priv
       readContract: (a) =>
         client.readContract({ ...a, args: a.args ?? [] } as Parameters<typeof client.readContract>[0]),
       verifyTypedData: (a) => client.verifyTypedData(a as Parameters<typeof client.verifyTypedData>[0]),
-      writeContract: (a) =>
-        oneAtATime((nonce) =>
-          client.writeContract({ ...a, args: a.args ?? [], nonce } as Parameters<typeof client.writeContract>[0]),
-        ),
-      sendTransaction: (a) => oneAtATime((nonce) => client.sendTransaction({ ...a, nonce })),
+      writeContract: ({ address, abi, functionName, args, gas, dataSuffix }) =>
+        send({
+          to: address,
+          data: concat([
+            encodeFunctionData({ abi, functionName, args } as Parameters<typeof encodeFunctionData>[0]),
+            dataSuffix ?? '0x',
+          ]),
+          gas,
+        }),
+      sendTransaction: ({ to, data }) => send({ to, data }),
       waitForTransactionReceipt: (a) => client.waitForTransactionReceipt(a),
     },
     // A local chain mines each transaction as it comes: a receipt later than this is a fault to answer, not to wait on.
