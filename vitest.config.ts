@@ -7,8 +7,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 const LONG_FIRST = [
   'test/compose.test.ts',
-  'test/bench.smoke.test.ts',
+  'test/bench.run.smoke.test.ts',
   'test/x402.hostile.test.ts',
+  'test/bench.smoke.test.ts',
   'test/typecheck.test.ts',
   'test/nats-cluster.test.ts',
   'test/config.test.ts',

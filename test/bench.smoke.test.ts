@@ -1,31 +1,13 @@
 /**
- * Every bench script runs a few requests here, so none can rot between the sittings that measure with them.
+ * Every bench script runs a few requests here (`pnpm bench` itself in test/bench.run.smoke.test.ts, beside this
+ * file), so none can rot between the sittings that measure with them.
  * No figure is asserted (timing goals live in the scripts' printed tables): only that each script finishes,
  * prints its rows and that what it counts is whole (every webhook delivered and verified).
  * BENCH_SMOKE=1 (test/bench/support.ts): every server, path and row, but a run is a few requests and a settling or
  * idle window 100 ms; BENCH_SKIP_BUILD=1: dist/ was built for this run by the global set-up (test/support/build.ts).
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const root = join(import.meta.dirname, '..');
-const TSX = join(root, 'node_modules', '.bin', 'tsx');
-
-function runScript(script: string, env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(TSX, [script], {
-      cwd: root,
-      env: { ...process.env, BENCH_SMOKE: '1', BENCH_SKIP_BUILD: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '',
-      err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) => resolve({ code: code ?? -1, out, err }));
-  });
-}
+import { runScript } from './support/bench-script.ts';
 
 describe('bench scripts (smoke: a few requests each)', () => {
   it('pnpm bench:webhooks settles its offers and every delivery arrives signed', async () => {
@@ -104,22 +86,4 @@ describe('bench scripts (smoke: a few requests each)', () => {
     }
     expect(r.out).toMatch(/^ours: embedded\tc=10\tcalls\/s [\d.]+× \((met|NOT met)\)\tp99 [\d.]+× \((met|NOT met)\)$/m);
   }, 240_000);
-
-  it('pnpm bench prints a row for every server and target it starts', async () => {
-    // One short round; the embedded and ceiling rows run everywhere, the distributed ones where the servers are set.
-    const r = await runScript('test/bench/run.ts', { BENCH_SECONDS: '1', BENCH_REPEATS: '1' });
-    expect(r.code, r.err).toBe(0);
-    const table = r.out.slice(r.out.indexOf('server\ttarget'));
-    expect(table).toMatch(/^embedded\tfree GET \/signings\/status\t50\t\d+/m);
-    expect(table).toMatch(/^embedded\tkeyed POST \/total-loss\/acv\t50\t\d+/m);
-    expect(table).toMatch(/^embedded\tfree GET \/decode\/\{vin\}\t50\t\d+/m);
-    for (const anchor of ['W0', 'E0'])
-      if (anchor === 'E0' || process.env.NATS_URL)
-        expect(table).toMatch(new RegExp(`^${anchor} [^\t]+\tkeyed POST`, 'm'));
-    expect(table).toMatch(/^ceiling/m);
-    // The README's start, measured beside the servers' start in smoke mode: a first start and a restart.
-    for (const start of ['first', 'restart'])
-      expect(r.out).toMatch(new RegExp(`^${start}\\t\\d+\\t[\\d.]+\\t\\d+\\t\\d+`, 'm'));
-    if (process.env.NATS_URL) expect(table).toMatch(/^distributed\tkeyed POST \/total-loss\/acv\t50\t\d+/m);
-  }, 300_000);
 });

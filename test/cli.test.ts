@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { modes, startHarness, type Harness } from './support/harness.ts';
+import { runProcess } from './support/run-process.ts';
 
 const VIN = '1HGCM82633A004352';
 const ROOT = join(import.meta.dirname, '..');
@@ -16,19 +16,8 @@ function vcs(
   env: Record<string, string>,
   command = [process.execPath, BIN],
 ): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const { VCS_API_KEY: _k, VCS_BASE_URL: _b, ...rest } = process.env;
-    const child = spawn(command[0]!, [...command.slice(1), ...args], {
-      cwd: ROOT,
-      env: { ...rest, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '',
-      err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) => resolve({ code: code ?? -1, out, err }));
-  });
+  const { VCS_API_KEY: _k, VCS_BASE_URL: _b, ...rest } = process.env;
+  return runProcess(command[0]!, [...command.slice(1), ...args], { cwd: ROOT, env: { ...rest, ...env } });
 }
 
 // The CLI is an HTTP client: one mode is enough to prove it (each spawn is a Node start-up running the bundle, ~0.3 s).

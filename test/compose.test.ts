@@ -120,7 +120,9 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
     return { rx, key, endpointId };
   };
   afterAll(async () => {
-    await stack?.down({ timeout: 10_000, removeVolumes: true });
+    // A stack whose start timed out is still coming up, with no handle to it: taken down by its project name.
+    if (stack) await stack.down({ timeout: 10_000, removeVolumes: true });
+    else await compose('down', '--volumes', '--timeout', '10').catch(() => undefined);
     if (secretsDir) rmSync(secretsDir, { recursive: true, force: true });
   }, 120_000);
 

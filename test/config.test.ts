@@ -54,8 +54,9 @@ const embedded = (env: Record<string, string>) =>
   run([builtEntryOf('embedded')], { PGLITE_DIR: 'memory://', PORT: '0', ...env });
 
 // The built processes (dist/): vitest's global setup builds them once per run (test/support/build.ts).
+// Each a process of its own that exits at once: run side by side (most of each is Node loading the bundle).
 describe('a wrong setting is one line and a non-zero exit (embedded)', () => {
-  it.each([
+  it.concurrent.for([
     ['CONNECTION_ENCRYPTION_KEY', { CONNECTION_ENCRYPTION_KEY: 'short' }],
     ['X402_RECEIPT_SIGNING_KEY', { X402_RECEIPT_SIGNING_KEY: 'c2hvcnQ=' }],
     ['X402_RECEIPT_SIGNING_KEY', { X402_RECEIPT_SIGNING_KEY: 'not base64 at all!' }],
@@ -69,7 +70,7 @@ describe('a wrong setting is one line and a non-zero exit (embedded)', () => {
     // Spun at full CPU for ever with no output (Node's recursive mkdir under /proc): issue 27.
     ['PGLITE_DIR', { PGLITE_DIR: '/proc/forbidden' }],
     ['PGLITE_DIR', { PGLITE_DIR: '/etc/hostname' }],
-  ])('%s', async (name, env) => {
+  ] as [string, Record<string, string>][])('%s', async ([name, env], { expect }) => {
     const r = await embedded(env);
     expect(r.code).toBe(78);
     expect(r.lines).toHaveLength(1);

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { createPayment, startRail, type Rail } from '@vcs/x402-rail';
 import { call } from './support/harness.ts';
 import { type MoneyHarness, railSettings, startMoneyHarness } from './support/money.ts';
+import { runProcess } from './support/run-process.ts';
 
 // The clients against the x402 rail (a local chain, the test token, a facilitator over HTTP): the CLI pays an OFFER
 // with a wallet key from its environment; MCP `exec` never pays. One mode: both are HTTP clients of the gateway.
@@ -16,18 +16,8 @@ const PRICE = 1_000_000n; // signing.quote: 1.00 USD flat, in the token's 6 deci
 const BIN = join(import.meta.dirname, '..', 'libs', 'cli', 'bin', 'vcs.js');
 
 function vcs(args: string[], env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const { VCS_API_KEY: _k, VCS_BASE_URL: _b, X402_PAYER_KEY: _p, X402_MAX_PAYMENT: _m, ...rest } = process.env;
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...rest, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '',
-      err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) => resolve({ code: code ?? -1, out, err }));
-  });
+  const { VCS_API_KEY: _k, VCS_BASE_URL: _b, X402_PAYER_KEY: _p, X402_MAX_PAYMENT: _m, ...rest } = process.env;
+  return runProcess(process.execPath, [BIN, ...args], { env: { ...rest, ...env } });
 }
 
 describe('clients paying x402 offers (embedded, on a local chain)', () => {
