@@ -8,9 +8,10 @@ import { build, type Plugin } from 'esbuild';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGLITE_SEED } from '../services/embedded/src/seed.ts';
+import { buildCacheDir, restoreFromCache, saveToCache } from './build-cache.ts';
 import { CURRENT, hashOf, inputFiles } from './current.mjs';
 import { SERVICES } from './services.ts';
 
@@ -115,12 +116,17 @@ function runScript(file: string) {
  */
 async function ensureVpic() {
   const { defaultSlimPath, removeStaleSlims } = await import('../libs/vin/src/vpic.ts');
-  // In a process of its own: it holds its thread for seconds, which the seed's migrations (PGlite's messages) and
-  // the bundling would otherwise wait behind (a first build 12.5 s → 9.3–11 s).
-  if (!existsSync(defaultSlimPath())) await runScript(join(root, 'libs/vin/scripts/build-slim.ts'));
+  const path = defaultSlimPath();
+  const name = basename(path); // names its corgi version and slim number: what it is made from
+  if (!existsSync(path) && !restoreFromCache(buildCacheDir(), name, path)) {
+    // In a process of its own: it holds its thread for seconds, which the seed's migrations (PGlite's messages) and
+    // the bundling would otherwise wait behind (a first build 12.5 s → 9.3–11 s).
+    await runScript(join(root, 'libs/vin/scripts/build-slim.ts'));
+    saveToCache(buildCacheDir(), path, name, 'vpic-');
+  }
   // Older builds' copies go, so libs/vin/.cache (which the image copies) holds only the file this build reads.
-  else removeStaleSlims();
-  return defaultSlimPath();
+  removeStaleSlims();
+  return path;
 }
 
 /**
@@ -133,6 +139,8 @@ export async function ensureSeed(files: string[] = inputFiles()) {
   const inputs = hashOf(files.filter((f) => /\/migrations\/[^/]+\.sql$|pglite-worker\.mjs$|^pnpm-lock\.yaml$/.test(f)));
   const stamp = join(PGLITE_SEED, '.inputs');
   if (stampOf(stamp) === inputs) return false;
+  const cached = `pglite-seed-${inputs.slice(0, 16)}`;
+  if (restoreFromCache(buildCacheDir(), cached, PGLITE_SEED) && stampOf(stamp) === inputs) return true;
   const { allMigrations } = await import('../services/embedded/src/index.ts');
   const { createPgliteDb, migrate } = await import('../libs/platform/src/index.ts');
   const tmp = `${PGLITE_SEED}.tmp-${process.pid}`;
@@ -147,6 +155,7 @@ export async function ensureSeed(files: string[] = inputFiles()) {
   writeFileSync(join(tmp, '.inputs'), inputs);
   rmSync(PGLITE_SEED, { recursive: true, force: true });
   renameSync(tmp, PGLITE_SEED);
+  saveToCache(buildCacheDir(), PGLITE_SEED, cached, 'pglite-seed-');
   return true;
 }
 

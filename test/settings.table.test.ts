@@ -19,8 +19,8 @@ const namesIn = (file: string) => {
 describe('settings', () => {
   const schemas = [embeddedConfig, pillarProcessConfig, ...allPillars.flatMap((p) => (p.settings ? [p.settings] : []))];
   const read = new Set(schemas.flatMap((s) => Object.keys(s.shape)));
-  // Read outside a process schema: the launcher's replica counts.
-  const elsewhere = new Set(['REPLICAS_<PILLAR>', 'WEBHOOK_*']);
+  // Read outside a process schema: the launcher's replica counts, the build's cache (deploy/build-cache.ts).
+  const elsewhere = new Set(['REPLICAS_<PILLAR>', 'WEBHOOK_*', 'BUILD_CACHE_DIR']);
 
   it('README names every setting a process reads (WEBHOOK_* in docs/webhooks.md), and none it does not', () => {
     const readme = namesIn('README.md');
