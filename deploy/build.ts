@@ -132,15 +132,15 @@ async function ensureVpic() {
 /**
  * The embedded database prepared here, so a first start copies a directory instead of making a database
  * (services/embedded PGLITE_SEED; createPgliteDb): PGlite's initdb is ~4 s and ~700 MB of WebAssembly memory, and the
- * migrations a few hundred milliseconds more. Made again when a migration, the PGlite worker or the lockfile changes;
- * true when it was made.
+ * migrations a few hundred milliseconds more. Made again when a migration, the PGlite worker or the lockfile changes
+ * (or copied from the build cache, where another clone made it); says which, or false when it was current.
  */
-export async function ensureSeed(files: string[] = inputFiles()) {
+export async function ensureSeed(files: string[] = inputFiles()): Promise<'made' | 'copied' | false> {
   const inputs = hashOf(files.filter((f) => /\/migrations\/[^/]+\.sql$|pglite-worker\.mjs$|^pnpm-lock\.yaml$/.test(f)));
   const stamp = join(PGLITE_SEED, '.inputs');
   if (stampOf(stamp) === inputs) return false;
   const cached = `pglite-seed-${inputs.slice(0, 16)}`;
-  if (restoreFromCache(buildCacheDir(), cached, PGLITE_SEED) && stampOf(stamp) === inputs) return true;
+  if (restoreFromCache(buildCacheDir(), cached, PGLITE_SEED) && stampOf(stamp) === inputs) return 'copied';
   const { allMigrations } = await import('../services/embedded/src/index.ts');
   const { createPgliteDb, migrate } = await import('../libs/platform/src/index.ts');
   const tmp = `${PGLITE_SEED}.tmp-${process.pid}`;
@@ -156,7 +156,7 @@ export async function ensureSeed(files: string[] = inputFiles()) {
   rmSync(PGLITE_SEED, { recursive: true, force: true });
   renameSync(tmp, PGLITE_SEED);
   saveToCache(buildCacheDir(), PGLITE_SEED, cached, 'pglite-seed-');
-  return true;
+  return 'made';
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
@@ -166,11 +166,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   // Nothing changed since the last build (`pnpm start` again): no bundling, the second start goes straight to node.
   const current = stampOf(STAMP) === inputs && existsSync(join(DIST, 'embedded.js'));
   // BUILD_SEED=0 (the container image's build): no embedded database seed, which only `pnpm start` uses.
-  const seed = process.env.BUILD_SEED === '0' ? Promise.resolve(false) : ensureSeed(files);
+  const seed = process.env.BUILD_SEED === '0' ? Promise.resolve(false as const) : ensureSeed(files);
   const [, vpic, seeded] = await Promise.all([current ? undefined : buildAll(inputs), ensureVpic(), seed]);
   // What `pnpm start` checks first (deploy/current.mjs), without loading TypeScript: these inputs, these outputs.
   const outputs = [join(DIST, 'embedded.js'), vpic, join(PGLITE_SEED, 'PG_VERSION')];
   writeFileSync(CURRENT, JSON.stringify({ inputs, outputs }));
-  const what = [current ? '' : 'dist/', seeded ? 'the embedded database seed' : ''].filter(Boolean).join(' and ');
+  const seedWas = { made: 'the embedded database seed', copied: 'the embedded database seed (from the build cache)' };
+  const what = [current ? '' : 'dist/', seeded ? seedWas[seeded] : ''].filter(Boolean).join(' and ');
   console.log(what ? `built ${what} in ${Math.round(performance.now() - t)} ms` : 'build is current');
 }
