@@ -423,7 +423,7 @@ async function startAnchor(label: string, roles: string[]): Promise<Server | nul
     if (pgliteDir) rmSync(pgliteDir, { recursive: true, force: true });
     else await dropStores(stores);
   };
-  // 90 s: PGlite's first start (E0) on a loaded machine takes a while.
+  // 90 s: a start on a loaded machine, several servers starting at once, takes a while.
   try {
     await waitUp(`${baseUrl}/total-loss/acv`, (s) => s === 200, 90_000, {
       method: 'POST',
