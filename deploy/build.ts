@@ -117,7 +117,10 @@ function runScript(file: string) {
 async function ensureVpic() {
   const { defaultSlimPath, removeStaleSlims } = await import('../libs/vin/src/vpic.ts');
   const path = defaultSlimPath();
-  const name = basename(path); // names its corgi version and slim number: what it is made from
+  // In the cache, named by its corgi version and slim number and by the code that makes it (a change to the slim
+  // statements that forgot to bump the number must not be served from the cache of another clone).
+  const made = hashOf(['libs/vin/src/vpic.ts', 'libs/vin/scripts/build-slim.ts', 'pnpm-lock.yaml']).slice(0, 16);
+  const name = basename(path).replace(/\.sqlite$/, `-${made}.sqlite`);
   if (!existsSync(path) && !restoreFromCache(buildCacheDir(), name, path)) {
     // In a process of its own: it holds its thread for seconds, which the seed's migrations (PGlite's messages) and
     // the bundling would otherwise wait behind (a first build 12.5 s → 9.3–11 s).
