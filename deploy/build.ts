@@ -117,15 +117,17 @@ function runScript(file: string) {
 async function ensureVpic() {
   const { defaultSlimPath, removeStaleSlims } = await import('../libs/vin/src/vpic.ts');
   const path = defaultSlimPath();
-  // In the cache, named by its corgi version and slim number and by the code that makes it (a change to the slim
-  // statements that forgot to bump the number must not be served from the cache of another clone).
-  const made = hashOf(['libs/vin/src/vpic.ts', 'libs/vin/scripts/build-slim.ts', 'pnpm-lock.yaml']).slice(0, 16);
-  const name = basename(path).replace(/\.sqlite$/, `-${made}.sqlite`);
-  if (!existsSync(path) && !restoreFromCache(buildCacheDir(), name, path)) {
-    // In a process of its own: it holds its thread for seconds, which the seed's migrations (PGlite's messages) and
-    // the bundling would otherwise wait behind (a first build 12.5 s → 9.3–11 s).
-    await runScript(join(root, 'libs/vin/scripts/build-slim.ts'));
-    saveToCache(buildCacheDir(), path, name, 'vpic-');
+  if (!existsSync(path)) {
+    // In the cache, named by its corgi version and slim number and by the code that makes it (a change to the slim
+    // statements that forgot to bump the number must not be served from the cache of another clone).
+    const made = hashOf(['libs/vin/src/vpic.ts', 'libs/vin/scripts/build-slim.ts', 'pnpm-lock.yaml']).slice(0, 16);
+    const name = basename(path).replace(/\.sqlite$/, `-${made}.sqlite`);
+    if (!restoreFromCache(buildCacheDir(), name, path)) {
+      // In a process of its own: it holds its thread for seconds, which the seed's migrations (PGlite's messages)
+      // and the bundling would otherwise wait behind (a first build 12.5 s → 9.3–11 s).
+      await runScript(join(root, 'libs/vin/scripts/build-slim.ts'));
+      saveToCache(buildCacheDir(), path, name, 'vpic-');
+    }
   }
   // Older builds' copies go, so libs/vin/.cache (which the image copies) holds only the file this build reads.
   removeStaleSlims();
