@@ -15,7 +15,13 @@ import { capabilities, EVENT_STREAM } from '@vcs/contract';
 import { callThrough, sampleInput } from './support/capabilityCalls.ts';
 import { call, mintKey, waitFor } from './support/harness.ts';
 import { clusterProbe } from './support/nats-cluster.ts';
-import { expectGatewayMoved, expectNodeLossHeld, loseNodesUnderLoad, vinNo } from './support/node-loss.ts';
+import {
+  expectGatewayMoved,
+  expectNodeLossHeld,
+  loseNodesUnderLoad,
+  vinNo,
+  waitForDrained,
+} from './support/node-loss.ts';
 import { startReceiver } from './support/receiver.ts';
 
 process.env.TESTCONTAINERS_RYUK_DISABLED = 'true'; // its reaper image cannot be pulled here; afterAll takes the stack down
@@ -101,6 +107,28 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
       .up();
     base = await gatewayUrl();
   }, 900_000); // a cold build of the image (its dependency layer after a lockfile change) has taken over 10 minutes here
+
+  const inspect = async (ids: string[], format: string) =>
+    (await run('docker', ['inspect', '-f', format, ...ids])).stdout.trim().split('\n');
+  const nodes = ['nats-1', 'nats-2', 'nats-3']; // the compose services, each started with --name <service> (its server_name)
+  /**
+   * The stack's NATS cluster as the host reaches it: each node's client and monitoring ports at its address on the
+   * project's network (none of them published), asked afresh each time (a node killed or started meanwhile counts).
+   */
+  const natsProbe = () =>
+    clusterProbe(async () =>
+      (
+        await inspect(
+          nodes.map((n) => `${project}-${n}-1`),
+          '{{.State.Running}} {{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}',
+        )
+      ).flatMap((line, i) => {
+        const [up, ip] = line.split(' ');
+        return up === 'true' && ip
+          ? [{ name: nodes[i]!, url: `nats://${ip}:4222`, monitorUrl: `http://${ip}:8222` }]
+          : [];
+      }),
+    );
 
   /** A receiver on the host, registered and subscribed for a new key: what the containers deliver to it. */
   const subscribedReceiver = async (eventTypes: string[], respond?: Parameters<typeof startReceiver>[0]) => {
@@ -220,7 +248,9 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
         return m;
       };
       await waitFor(async () => answered.every((w) => idsOf().has(w.vin)), 60_000, 250);
-      await new Promise((r) => setTimeout(r, 2000)); // a doubled event would arrive by now
+      // A doubled event would be one more message in the stream: wait until every consumer has taken and acknowledged
+      // all it holds, twice running with nothing new (on events, not a fixed wait).
+      await waitForDrained(natsProbe(), EVENT_STREAM);
       const ids = idsOf();
       // Not lost: every answered write's event arrived; not doubled: under exactly one id.
       expect(
@@ -243,22 +273,7 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
     const { rx, key, endpointId } = await subscribedReceiver(['TotalLoss.*']);
     // The host reaches each container at its address on the project's network: the nodes' client and monitoring
     // ports, and the gateway's metrics port, none of them published.
-    const inspect = async (ids: string[], format: string) =>
-      (await run('docker', ['inspect', '-f', format, ...ids])).stdout.trim().split('\n');
-    const nodes = ['nats-1', 'nats-2', 'nats-3']; // the compose services, each started with --name <service> (its server_name)
-    const probe = clusterProbe(async () =>
-      (
-        await inspect(
-          nodes.map((n) => `${project}-${n}-1`),
-          '{{.State.Running}} {{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}',
-        )
-      ).flatMap((line, i) => {
-        const [up, ip] = line.split(' ');
-        return up === 'true' && ip
-          ? [{ name: nodes[i]!, url: `nats://${ip}:4222`, monitorUrl: `http://${ip}:8222` }]
-          : [];
-      }),
-    );
+    const probe = natsProbe();
     const services = ['gateway', 'data', 'services-pillar', 'commerce', 'workflows'];
     const containers = async () =>
       (

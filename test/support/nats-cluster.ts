@@ -35,6 +35,11 @@ export interface ClusterProbe {
    * current (caught up with its leader): a node started again has rejoined both groups.
    */
   replicasCurrent(stream: string, consumer: string, replicas: number): Promise<boolean>;
+  /**
+   * Where the stream and its consumers stand when every consumer has taken and acknowledged all it holds (nothing
+   * pending, nothing unacknowledged); null while one has not. The same answer twice running means nothing moved.
+   */
+  drainedAt(stream: string): Promise<string | null>;
 }
 export interface NatsCluster extends ClusterProbe {
   nodes: ClusterNode[];
@@ -102,6 +107,14 @@ export function clusterProbe(live: () => Promise<LiveNode[]>): ClusterProbe {
           c.replicas!.every((r) => r.current && !r.offline);
         const [s, c] = await Promise.all([jsm.streams.info(stream), jsm.consumers.info(stream, consumer)]);
         return whole(s.cluster) && whole(c.cluster);
+      }),
+    drainedAt: (stream) =>
+      ask(async (jsm) => {
+        const consumers = [];
+        for await (const c of jsm.consumers.list(stream)) consumers.push(c);
+        if (consumers.some((c) => c.num_pending + c.num_ack_pending > 0)) return null;
+        const { state } = await jsm.streams.info(stream);
+        return JSON.stringify([state.last_seq, consumers.map((c) => [c.name, c.ack_floor.stream_seq]).sort()]);
       }),
     stepDownConsumer: (stream, consumer) =>
       ask(async (_jsm, nc) => {

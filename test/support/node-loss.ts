@@ -181,7 +181,9 @@ export async function loseNodesUnderLoad(o: NodeLossRun) {
     90_000,
     500,
   ).catch(() => undefined);
-  await sleep(3000); // a doubled event would have arrived by now
+  // A doubled event would be one more message in the stream for a consumer to take: wait until every consumer has
+  // taken and acknowledged all the stream holds, twice running with nothing new between (on events, not a fixed wait).
+  await waitForDrained(probe, stream);
   const got = firstDelivery();
   const delays = answered.filter((w) => got.has(w.vin)).map((w) => Math.max(0, got.get(w.vin)!.at - w.answered!));
   const figures = {
@@ -212,6 +214,21 @@ export async function loseNodesUnderLoad(o: NodeLossRun) {
   };
   console.log(`node-loss figures: ${JSON.stringify(figures, null, 2)}`);
   return { figures, writes, failed, got, kills: phases.map((p) => p.killedAt) };
+}
+
+/** Resolves once the stream and its consumers stand still, drained, on two looks 250 ms apart (or after 30 s). */
+export async function waitForDrained(probe: ClusterProbe, stream: string) {
+  let previous: string | null = null;
+  await waitFor(
+    async () => {
+      const now = await probe.drainedAt(stream);
+      const still = now !== null && now === previous;
+      previous = now;
+      return still;
+    },
+    30_000,
+    250,
+  );
 }
 
 /** Counts exactly what issue 27 asks of a node loss: 0 lost, 0 doubled, few refusals, p99 delay, flowing again. */
