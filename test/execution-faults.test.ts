@@ -8,7 +8,6 @@ import { call, mintKey, serversFor, startHarness, waitFor, type Harness } from '
  * sticks — the reconciler finishes each on its own once the pillar is back.
  */
 const VIN = '1HGCM82633A004352';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe
   .runIf(serversFor('execution faults suite'))
@@ -63,7 +62,9 @@ describe
       const again = await call(h.baseUrl, 'POST', `/intents/${id}/settle`, { key });
       expect(again.status).toBe(200);
       expect(again.headers.get('idempotent-replayed')).toBe('true');
-      await sleep(1500); // a late first attempt would have committed by now
+      // The paused pillar's late first attempt ran when it resumed, long before the reconciler's: once everything
+      // written has gone through (outbox, consumers, deliveries), a second commit or event would be in the store.
+      await h.settled();
       expect(await events('Signing.quoted@1')).toBe(1);
       expect((await call(h.baseUrl, 'GET', `/intents/${id}`, { key })).json.value.executions).toBe(1);
     });
@@ -80,8 +81,19 @@ describe
           key,
           body: { outcome: 'completed', credential: 'notary' },
         });
-        await sleep(500);
-        await h.kill!('commerce', 'SIGKILL'); // mid-execution: its claim and lease are in the store
+        // Mid-execution: commerce has claimed the run under a lease (the pillar, paused, holds the call).
+        await waitFor(
+          async () =>
+            (
+              await h.sql(
+                `select 1 from executions where source = 'handoff' and source_id = $1 and status = 'running'`,
+                [hid],
+              )
+            ).length === 1,
+          10_000,
+          50,
+        );
+        await h.kill!('commerce', 'SIGKILL');
         first = await pending;
         await h.start!('commerce');
       } finally {
@@ -99,7 +111,7 @@ describe
       });
       expect(replay.status).toBe(200);
       expect(replay.json.value.result.type).toBe('OK');
-      await sleep(1500);
+      await h.settled();
       expect((await commits('poa.notarize')) - before).toBe(1);
       expect(await events('Handoff.completed@1')).toBe(1);
     });
@@ -128,7 +140,7 @@ describe
         30_000,
         250,
       );
-      await sleep(1000);
+      await h.settled();
       expect((await commits('vehicle.decode')) - decodesBefore).toBe(1);
     });
   });

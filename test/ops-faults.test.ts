@@ -19,13 +19,17 @@ interface Outcome {
   ms: number;
 }
 
-/** Keep `concurrency` callers busy with `fn` until stopped; every outcome is kept. */
+/**
+ * Keep `concurrency` callers busy with `fn` until stopped; every outcome is kept. A test's windows (load before a
+ * fault, during it, after it) are counted in answers (`more`), not milliseconds: a slow machine gets the same load.
+ */
 function underLoad(fn: () => Promise<Outcome>, concurrency = 8) {
   const outcomes: Outcome[] = [];
+  const began: number[] = []; // when each caller's call in progress began
   let running = true;
-  const workers = Array.from({ length: concurrency }, async () => {
+  const workers = Array.from({ length: concurrency }, async (_, i) => {
     while (running) {
-      const t0 = Date.now();
+      const t0 = (began[i] = Date.now());
       try {
         outcomes.push(await fn());
       } catch (e) {
@@ -39,6 +43,18 @@ function underLoad(fn: () => Promise<Outcome>, concurrency = 8) {
   });
   return {
     outcomes,
+    /**
+     * Resolves once every call in flight now has come back (a call to a replica killed now answers within the bus's
+     * time-out), and `n` more outcomes (`which` of them, if given) than now.
+     */
+    more(n: number, which: (o: Outcome) => boolean = () => true) {
+      const [now, from] = [Date.now(), outcomes.length];
+      return waitFor(
+        async () => began.every((t) => t > now) && outcomes.slice(from).filter(which).length >= n,
+        30_000,
+        20,
+      );
+    },
     async stop() {
       running = false;
       await Promise.all(workers);
@@ -102,10 +118,10 @@ describe
 
         const reads = underLoad(get(h), 8);
         const writes = underLoad(post(h, '/deals/open', { workflow: 'buy', vin: VIN }, key), 4);
-        await sleep(700);
+        await Promise.all([reads.more(20), writes.more(5)]);
         await h.kill!('services-pillar', 'SIGKILL');
         await h.kill!('workflows', 'SIGKILL');
-        await sleep(2500);
+        await Promise.all([reads.more(40), writes.more(10)]);
         const [r, w] = [await reads.stop(), await writes.stop()];
         expect(r.length).toBeGreaterThan(20);
         expect(
@@ -135,10 +151,10 @@ describe
         }, 60_000);
         const reads = underLoad(get(h), 8);
         const writes = underLoad(post(h, '/deals/open', { workflow: 'buy', vin: VIN }, key), 4);
-        await sleep(500);
+        await Promise.all([reads.more(20), writes.more(5)]);
         await h.kill!('services-pillar', 'SIGTERM');
         await h.kill!('workflows', 'SIGTERM');
-        await sleep(1500);
+        await Promise.all([reads.more(30), writes.more(8)]);
         const all = [...(await reads.stop()), ...(await writes.stop())];
         expect(
           all.filter((o) => o.status !== 200),
@@ -197,7 +213,7 @@ describe
           const r = await rawRequest(h.baseUrl, 'GET', STATUS);
           return { status: r.status, code: r.json?.value?.code, ms: Date.now() - t0 };
         }, 8);
-        await sleep(500);
+        await gatewayLoad.more(20);
         await h.kill!('gateway', 'SIGTERM');
         const all = await gatewayLoad.stop();
         const answered = all.filter((o) => o.status !== 0);
@@ -231,12 +247,13 @@ describe
 
       it('NATS restart: calls in the gap answer 503 BLOCKED, and everything answers after it', async () => {
         const load = underLoad(get(h), 6);
-        await sleep(400);
+        await load.more(20);
         await nats.stop('SIGKILL');
-        await sleep(2500);
+        // The gap: calls go on meeting no NATS until a dozen have been answered 503 (the bus times out at 1 s).
+        await load.more(12, (o) => o.status === 503);
         await nats.start();
         await waitFor(async () => (await get(h)()).status === 200, 30_000, 100);
-        await sleep(500);
+        await load.more(20, (o) => o.status === 200);
         const all = await load.stop();
         onlyTyped503(all);
         expect(all.some((o) => o.status === 503 && o.code === 'pillar-unavailable')).toBe(true);
