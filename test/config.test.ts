@@ -44,7 +44,8 @@ function run(args: string[], env: Record<string, string>, timeoutMs = 20_000): P
     let err = '';
     child.stderr.on('data', (d) => (err += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('exit', (code) => {
+    // 'close', not 'exit': a process can have exited before its last stderr bytes reached us ('close' waits for them).
+    child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, lines: err.split('\n').filter((l) => l.trim() && !/^\(node:\d+\) |--trace-warnings/.test(l)) });
     });
