@@ -216,7 +216,10 @@ export async function loseNodesUnderLoad(o: NodeLossRun) {
   return { figures, writes, failed, got, kills: phases.map((p) => p.killedAt) };
 }
 
-/** Resolves once the stream and its consumers stand still, drained, on two looks 250 ms apart (or after 30 s). */
+/**
+ * Resolves once the stream and its consumers stand still, drained, on two looks 250 ms apart. Up to 45 s: a message
+ * a killed process had taken and not acknowledged is delivered again only after the consumers' ack wait (30 s).
+ */
 export async function waitForDrained(probe: ClusterProbe, stream: string) {
   let previous: string | null = null;
   await waitFor(
@@ -226,7 +229,7 @@ export async function waitForDrained(probe: ClusterProbe, stream: string) {
       previous = now;
       return still;
     },
-    30_000,
+    45_000,
     250,
   );
 }
