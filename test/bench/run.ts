@@ -521,9 +521,9 @@ async function main() {
     ownNats = await privateNats({ cpu: 0 });
     process.env.NATS_URL = ownNats.url;
     natsPid = ownNats.pid ?? 0;
-  } else {
+  } else if (SHARED_NATS) {
     natsPid = Number(spawnSync('pgrep', ['-o', '-x', 'nats-server'], { encoding: 'utf8' }).stdout.trim()) || 0;
-  }
+  } // else no NATS_URL: no row uses NATS, and the machine's own server is left as it is (it was once left pinned)
   const natsAffinity = natsPid && SHARED_NATS ? affinityOf(natsPid) : undefined;
   const pinnedSelf = taskset(1, process.pid);
   const pinnedNats = natsPid ? taskset(0, natsPid) : false;
@@ -629,7 +629,7 @@ async function main() {
     `\nmachine: ${cpus().length}× ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   );
   console.log(
-    `pinning: servers → core 0 (${natsPid ? `${SHARED_NATS ? 'shared NATS, re-pinned' : 'private NATS started on core 0'}, pid ${natsPid} ${pinnedNats ? 'pinned' : 'NOT pinned'}` : 'NATS not found'}), load generator (${WRK ?? 'autocannon'}) → core 1 (${pinnedSelf ? 'pinned' : 'NOT pinned'}); ${SECONDS}s per run, median of ${REPEATS}`,
+    `pinning: servers → core 0 (${natsPid ? `${SHARED_NATS ? 'shared NATS, re-pinned' : 'private NATS started on core 0'}, pid ${natsPid} ${pinnedNats ? 'pinned' : 'NOT pinned'}` : SHARED_NATS ? 'shared NATS not found' : 'no NATS: NATS_URL unset'}), load generator (${WRK ?? 'autocannon'}) → core 1 (${pinnedSelf ? 'pinned' : 'NOT pinned'}); ${SECONDS}s per run, median of ${REPEATS}`,
   );
   console.log(`idle: the servers not under load took ${idlePct.toFixed(1)} % of core 0 between runs (timers, pollers)`);
   console.log(
