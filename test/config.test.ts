@@ -8,6 +8,7 @@ import { connect } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import { NatsBus, parseSettings, baseConfig } from '@vcs/platform';
 import { builtEntryOf } from '../deploy/launch.ts';
+import { runProcess } from './support/run-process.ts';
 import {
   distributedEnv,
   dropStores,
@@ -34,22 +35,17 @@ interface Run {
   code: number | null;
   lines: string[];
 }
-function run(args: string[], env: Record<string, string>, timeoutMs = 20_000): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, {
-      cwd: root,
-      env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let err = '';
-    child.stderr.on('data', (d) => (err += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    // 'close', not 'exit': a process can have exited before its last stderr bytes reached us ('close' waits for them).
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, lines: err.split('\n').filter((l) => l.trim() && !/^\(node:\d+\) |--trace-warnings/.test(l)) });
-    });
+async function run(args: string[], env: Record<string, string>, timeoutMs = 20_000): Promise<Run> {
+  const r = await runProcess(process.execPath, args, {
+    cwd: root,
+    env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...env },
+    timeoutMs,
   });
+  // A killed process (the time-out) has no exit code, as before: -1 from runProcess.
+  return {
+    code: r.code === -1 ? null : r.code,
+    lines: r.err.split('\n').filter((l) => l.trim() && !/^\(node:\d+\) |--trace-warnings/.test(l)),
+  };
 }
 const embedded = (env: Record<string, string>) =>
   run([builtEntryOf('embedded')], { PGLITE_DIR: 'memory://', PORT: '0', ...env });
