@@ -4,7 +4,7 @@ import { startHarness, type Harness } from './support/harness.ts';
 
 /**
  * An agent that knows only the base URL, reading only what the documents say, on a budget: tokens are counted
- * as characters / 4 of every response body it reads. The goals (issue 22): the first paid answer within 6
+ * as characters / 4 of every response body it reads. The goals: the first paid answer within 6
  * requests and 4,000 tokens; any capability found within 4,000 tokens; /llms.txt under 2,000 and each noun page
  * under 1,500.
  */

@@ -26,9 +26,9 @@ const RELAXED = {
 };
 
 /**
- * "A wrong or missing setting stops the process with one line naming it": each setting an operator once got a stack
- * trace, a silent hang or a wrong start from (issue 17) is given to the built process, which must exit non-zero
- * within a bounded time with exactly one line on stderr that names the setting or the server.
+ * "A wrong or missing setting stops the process with one line naming it": each setting that could give an operator a
+ * stack trace, a silent hang or a wrong start is given to the built process, which must exit non-zero within a
+ * bounded time with exactly one line on stderr that names the setting or the server.
  */
 const root = join(import.meta.dirname, '..');
 interface Run {
@@ -64,7 +64,7 @@ describe('a wrong setting is one line and a non-zero exit (embedded)', () => {
     ['PORT', { PORT: '' }],
     ['PG_POOL_MAX', { PG_POOL_MAX: 'abc' }],
     ['BUS_TIMEOUT_MS', { BUS_TIMEOUT_MS: '12x' }],
-    // Spun at full CPU for ever with no output (Node's recursive mkdir under /proc): issue 27.
+    // Node's recursive mkdir under /proc can spin at full CPU for ever with no output.
     ['PGLITE_DIR', { PGLITE_DIR: '/proc/forbidden' }],
     ['PGLITE_DIR', { PGLITE_DIR: '/etc/hostname' }],
   ] as [string, Record<string, string>][])('%s', async ([name, env], { expect }) => {
@@ -75,7 +75,7 @@ describe('a wrong setting is one line and a non-zero exit (embedded)', () => {
   });
 });
 
-describe('NATS_URL takes a seed list (issue 27)', () => {
+describe('NATS_URL takes a seed list', () => {
   it('one server or several, comma-separated; an entry that is not a nats:// URL is named', async () => {
     expect(parseSettings(baseConfig, { NATS_URL: 'nats://a:4222, nats://b:4222,nats://c:4222' }).NATS_URL).toBe(
       'nats://a:4222,nats://b:4222,nats://c:4222',
@@ -253,7 +253,7 @@ describe.runIf(distributedEnv())('servers that are not there, and the launcher (
     );
   }, 60_000);
 
-  it('start:distributed supervises: a replica killed -9 is named and restarted while its sibling serves (issue 27)', async () => {
+  it('start:distributed supervises: a replica killed -9 is named and restarted while its sibling serves', async () => {
     const stores = await freshStores();
     const port = await freePort();
     // Node with tsx's loader, not tsx's CLI (which runs the script in a child): the services are this process's children.

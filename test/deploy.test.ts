@@ -72,7 +72,7 @@ describe('deploy/', () => {
     // Each pillar's service and replica count: test/pillars.test.ts.
     for (const s of ['nats-2', 'nats-3', 'postgres', 'redis', ...SERVICES])
       expect(text).toMatch(new RegExp(`^  ${s}:$`, 'm'));
-    // A three-node NATS cluster (issue 27): each node with JetStream, its own volume and routes to the other two;
+    // A three-node NATS cluster: each node with JetStream, its own volume and routes to the other two;
     // every process gets the seed list and a 3-replica stream.
     expect(text).toMatch(/^  nats-1: &nats$/m);
     for (const n of [1, 2, 3]) {

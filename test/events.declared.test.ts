@@ -11,7 +11,7 @@ import {
 } from '@vcs/contract';
 import { EVENTS_DOC, eventsDoc } from '../libs/sdk/scripts/generate.ts';
 
-// Every event type is declared once in the contract (issue 28 item 3); these check what is derived from the declarations.
+// Every event type is declared once in the contract; these check what is derived from the declarations.
 describe('declared events', () => {
   it('docs/events.md lists every event type with its data, as `pnpm gen` writes it', () => {
     const text = readFileSync(EVENTS_DOC, 'utf8');

@@ -5,7 +5,7 @@ import { createLogger } from '@vcs/platform';
 import { startEmbedded } from '@vcs/embedded';
 import { call, mintKey } from './support/harness.ts';
 
-// Issue 28 item 5: the gateway identifies a request once (req.caller) and keeps no request or instance state in
+// The gateway identifies a request once (req.caller) and keeps no request or instance state in
 // module-level maps; buildApp owns it.
 const GATEWAY = join(import.meta.dirname, '..', 'services', 'gateway', 'src');
 const sources = (dir: string): string[] =>

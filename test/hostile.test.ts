@@ -223,7 +223,7 @@ describe('hostile input (embedded)', { timeout: 60_000 }, () => {
     );
   });
 
-  // What the outside fuzz found (issue 17), kept as a fixed corpus so these inputs are tried on every run.
+  // What an outside fuzzer found, kept as a fixed corpus so these inputs are tried on every run.
   it.each([
     ['GET', '/intents/%00', 404, 'intent-not-found'],
     ['GET', '/handoffs/%00', 404, 'handoff-not-found'],

@@ -271,7 +271,7 @@ describe
         const unseen = (await mintKey(h.baseUrl)).key; // never presented: the gateway has no cached row for it
         await pgs.stop();
         // A key commerce cannot look up because its store is down: the cause (store-unavailable), not the messenger
-        // (pillar-unavailable: commerce is answering) (issue 27).
+        // (pillar-unavailable: commerce is answering).
         expect(await post(h, '/deals/open', { workflow: 'buy', vin: VIN }, unseen)()).toMatchObject({
           status: 503,
           code: 'store-unavailable',

@@ -1,5 +1,5 @@
 /**
- * At info, one log line per request (issue 27: three JSON lines were written for every request): the request id,
+ * At info, one log line per request (not one when it arrives and one when it ends): the request id,
  * method, route, status, duration and the replica that served it, and no other line for a plain call.
  */
 import { Writable } from 'node:stream';

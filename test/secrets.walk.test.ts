@@ -15,7 +15,7 @@ import { startEmbedded } from '@vcs/embedded';
 import { call, mintKey } from './support/harness.ts';
 import { sampleInput, send } from './support/capabilityCalls.ts';
 
-// Secrets are marked once in the contract (issue 28 item 2); these walk every capability's schema for the marks.
+// Secrets are marked once in the contract; these walk every capability's schema for the marks.
 const SECRET = 'vcs_sk_test_WALK_' + 'z'.repeat(40);
 const withSecrets = (c: Capability) => secretPaths(c.value);
 const secretive = capabilities.filter((c) => withSecrets(c).length);

@@ -1,5 +1,5 @@
 /**
- * One trace covers a keyed POST /webhooks/emit from the HTTP request to the webhook delivery (issue 27 item 4):
+ * One trace covers a keyed POST /webhooks/emit from the HTTP request to the webhook delivery:
  * gateway → commerce (the offer settled) → services pillar (the capability) → the event's publish → its fan-out →
  * the delivery, exported over OTLP/HTTP JSON to a collector of our own on 127.0.0.1. The caller's `traceparent`
  * is continued, and the receiver gets the delivery's.

@@ -1,5 +1,5 @@
 /**
- * The README's start measured (issue 33), for `pnpm bench` beside its load rows: the embedded process as `pnpm start`
+ * The README's start measured, for `pnpm bench` beside its load rows: the embedded process as `pnpm start`
  * runs it (built JavaScript, the start command's Node flags, PGlite on disk seeded from .data/pglite-seed), started
  * in an empty data directory and again in the same one. For each: time to the first answer, the first decode, the
  * process's peak (VmHWM) and its RSS after `settleSeconds` idle; then the warm decode and /healthz, one request at a

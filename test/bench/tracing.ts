@@ -1,5 +1,5 @@
 /**
- * `pnpm bench:tracing` (not a test): what tracing costs the hot path, off and on (issue 27 item 4). In one process
+ * `pnpm bench:tracing` (not a test): what tracing costs the hot path, off and on. In one process
  * per variant, N bus calls through the one client (bus/call.ts) and the one server adapter (bus/serve.ts) on the
  * in-process bus, and N outbox rows made (eventWrites): ns per call and the young-generation collections they
  * cause (each one is a full new space of garbage, so their count per call is what the call allocates).

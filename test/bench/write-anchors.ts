@@ -5,7 +5,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 
 /**
- * The write path's anchors (issue 19), each the obvious code for one keyed POST that emits one event:
+ * The write path's anchors, each the obvious code for one keyed POST that emits one event:
  *   w0          fastify + key check + one transaction inserting an outbox row and a fact row (pg pool of 5)
  *   w1          w0 + the obvious relay (woken on commit, 100 rows a round, JetStream publish with msgID, mark
  *               sent in one statement) + one durable pull consumer (fetch 100, one insert each, ack)

@@ -325,7 +325,7 @@ async function dropDatabase(url: string) {
  * The distributed `settled`: the relays and senders live in other processes, so the stores are asked what they would
  * say. No outbox row unpublished, every durable consumer of the run's stream with nothing pending or unacked, no
  * webhook delivery due or leased; and that twice running with nothing written, acked or attempted in between (the
- * parts feed each other: a failed delivery writes an event). Polled, here only (docs/decisions.md, issue 28).
+ * parts feed each other: a failed delivery writes an event). Polled, here only (docs/decisions.md, "Tests").
  */
 async function storesSettled(env: Record<string, string>, timeoutMs = 30_000) {
   const db = new pg.Client({ connectionString: env.DATABASE_URL });

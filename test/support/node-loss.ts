@@ -1,5 +1,5 @@
 /**
- * Losing NATS nodes under load, one at a time (issue 27): the stream leader, then a consumer's leader, then the node
+ * Losing NATS nodes under load, one at a time: the stream leader, then a consumer's leader, then the node
  * the gateway is connected to is killed and later started again, while 8 keyed webhook.emit a second (each naming its
  * own VIN) are delivered to a real receiver. Used on this machine's private cluster (test/nats-cluster.test.ts) and on
  * compose's cluster (test/compose.test.ts): the caller says how to kill and start a node by its server name.
@@ -234,7 +234,7 @@ export async function waitForDrained(probe: ClusterProbe, stream: string) {
   );
 }
 
-/** Counts exactly what issue 27 asks of a node loss: 0 lost, 0 doubled, few refusals, p99 delay, flowing again. */
+/** Counts what a node loss must cost: 0 lost, 0 doubled, few refusals, p99 delay, flowing again. */
 export function expectNodeLossHeld(
   { figures, writes, failed, got, kills }: Awaited<ReturnType<typeof loseNodesUnderLoad>>,
   limits = { refusedPerKill: WRITES_A_SECOND, flowingAfterElectionMs: 10_000 },

@@ -5,7 +5,7 @@ import { hideSecrets, secretPaths } from './secret.ts';
 import type { z } from 'zod';
 
 /**
- * One structural step keeps secrets out of everything that is kept or sent again (issue 28 item 2): the members a
+ * One structural step keeps secrets out of everything that is kept or sent again: the members a
  * schema marks `secret` (secret.ts) are found from the declarations, never from the text, and masked in stored
  * answers and replays, left out of events and facts, and blanked in log lines (platform logger). Adding a secret
  * is marking its member in the contract; nothing else changes.

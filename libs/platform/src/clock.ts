@@ -1,7 +1,8 @@
 /**
  * Time is injected so tests control it (grace periods, expiries, cache lifetimes, waits) instead of sleeping.
  * `now` is the time; `sleep` waits for this clock's time to pass. Real timers remain only where real time is the
- * point: transport time-outs, poll intervals, measured latencies, CPU budgets (docs/decisions.md, issue 18).
+ * point: transport time-outs, poll intervals, measured latencies, CPU budgets (docs/decisions.md, "The contract and
+ * the catalog").
  */
 export interface Clock {
   now(): Date;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 
-/** A whole number from a setting; an empty value is a mistake, not zero (`PORT=` used to pick a random port). */
+/** A whole number from a setting; an empty value is a mistake, not zero (`PORT=` would pick a random port). */
 const int = (min: number, max: number) =>
   z
     .string()
@@ -24,7 +24,7 @@ export const setting = { int, bool, decimal };
 
 /**
  * NATS servers: one URL, or a comma-separated seed list (a cluster's nodes). Each must be a `nats://` or `tls://` URL
- * (a list is not one URL: it used to be refused as `Invalid URL`). Spaces around the commas are allowed.
+ * (a list is not one URL, so a URL parser would refuse it). Spaces around the commas are allowed.
  */
 const natsServers = z
   .string()
@@ -83,7 +83,7 @@ export const baseConfig = z.object({
 });
 export type BaseConfig = z.infer<typeof baseConfig>;
 
-/** An address to listen on: an IP address or a host name (a name with spaces used to fail with a stack trace). */
+/** An address to listen on: an IP address or a host name (a name with spaces is refused, naming the setting). */
 export const listenHost = z
   .string()
   .refine(

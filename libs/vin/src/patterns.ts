@@ -9,7 +9,7 @@
  *
  * The ranking (the confidence score, the order of an element's candidates, which are kept) is @cardog/corgi 2.0.1's
  * decoder core's (ISC licence, CRDG), restated: every answer in libs/vin's tests was measured with it, and
- * docs/decisions.md says why it lives here now rather than behind that core (whose SQL we used to rewrite as text).
+ * docs/decisions.md says why it lives here rather than behind that core.
  */
 
 /** One matching pattern, as a decode hands it on (the shape corgi's core gave, so answers are unchanged). */

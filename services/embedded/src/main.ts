@@ -28,7 +28,7 @@ await runMain('vcs-embedded', async () => {
     settings: cfg, // the gateway's config is made from them as the gateway process makes its own (gatewayConfigOf)
   });
   // One decode through the bus and the data pillar before the port opens (a VIN of its own: nothing is written), so a
-  // caller's first decode does not pay for compiling that path: 22–29 ms before, against a goal of 20 (issue 33).
+  // caller's first decode does not pay for compiling that path (bench start figures: docs/performance.md).
   await sendCapability(
     svc.infra.bus,
     capabilityByName('vehicle.decode')!,

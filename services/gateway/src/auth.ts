@@ -80,7 +80,7 @@ async function identifyOnce(
   } catch (e) {
     if (!(e instanceof KeyCheckUnavailable)) throw e;
     const again = sameRequest(req);
-    // The cause, not the messenger: commerce answering that its database is down is a store outage (issue 27).
+    // The cause, not the messenger: commerce answering that its database is down is a store outage.
     if (e.code === 'store-unavailable')
       return refused(
         'store-unavailable',

@@ -1,4 +1,4 @@
--- Deliveries carry an event id, not a payload (issue 28 item 6): each event a webhook delivers is stored once, as
+-- Deliveries carry an event id, not a payload: each event a webhook delivers is stored once, as
 -- the bytes the stream gave, and every delivery of it sends exactly those bytes.
 create table webhook_events (
   id text primary key,

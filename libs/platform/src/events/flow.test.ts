@@ -18,7 +18,7 @@ function capture() {
   return { log, lines };
 }
 
-describe('event flow: what /readyz and the logs say (issue 27)', () => {
+describe('event flow: what /readyz and the logs say', () => {
   it('a consumer stalled, or publishing failing, longer than the allowance makes the process not ready', async () => {
     const infra = {
       bus: { isConnected: () => true },

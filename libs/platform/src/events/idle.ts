@@ -41,7 +41,8 @@ export class IdleRounds {
 /**
  * Resolves once the work written so far has gone all the way through: each part is idle in turn, round after round,
  * until a round in which none did anything (the parts feed each other: an event makes a delivery, a delivery that
- * fails writes an event). Tests wait on this instead of polling for an outcome (docs/decisions.md, issue 28).
+ * fails writes an event). Tests wait on this instead of polling for an outcome (docs/decisions.md, "Events, the
+ * outbox and consumers").
  */
 export async function settled(parts: Idles[]): Promise<void> {
   const work = () => parts.reduce((n, p) => n + p.done, 0);

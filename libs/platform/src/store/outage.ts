@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 
 /**
  * One warn line when a store stops answering and one info line when it answers again, however many calls fail in
- * between (an outage used to say nothing at all, or a line per failed call).
+ * between (neither silence nor a line per failed call).
  */
 export function outageLog(log: Pick<Logger, 'info' | 'warn'> | undefined, store: string) {
   let since = 0;

@@ -12,7 +12,7 @@ import { runInNewContext } from 'node:vm';
 
 // PGlite's 9 MB of WebAssembly compiled once, by Liftoff (V8's baseline compiler), and never again by TurboFan: the
 // optimised copies of the functions Postgres runs hot cost ~45–50 MB of this process's memory, and an embedded store's
-// statements ran no slower without them here (docs/decisions.md, "A light embedded store"). Set before PGlite's module
+// statements ran no slower without them here (docs/decisions.md, "The embedded mode"). Set before PGlite's module
 // is compiled (so the import below is dynamic); process-wide, so sql.js (vPIC) is compiled the same way.
 setFlagsFromString('--liftoff-only');
 const { PGlite } = await import('@electric-sql/pglite');
@@ -20,7 +20,7 @@ const { PGlite } = await import('@electric-sql/pglite');
 /**
  * Postgres's memory sized for an embedded store of a few hundred megabytes of rows, not a server's defaults: PGlite's
  * postgresql.conf asks for 128 MB of shared buffers, which Postgres touches at start (130 MB of the process's RSS).
- * 16 MB holds this service's hot rows (measured: docs/decisions.md, "A light embedded store"); WAL buffers follow
+ * 16 MB holds this service's hot rows (measured: docs/decisions.md, "The embedded mode"); WAL buffers follow
  * shared_buffers (1/32: 512 kB). Given on the command line after PGlite's own start parameters, so no file in the data
  * directory changes and an older directory starts the same way.
  */
