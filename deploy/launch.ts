@@ -3,11 +3,13 @@
  * NATS, Postgres and Redis (NATS_URL, DATABASE_URL, REDIS_URL). Replicas per pillar: REPLICAS_<PILLAR>.
  *   REPLICAS_SERVICES=3 pnpm start:distributed
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { replicasSetting, SERVICES, type ServiceName } from './services.ts';
+import { createInterface } from 'node:readline';
+import { planReplicas, tableOf, type Replica } from './replicas.ts';
+import { type ServiceName } from './services.ts';
 
 export { PILLAR_SERVICES, SERVICES, type ServiceName } from './services.ts';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -37,56 +39,49 @@ export const NODE_FLAGS = ['--enable-source-maps', '--max-semi-space-size=4', '-
 export function spawnService(
   service: ServiceName,
   extraEnv: Record<string, string> = {},
-  stdio: 'inherit' | 'pipe' = 'inherit',
+  stdio: 'inherit' | 'pipe' | StdioOptions = 'inherit',
 ): ChildProcess {
   const built = builtEntryOf(service);
   const args = existsSync(built) ? [...NODE_FLAGS, built] : ['--import', 'tsx', entryOf(service)];
   return spawn(process.execPath, args, {
     cwd: root,
     env: { ...process.env, ...extraEnv },
-    stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+    stdio: stdio === 'pipe' ? ['ignore', 'pipe', 'pipe'] : stdio,
   });
 }
 
-/** Replicas per service from REPLICAS_<SERVICE> (1 when unset); a value that is not 1–64 is a config error. */
 /**
  * How start:distributed supervises: a replica that exits is restarted after 0.5 s, doubling to 10 s while it keeps
  * failing; one that ran 30 s counts as healthy again. Only a service left with no replica after 5 failures in a row
- * stops everything (and a wrong setting, exit 78, at once: restarting cannot mend it).
+ * stops everything (and a wrong setting, exit 78, at once: restarting cannot mend it). A port another process holds
+ * (exit 75) is tried again at the same pace for as long as it takes, and never stops the deployment.
  */
 export const SUPERVISE = { firstBackoffMs: 500, maxBackoffMs: 10_000, healthyAfterMs: 30_000, maxFails: 5 } as const;
-
-function replicasOf(s: ServiceName): number {
-  const name = replicasSetting(s);
-  const raw = process.env[name];
-  if (raw === undefined) return 1;
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || n < 1 || n > 64) {
-    console.error(`config error: ${name}: expected a whole number from 1 to 64 (value: ${JSON.stringify(raw)})`);
-    process.exit(78);
-  }
-  return n;
-}
+/** Exit codes: a wrong setting (EX_CONFIG), a port in use (EX_TEMPFAIL; libs/platform config.ts PortInUseError). */
+const WRONG_SETTING = 78;
+const PORT_IN_USE = 75;
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   for (const k of ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']) {
     if (!process.env[k]) {
       console.error(`config error: ${k}: required for the distributed mode (see README)`);
-      process.exit(78);
+      process.exit(WRONG_SETTING);
     }
   }
-  const counts = Object.fromEntries(SERVICES.map((s) => [s, replicasOf(s)])) as Record<ServiceName, number>;
-  const slots = SERVICES.flatMap((service) =>
-    Array.from({ length: counts[service] }, (_, i) => ({
-      service,
-      replica: i + 1,
-      child: undefined as ChildProcess | undefined,
-      fails: 0,
-      startedAt: 0,
-    })),
-  );
-  // Pillars first, so the gateway's first requests find responders.
-  slots.sort((x, y) => Number(x.service === 'gateway') - Number(y.service === 'gateway'));
+  let plan: Replica[];
+  try {
+    plan = planReplicas();
+  } catch (e) {
+    console.error((e as Error).message);
+    process.exit(WRONG_SETTING);
+  }
+  const slots = plan.map((r) => ({
+    ...r,
+    child: undefined as ChildProcess | undefined,
+    fails: 0,
+    startedAt: 0,
+    lastLine: '',
+  }));
   let stopping = false;
   let exitCode = 0;
   const timers = new Set<NodeJS.Timeout>();
@@ -97,9 +92,21 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     for (const { child } of live()) child!.kill('SIGTERM');
     if (live().length === 0) process.exit(exitCode);
   };
+  // Each replica's stderr (its start-up failures: one line each) passes through here, so that the same line from
+  // every replica failing for one reason (a database DATABASE_URL names that does not exist) is said once, and a
+  // replica's line repeated on each try (a port in use) once while it repeats.
+  const said = new Set<string>();
+  const forward = (slot: (typeof slots)[number], child: ChildProcess) =>
+    createInterface({ input: child.stderr! }).on('line', (line) => {
+      const again = line === slot.lastLine || (stopping && said.has(line));
+      slot.lastLine = line;
+      said.add(line);
+      if (!again) process.stderr.write(`${line}\n`);
+    });
   const start = (slot: (typeof slots)[number]) => {
-    const child = (slot.child = spawnService(slot.service));
+    const child = (slot.child = spawnService(slot.service, slot.env, ['inherit', 'inherit', 'pipe']));
     slot.startedAt = Date.now();
+    forward(slot, child);
     child.on('exit', (code, signal) => {
       if (stopping) {
         if (live().length === 0) process.exit(exitCode);
@@ -108,16 +115,18 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       const how = signal ?? `with code ${code}`;
       const name = `${slot.service} replica ${slot.replica} (pid ${child.pid})`;
       // A wrong setting stays wrong however often it is restarted: say so and stop, as at start.
-      if (code === 78) {
+      if (code === WRONG_SETTING) {
         console.error(`${name} exited ${how}; stopping the other services`);
-        exitCode = 78;
+        exitCode = WRONG_SETTING;
         stopAll();
         return;
       }
+      // A port in use may be freed: try again, never counting it as a failure (its line was said once).
+      const portInUse = code === PORT_IN_USE;
       // A replica that ran a while died of something else: its count starts again.
       slot.fails = Date.now() - slot.startedAt > SUPERVISE.healthyAfterMs ? 1 : slot.fails + 1;
       const siblings = live().filter((x) => x.service === slot.service).length;
-      if (siblings === 0 && slot.fails >= SUPERVISE.maxFails) {
+      if (!portInUse && siblings === 0 && slot.fails >= SUPERVISE.maxFails) {
         console.error(
           `${name} exited ${how}, its ${slot.fails}th failure in a row, and no ${slot.service} replica is left; ` +
             'stopping the other services',
@@ -127,10 +136,10 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
         return;
       }
       const wait = Math.min(SUPERVISE.maxBackoffMs, SUPERVISE.firstBackoffMs * 2 ** (slot.fails - 1));
-      console.error(
-        `${name} exited ${how}; restarting it in ${wait} ms ` +
-          `(${siblings} other ${slot.service} replica${siblings === 1 ? '' : 's'} serving)`,
-      );
+      const line =
+        `${name} exited ${how}; ${portInUse ? 'trying it again every few seconds until its port is free' : `restarting it in ${wait} ms`} ` +
+        `(${siblings} other ${slot.service} replica${siblings === 1 ? '' : 's'} serving)`;
+      if (!portInUse || slot.fails === 1) console.error(line);
       const t = setTimeout(() => {
         timers.delete(t);
         if (!stopping) start(slot);
@@ -139,6 +148,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     });
   };
   for (const slot of slots) start(slot);
+  console.error(
+    `start:distributed: ${slots.length} processes\n${tableOf(slots.map((x) => ({ ...x, pid: x.child?.pid })))}`,
+  );
   process.once('SIGINT', stopAll);
   process.once('SIGTERM', stopAll);
 }

@@ -22,6 +22,9 @@ export const PILLAR_SERVICES: readonly PillarServiceName[] = pillars.map((p) => 
 /** Every service: the gateway, then each pillar's. */
 export const SERVICES: readonly ServiceName[] = ['gateway', ...PILLAR_SERVICES];
 
+/** The most processes of one service start:distributed runs (REPLICAS_<PILLAR>). */
+export const MAX_REPLICAS = 64;
+
 /** The setting that says how many processes of a service run: REPLICAS_GATEWAY, REPLICAS_DATA, REPLICAS_SERVICES… */
 export function replicasSetting(service: ServiceName): string {
   const pillar = pillars.find((p) => pillarService[p] === service);

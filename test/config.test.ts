@@ -189,14 +189,14 @@ describe.runIf(distributedEnv())('servers that are not there, and the launcher (
     }
   });
 
-  it('a missing database is one line naming it', async () => {
+  it('a missing database is one line naming it and DATABASE_URL, exit 78 (a setting: no restart mends it)', async () => {
     const url = new URL(env().DATABASE_URL);
     url.pathname = '/vcs_no_such_database';
     const r = await run([builtEntryOf('gateway')], { ...env(), DATABASE_URL: url.toString() });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(78);
     expect(r.lines).toEqual([
       expect.stringMatching(
-        /^gateway: cannot start: Postgres at .*vcs_no_such_database: database "vcs_no_such_database" does not exist$/,
+        /^config error: DATABASE_URL: Postgres at .*vcs_no_such_database refuses it: database "vcs_no_such_database" does not exist \(create that database, or correct DATABASE_URL\)$/,
       ),
     ]);
   });

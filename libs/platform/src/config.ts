@@ -91,10 +91,30 @@ export const listenHost = z
     'expected an IP address or a host name, such as 127.0.0.1 or 0.0.0.0',
   );
 
+/** A listening address as a URL for a log line (a wildcard host is reached on 127.0.0.1; port 0 is any free one). */
+export const urlOf = ({ host, port }: { host: string; port: number }) =>
+  `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:` +
+  `${port || '<any free port>'}`;
+
 /** Thrown for a wrong setting found after parsing (a value only a service can judge); exits 78 with one line. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
+
+/**
+ * A port another process already holds: one line naming the address and the setting, exit 75 (EX_TEMPFAIL: the port
+ * may be free on a later try, and start:distributed tries again rather than stopping the deployment).
+ */
+export class PortInUseError extends Error {
+  override name = 'PortInUseError';
+  constructor(setting: string, host: string, port: number) {
+    super(`${host}:${port} (${setting}) is in use by another process: stop it, or set ${setting} to a free port`);
+  }
+}
+
+/** A listen's failure as a PortInUseError when the address was taken, else as it was. */
+export const portInUse = (e: unknown, setting: string, host: string, port: number): unknown =>
+  (e as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE' ? new PortInUseError(setting, host, port) : e;
 
 /**
  * A setting may come from a file: `NAME_FILE=/run/secrets/name` (Docker and Kubernetes secrets) when `NAME` is unset;
@@ -172,7 +192,8 @@ export const redactUrl = (u: string) => {
 
 /**
  * Run a process's start-up; a failure is one line on stderr and a non-zero exit, never a stack dump of minified
- * bundle lines (the stack follows at LOG_LEVEL=debug). A wrong setting exits 78 (EX_CONFIG), anything else 1.
+ * bundle lines (the stack follows at LOG_LEVEL=debug). A wrong setting exits 78 (EX_CONFIG), a port in use 75
+ * (EX_TEMPFAIL), anything else 1.
  */
 export async function runMain(name: string, main: () => Promise<void>): Promise<void> {
   try {
@@ -182,6 +203,6 @@ export async function runMain(name: string, main: () => Promise<void>): Promise<
     const config = err instanceof ConfigError || /^config error: /.test(err.message);
     process.stderr.write(`${config ? '' : `${name}: cannot start: `}${err.message.split('\n')[0]}\n`);
     if (process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace') process.stderr.write(`${err.stack}\n`);
-    process.exit(config ? 78 : 1);
+    process.exit(config ? 78 : err instanceof PortInUseError ? 75 : 1);
   }
 }

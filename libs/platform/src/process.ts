@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import {
   baseConfig,
+  ConfigError,
   listenHost,
   loadConfig,
   parseSettings,
@@ -14,6 +15,7 @@ import {
   requireDistributed,
   runMain,
   setting,
+  urlOf,
   type BaseConfig,
 } from './config.ts';
 import { OutboxRelay } from './events/outbox.ts';
@@ -125,8 +127,15 @@ export async function startPillar(
 }
 
 /**
+ * Postgres's refusals that no wait or restart mends, because DATABASE_URL names what is not there: a database that
+ * does not exist (3D000), a password it refuses (28P01), a role or host it does not admit (28000). Each is a wrong
+ * setting (exit 78), so start:distributed stops at once instead of restarting every service into the same refusal.
+ */
+const SETTING_REFUSALS = new Set(['3D000', '28P01', '28000']);
+
+/**
  * Connect to NATS, Postgres and Redis (distributed mode), migrating the schema. Servers still starting are waited
- * for up to STARTUP_TIMEOUT_MS; a server that refuses for good (no such database, a wrong password) fails at once.
+ * for up to STARTUP_TIMEOUT_MS; a server that refuses for good fails at once (a refusal DATABASE_URL causes: exit 78).
  * Either way the error names the server and what to check.
  */
 export async function connectInfra(name: string, cfg: BaseConfig, own: Migrations[], log?: Logger): Promise<Infra> {
@@ -141,6 +150,11 @@ export async function connectInfra(name: string, cfg: BaseConfig, own: Migration
       const unreachable = e instanceof StoreUnavailableError;
       if (!unreachable || Date.now() > until) {
         await db.close().catch(() => undefined);
+        if (SETTING_REFUSALS.has((e as { code?: string }).code ?? ''))
+          throw new ConfigError(
+            `config error: DATABASE_URL: Postgres at ${redactUrl(urls.databaseUrl)} refuses it: ${(e as Error).message}` +
+              ` (${(e as { code?: string }).code === '3D000' ? 'create that database, or ' : ''}correct DATABASE_URL)`,
+          );
         throw new Error(
           `Postgres at ${redactUrl(urls.databaseUrl)}: ${(e as Error).message}` +
             `${unreachable ? ` (waited ${cfg.STARTUP_TIMEOUT_MS / 1000} s: STARTUP_TIMEOUT_MS)` : ''}`,
@@ -169,11 +183,25 @@ export async function connectInfra(name: string, cfg: BaseConfig, own: Migration
   return { bus, db, kv, clock: systemClock, mode: 'distributed' };
 }
 
+/** Where a health server listens, and the setting that says so (named when the port cannot be had). */
+export interface HealthAddress {
+  setting: 'HEALTH_PORT' | 'METRICS_PORT';
+  port: number;
+  host: string;
+}
+
 /**
  * /healthz (alive), /readyz (bus, store and Redis reachable; 503 naming what failed) and /metrics
- * (Prometheus) for a pillar process, which has no HTTP server of its own. Bound to HEALTH_HOST.
+ * (Prometheus) for a pillar process, which has no HTTP server of its own (and the gateway's METRICS_PORT). A port
+ * another process holds is one warn line naming it and its setting, and the process serves on without them: health
+ * is for watching a replica, never a reason to stop one.
  */
-export function healthServer(infra: Infra, port: number, host = '127.0.0.1', eventStallMs = 30_000): Server {
+export function healthServer(
+  infra: Infra,
+  at: HealthAddress,
+  log: Pick<Logger, 'warn'>,
+  eventStallMs = 30_000,
+): Server {
   const server = createServer(async (req, res) => {
     const path = (req.url ?? '').split('?')[0];
     try {
@@ -201,7 +229,16 @@ export function healthServer(infra: Infra, port: number, host = '127.0.0.1', eve
       res.end('{"type":"BLOCKED","value":{"code":"store-unavailable","message":"a check failed"}}');
     }
   });
-  server.listen(port, host);
+  server.on('error', (e: NodeJS.ErrnoException) =>
+    log.warn(
+      { pid: process.pid, [at.setting]: at.port, code: e.code },
+      e.code === 'EADDRINUSE'
+        ? `${at.host}:${at.port} (${at.setting}) is in use by another process: this process serves without ` +
+            '/healthz, /readyz and /metrics; set a free port'
+        : `cannot serve /healthz, /readyz and /metrics on ${at.host}:${at.port} (${at.setting}): ${e.message}`,
+    ),
+  );
+  server.listen(at.port, at.host);
   return server;
 }
 
@@ -256,16 +293,18 @@ export async function runPillarProcess(def: AnyPillarDefinition) {
 
 async function startPillarProcess(def: AnyPillarDefinition, cfg: z.infer<typeof pillarProcessConfig>) {
   const log = createLogger(def.name, cfg.LOG_LEVEL);
+  const at: HealthAddress = { setting: 'HEALTH_PORT', port: cfg.HEALTH_PORT, host: cfg.HEALTH_HOST };
+  // First, so an operator finds each replica's health port in its own log (start:distributed gives each its own).
+  const health = at.port ? urlOf(at) : 'off (HEALTH_PORT=0)';
+  log.info({ pillar: def.pillar, pid: process.pid, health }, 'starting');
   await startTracing(def.name, cfg); // OTEL_EXPORTER_OTLP_ENDPOINT set: spans exported; unset: nothing is loaded
   const infra = await connectInfra(def.name, cfg, def.migrations ? [def.migrations] : [], log);
   const pillar = await startPillar(def, infra, log, { settings: cfg });
-  const health = cfg.HEALTH_PORT
-    ? healthServer(infra, cfg.HEALTH_PORT, cfg.HEALTH_HOST, cfg.EVENT_STALL_READY_MS)
-    : undefined;
+  const server = at.port ? healthServer(infra, at, log, cfg.EVENT_STALL_READY_MS) : undefined;
   watchOutbox(infra.db);
-  log.info({ pillar: def.pillar, pid: process.pid }, 'pillar ready');
+  log.info({ pillar: def.pillar, pid: process.pid, health }, 'pillar ready');
   onShutdown(log, cfg.SHUTDOWN_TIMEOUT_MS, async () => {
-    health?.close();
+    server?.close();
     await infra.bus.drain(); // stops new requests, lets in-flight replies go out
     await pillar.stop();
     await infra.db.close();

@@ -6,6 +6,7 @@ import {
   healthServer,
   loadConfig,
   onShutdown,
+  portInUse,
   runMain,
   sendCapability,
   startTracing,
@@ -36,8 +37,12 @@ await runMain('vcs-embedded', async () => {
     anonymousContext('warm-up'),
     cfg.BUS_TIMEOUT_MS,
   );
-  await svc.app.listen({ port: cfg.PORT, host: cfg.HOST });
-  const metrics = cfg.METRICS_PORT ? healthServer(svc.infra, cfg.METRICS_PORT, cfg.METRICS_HOST) : undefined;
+  await svc.app.listen({ port: cfg.PORT, host: cfg.HOST }).catch(async (e) => {
+    await svc.stop(); // the data directory is closed and its lock released before the one line
+    throw portInUse(e, 'PORT', cfg.HOST, cfg.PORT);
+  });
+  const metricsAt = { setting: 'METRICS_PORT', port: cfg.METRICS_PORT, host: cfg.METRICS_HOST } as const;
+  const metrics = cfg.METRICS_PORT ? healthServer(svc.infra, metricsAt, log) : undefined;
   const { port } = svc.app.server.address() as { port: number };
   log.info({ url: `http://${cfg.HOST}:${port}` }, 'Vehicle Capability Service (embedded) is listening');
   onShutdown(log, cfg.SHUTDOWN_TIMEOUT_MS, async () => {
