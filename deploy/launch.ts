@@ -96,18 +96,22 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   // every replica failing for one reason (a database DATABASE_URL names that does not exist) is said once, and a
   // replica's line repeated on each try (a port in use) once while it repeats.
   const said = new Set<string>();
+  let lastSaid = '';
   const forward = (slot: (typeof slots)[number], child: ChildProcess) =>
     createInterface({ input: child.stderr! }).on('line', (line) => {
-      const again = line === slot.lastLine || (stopping && said.has(line));
+      const again = line === slot.lastLine || line === lastSaid || (stopping && said.has(line));
       slot.lastLine = line;
       said.add(line);
-      if (!again) process.stderr.write(`${line}\n`);
+      if (again) return;
+      lastSaid = line;
+      process.stderr.write(`${line}\n`);
     });
   const start = (slot: (typeof slots)[number]) => {
     const child = (slot.child = spawnService(slot.service, slot.env, ['inherit', 'inherit', 'pipe']));
     slot.startedAt = Date.now();
     forward(slot, child);
-    child.on('exit', (code, signal) => {
+    // 'close', not 'exit': its last stderr lines are read (and said) before what the launcher says of its end.
+    child.on('close', (code, signal) => {
       if (stopping) {
         if (live().length === 0) process.exit(exitCode);
         return;
