@@ -89,14 +89,14 @@ describe('platform operations, one contract', () => {
       events: [],
       meter: { charged: '0.00', posted: false },
     });
+    // Answers outside the declaration do not compile (OpsImpl is typed from it): these are forced, as a bug in
+    // untyped code (a stored answer, a cast) would be, to show the check at run time.
     const served = serveOps(services, 'workflows', {
-      dealsGet: async () => ({ status: 404, answer: refusal('intent-not-found') }), // not a code deals.get declares
-      dealsForVin: async () => ({
-        status: 200,
-        answer: { type: 'OK', answers: 'DealsOfVin@1', value: { deals: 'none' } },
-      }), // not its reply
-      dealsOpen: async () => ({ status: 401, answer: refusal('key-required') }), // declared
-      dealsAdvance: async () => ({ status: 404, answer: refusal('deal-not-found') }),
+      dealsGet: async () => ({ status: 404, answer: refusal('intent-not-found') }) as never, // not a code it declares
+      dealsForVin: async () =>
+        ({ status: 200, answer: { type: 'OK', answers: 'DealsOfVin@1', value: { deals: 'none' } } }) as never, // not its reply
+      dealsOpen: async () => ({ status: 401, answer: refusal('key-required') }) as never, // declared
+      dealsAdvance: async () => ({ status: 404, answer: refusal('deal-not-found') }) as never,
     });
     const via = { bus, busTimeoutMs: 1000 };
     try {

@@ -159,29 +159,20 @@ export function answerSchema<V extends z.ZodType>(value: V) {
 }
 export const anyAnswer = answerSchema(z.record(z.string(), z.unknown()));
 
-interface Envelope {
+// Type aliases, not interfaces: an answer is a JSON record (assignable to Record<string, unknown>).
+type Envelope = {
   answers: string;
   evidence: Record<string, unknown>;
   provenance: Provenance;
   events: unknown[];
   meter: Meter;
-}
-export interface Ok<T> extends Envelope {
-  type: 'OK';
-  value: T;
-}
-export interface Empty extends Envelope {
-  type: 'EMPTY';
-  value: Record<string, unknown>;
-}
-export interface Blocked extends Envelope {
-  type: 'BLOCKED';
-  value: BlockedValue;
-}
-export interface Offer extends Envelope {
-  type: 'OFFER';
-  value: OfferValue;
-}
+};
+export type Ok<T> = Envelope & { type: 'OK'; value: T };
+export type Empty = Envelope & { type: 'EMPTY'; value: Record<string, unknown> };
+export type Blocked = Envelope & { type: 'BLOCKED'; value: BlockedValue };
+export type Offer = Envelope & { type: 'OFFER'; value: OfferValue };
+/** What a pillar answers a capability call: OK, EMPTY or BLOCKED (an OFFER is the offer gate's, never a pillar's). */
+export type PillarAnswer = Ok<Record<string, unknown>> | Empty | Blocked;
 /** A caller must narrow on `type` (and handle the Offer) before reading an OK value. */
 export type Answer<T> = Ok<T> | Empty | Blocked | Offer;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { answerSchema, blocked, money, paymentReceipt, timestamp } from './answer.ts';
+import { answerSchema, blocked, money, paymentReceipt, timestamp, type Blocked } from './answer.ts';
 import { statusOfCode, type BlockedCode } from './codes.ts';
 import type { Pillar } from './capability.ts';
 import { connectionSubmission } from './connections.ts';
@@ -19,6 +19,7 @@ export interface Op<
   I extends z.ZodType = z.ZodType,
   P extends Pillar = Pillar,
   R extends z.ZodType<Record<string, unknown>> = z.ZodType<Record<string, unknown>>,
+  M extends z.ZodType | undefined = z.ZodType | undefined,
 > {
   /** `<noun>.<verb>`, also the OpenAPI operationId. */
   readonly name: string;
@@ -31,6 +32,11 @@ export interface Op<
    * checks each answer against it outside production (platform bus/serve.ts), and its OpenAPI 200 is made from it.
    */
   readonly reply: R;
+  /**
+   * What travels beside the answer, typed, for the caller's own use and never sent on to a client as it is (a paid
+   * call's intent, receipt and refusal terms): the second JSON line of the reply's frame (platform bus/call.ts).
+   */
+  readonly meta?: M;
   /** Safe to send twice (a read): the caller retries it once when a replica died or did not answer. */
   readonly idempotent: boolean;
   /** The BLOCKED codes it may answer besides the transport's (`transportCodes`). */
@@ -52,17 +58,22 @@ export interface Op<
   };
 }
 
-/** What a platform operation answers: the HTTP status, the answer, and whether it is a stored answer replayed. */
-export interface OpReply {
+/**
+ * What a platform operation answers: the HTTP status, the answer, whether it is a stored answer replayed, and its
+ * typed members beside the answer (`Op.meta`). `A` is the answer's type: a server's is its op's declared reply or a
+ * refusal (`OpReplyOf`), checked by the compiler.
+ */
+export interface OpReply<A = Record<string, unknown>, M = unknown> {
   status: number;
-  answer: Record<string, unknown>;
+  answer: A;
   replayed?: boolean;
+  meta?: M;
 }
 
 /** A refusal as an operation's reply: the BLOCKED answer with the status its code calls for. */
-export const blockedReply = (...args: Parameters<typeof blocked>): OpReply => ({
+export const blockedReply = (...args: Parameters<typeof blocked>): OpReply<Blocked, never> => ({
   status: statusOfCode(args[0]),
-  answer: { ...blocked(...args) },
+  answer: blocked(...args),
 });
 
 /** The codes any operation may answer whatever it declares: its input refused at its server, or the transport's. */
@@ -92,9 +103,14 @@ export function opTimeouts(o: Pick<Op, 'timeouts'>, busTimeoutMs: number, sent?:
   return { timeoutMs, waitMs: timeoutMs + (n > 1 ? 500 : 0), innerMs: Math.max(1000, timeoutMs - 500) };
 }
 
-const op = <I extends z.ZodType, const P extends Pillar, R extends z.ZodType<Record<string, unknown>>>(
-  o: Op<I, P, R>,
-): Op<I, P, R> => o;
+const op = <
+  I extends z.ZodType,
+  const P extends Pillar,
+  R extends z.ZodType<Record<string, unknown>>,
+  M extends z.ZodType | undefined = undefined,
+>(
+  o: Op<I, P, R, M>,
+): Op<I, P, R, M> => o;
 const id = (prefix: string, what: string) =>
   z
     .string()
@@ -185,6 +201,7 @@ const intentValue = z.object({
         'The x402 payment bound to this intent, when one was sent: its network, payer, amount, transaction and status',
     }),
 });
+export type IntentValue = z.output<typeof intentValue>;
 /** The Handoff@1 value (GET /handoffs/{id}, and its completion). */
 const handoffValue = z.object({
   id: z.string(),
@@ -201,6 +218,7 @@ const handoffValue = z.object({
   complete: link('POST').extend({ body: anyRecord }),
   result: anyRecord.nullable(),
 });
+export type HandoffValue = z.output<typeof handoffValue>;
 /** A NEEDS_HUMAN refusal: the desk to reach and the handoff to poll. */
 const needsHuman = blockedAnswer.extend({
   value: z.looseObject({
@@ -601,6 +619,10 @@ export type OpInput<K extends OpKey> = z.infer<Ops[K]['input']>;
  * transport's).
  */
 export type OpAnswer<O extends Op> = z.output<O['reply']> | BlockedAnswer;
+/** The typed members an operation sends beside its answer (`Op.meta`), or never. */
+export type OpMeta<O extends Op> = O['meta'] extends z.ZodType ? z.output<O['meta']> : never;
+/** What the server of operation `K` returns: its declared answer or a refusal, and its typed members beside it. */
+export type OpReplyOf<K extends OpKey> = OpReply<OpAnswer<Ops[K]>, OpMeta<Ops[K]>>;
 export const opList: readonly Op[] = Object.values(ops);
 
 /** The BLOCKED codes `o` may answer: its own and the transport's (none checked when it passes on a capability's). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FREE_METER, type BlockedCode, type Capability, type Noun } from '@vcs/contract';
+import { FREE_METER, type BlockedCode, type Capability, type Noun, type Ok } from '@vcs/contract';
 import type { BaseConfig } from './config.ts';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
@@ -68,18 +68,18 @@ export const provenanceOf = (ctx: Pick<CallContext, 'environment'>, services: Pi
 });
 
 /** A platform operation's plain OK answer of a record (an intent, a handoff, a deal, a connection), whole envelope. */
-export const recordAnswer = (
+export const recordAnswer = <V extends Record<string, unknown>>(
   services: Pick<Services, 'source'>,
   ctx: Pick<CallContext, 'environment'>,
   answers: string,
-  value: unknown,
-) => ({
-  type: 'OK' as const,
+  value: V,
+): Ok<V> => ({
+  type: 'OK',
   answers,
   value,
   evidence: value,
   provenance: provenanceOf(ctx, services),
-  events: [] as never[],
+  events: [],
   meter: FREE_METER,
 });
 

@@ -1,8 +1,8 @@
-import { newId, type OpReply } from '@vcs/contract';
+import { newId, type OpReplyOf } from '@vcs/contract';
 import { generateKey, type Environment, type KeyRow, type Queryable, type Services } from '@vcs/platform';
 
 /** `keys.mint` (contract ops.ts), behind POST /keys: mint an anonymous sandbox key and its account. */
-export async function mintAnonymousKey(services: Services): Promise<OpReply> {
+export async function mintAnonymousKey(services: Services): Promise<OpReplyOf<'keysMint'>> {
   const now = services.clock.now();
   const { key, row } = await services.db.tx(async (q) => {
     const minted = await insertKey(q, { environment: 'sandbox', now });
@@ -53,11 +53,18 @@ export async function findKeyByPrefix(q: Queryable, prefix: string): Promise<Key
 }
 
 /** `keys.lookup`: the key row the gateway checks a presented key against (a hash and its standing, never a secret). */
-export async function lookupKey(services: Services, prefix: string): Promise<OpReply> {
+export async function lookupKey(services: Services, prefix: string): Promise<OpReplyOf<'keysLookup'>> {
   const row = await findKeyByPrefix(services.db, prefix);
   if (!row) return { status: 200, answer: { type: 'EMPTY', value: {} } };
-  return {
-    status: 200,
-    answer: { type: 'OK', answers: 'ApiKeyRow@1', value: { ...row, secret_hash: row.secret_hash.toString('hex') } },
+  const at = (d: Date | null) => (d === null ? null : new Date(d).toISOString());
+  const value = {
+    ...row,
+    secret_hash: row.secret_hash.toString('hex'),
+    grace_until: at(row.grace_until),
+    created_at: at(row.created_at)!,
+    last_rotated_at: at(row.last_rotated_at),
+    expires_at: at(row.expires_at),
+    revoked_at: at(row.revoked_at),
   };
+  return { status: 200, answer: { type: 'OK', answers: 'ApiKeyRow@1', value } };
 }

@@ -1,5 +1,13 @@
 import type { z } from 'zod';
-import { blocked, opTimeouts, type Capability, type Op, type OpAnswer } from '@vcs/contract';
+import {
+  blocked,
+  opTimeouts,
+  type Capability,
+  type Op,
+  type OpAnswer,
+  type OpMeta,
+  type PillarAnswer,
+} from '@vcs/contract';
 import { systemClock, type Clock } from '../clock.ts';
 import type { CallContext, Services } from '../handler.ts';
 import { busRequestSeconds, busRetries, childrenOf } from '../metrics.ts';
@@ -25,25 +33,41 @@ export interface ReplyMeta {
 }
 
 /**
- * `<status> <kind> <served-by>[ replayed]\n<answer JSON>`: one line the gateway splits off without copying the answer.
- * Measured against NATS headers (performance.md): headers cost an encoding in the pillar, a decoding in the gateway
- * and a header frame through NATS on every call; this costs one string join and a scan of the first bytes.
+ * `<status> <kind> <served-by>[ replayed][ members]\n<answer JSON>[\n<members JSON>]`: one line the gateway splits
+ * off without copying the answer, then the answer, then — for a platform operation that declares them (`Op.meta`),
+ * flagged `members` — its typed members beside the answer (JSON text holds no raw newline: the last one separates
+ * them). Measured against NATS headers (performance.md): headers cost an encoding in the pillar, a decoding in the
+ * gateway and a header frame through NATS on every call; this costs one string join and a scan of the first bytes.
  */
-export function framedReply(meta: ReplyMeta, json: string): Buffer {
-  return Buffer.from(`${meta.status} ${meta.kind} ${meta.servedBy}${meta.replayed ? ' replayed' : ''}\n${json}`);
+export function framedReply(meta: ReplyMeta, json: string, members?: string): Buffer {
+  const head = `${meta.status} ${meta.kind} ${meta.servedBy}${meta.replayed ? ' replayed' : ''}`;
+  return Buffer.from(members === undefined ? `${head}\n${json}` : `${head} members\n${json}\n${members}`);
 }
 
-/** The metadata and answer bytes of a framed reply (a view, not a copy), or null when `data` is not one. */
-export function unframeReply(data: Uint8Array): (ReplyMeta & { body: Uint8Array }) | null {
+/**
+ * The metadata and answer bytes of a framed reply (a view, not a copy), and its members' bytes when it has them, or
+ * null when `data` is not one.
+ */
+export function unframeReply(data: Uint8Array): (ReplyMeta & { body: Uint8Array; members?: Uint8Array }) | null {
   const end = data.subarray(0, 256).indexOf(10); // '\n'
   if (end < 0) return null;
-  const [status, kind, servedBy, flag, ...rest] = Buffer.from(data.buffer, data.byteOffset, end)
+  const [status, kind, servedBy, ...flags] = Buffer.from(data.buffer, data.byteOffset, end)
     .toString('latin1')
     .split(' ');
   const code = Number(status);
-  if (!(code >= 100 && code <= 599) || !kind || !servedBy || rest.length || (flag !== undefined && flag !== 'replayed'))
+  const replayed = flags[0] === 'replayed';
+  const members = flags[replayed ? 1 : 0] === 'members';
+  if (!(code >= 100 && code <= 599) || !kind || !servedBy || flags.length !== Number(replayed) + Number(members))
     return null;
-  return { status: code, kind, servedBy, ...(flag ? { replayed: true } : {}), body: data.subarray(end + 1) };
+  const after = data.subarray(end + 1);
+  const split = members ? after.lastIndexOf(10) : -1;
+  return {
+    status: code,
+    kind,
+    servedBy,
+    ...(replayed ? { replayed: true } : {}),
+    ...(split < 0 ? { body: after } : { body: after.subarray(0, split), members: after.subarray(split + 1) }),
+  };
 }
 
 /** What a caller sends: the input and the caller's context. */
@@ -56,6 +80,8 @@ export type Unavailable = 'no-responders' | 'timeout' | 'closed' | 'unreadable';
 /** A pillar's reply; `unavailable` says why there was none (then `body` is the 503 answer made here). */
 export interface CallResult extends ReplyMeta {
   body: Uint8Array | Record<string, unknown>;
+  /** A platform operation's typed members beside the answer (`Op.meta`), as JSON bytes. */
+  members?: Uint8Array;
   unavailable?: Unavailable;
 }
 
@@ -158,9 +184,7 @@ async function callOnce(
 
 /** The answer of a call as an object (the gateway's hot path forwards `body` bytes instead). */
 export function answerOf(r: CallResult): Record<string, unknown> {
-  return r.body instanceof Uint8Array
-    ? JSON.parse(Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength).toString('utf8'))
-    : r.body;
+  return r.body instanceof Uint8Array ? JSON.parse(textOf(r.body)) : r.body;
 }
 
 /**
@@ -182,16 +206,21 @@ export const busCallerOf = (s: Pick<Services, 'bus' | 'clock' | 'settings'>): Bu
  * A call's reply with its answer parsed: typed by the operation's declared reply (its server checks each answer against
  * it outside production).
  */
-export interface OpResult<A = Record<string, unknown>> {
+export interface OpResult<A = Record<string, unknown>, M = unknown> {
   status: number;
   answer: A;
   replayed?: boolean;
+  /** The operation's typed members beside the answer (`Op.meta`), when it sent them. */
+  meta?: M;
   unavailable?: Unavailable;
 }
-const parsedReply = <A>(r: CallResult): OpResult<A> => ({
+const textOf = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8');
+/** The answer and members as their operation declares them: its server was typed by the same declaration. */
+const parsedReply = <A, M>(r: CallResult): OpResult<A, M> => ({
   status: r.status,
   answer: answerOf(r) as A,
   ...(r.replayed ? { replayed: true } : {}),
+  ...(r.members ? { meta: JSON.parse(textOf(r.members)) as M } : {}),
   ...(r.unavailable ? { unavailable: r.unavailable } : {}),
 });
 
@@ -204,7 +233,7 @@ export async function callOp<O extends Op>(
   op: O,
   input: z.input<O['input']>,
   ctx: CallContext,
-): Promise<OpResult<OpAnswer<O>>> {
+): Promise<OpResult<OpAnswer<O>, OpMeta<O>>> {
   const given = (input as { timeoutMs?: number }).timeoutMs;
   const t = opTimeouts(op, via.busTimeoutMs, given);
   const takesTimeout = 'timeoutMs' in ((op.input as unknown as { shape?: object }).shape ?? {});
@@ -243,5 +272,5 @@ export async function callCapability(
   ctx: CallContext,
   timeoutMs = via.busTimeoutMs,
 ) {
-  return parsedReply<Record<string, unknown>>(await sendCapability(via.bus, c, input, ctx, timeoutMs, via.clock));
+  return parsedReply<PillarAnswer, never>(await sendCapability(via.bus, c, input, ctx, timeoutMs, via.clock));
 }

@@ -11,6 +11,7 @@ import {
   type OpKey,
   type OpKeysOf,
   type OpReply,
+  type OpReplyOf,
   type Pillar,
 } from '@vcs/contract';
 import { callContext, type CallContext, type Services } from '../handler.ts';
@@ -25,6 +26,8 @@ export interface Served {
   kind: string;
   json: string;
   replayed?: boolean;
+  /** The typed members beside the answer (`Op.meta`), as JSON: the frame's second line. */
+  meta?: string;
 }
 
 /**
@@ -54,7 +57,7 @@ export function serveFramed(
       const req = JSON.parse(dec.decode(msg.data)) as BusRequest;
       requestId = req.ctx?.requestId ?? requestId;
       const r = await run(req, msg.headers);
-      return { data: framedReply({ status: r.status, kind: r.kind, servedBy, replayed: r.replayed }, r.json) };
+      return { data: framedReply({ status: r.status, kind: r.kind, servedBy, replayed: r.replayed }, r.json, r.meta) };
     } catch (err) {
       const unavailable = isStoreUnavailable(err);
       if (!unavailable) services.log.error({ err, requestId, subject }, `${what} failed`);
@@ -87,9 +90,12 @@ const handleTraced = (
     handle(req),
   );
 
-/** A pillar's implementation of its platform operations: one function per declared op, typed from the contract. */
+/**
+ * A pillar's implementation of its platform operations: one function per declared op, typed from the contract — its
+ * input, and its reply: the op's declared answer or a refusal, with its typed members beside it (`OpReplyOf`).
+ */
 export type OpsImpl<P extends Pillar> = {
-  [K in OpKeysOf<P>]: (input: OpInput<K>, ctx: CallContext) => Promise<OpReply>;
+  [K in OpKeysOf<P>]: (input: OpInput<K>, ctx: CallContext) => Promise<OpReplyOf<K>>;
 };
 
 /**
@@ -111,6 +117,17 @@ export function outsideDeclaration(op: Op): (answer: Record<string, unknown>) =>
           .map((p) => `${p.field}: ${p.message}`)
           .join('; ')}`;
   };
+}
+
+/** What is wrong with the members an answer of `op` carries beside it (`Op.meta`), or null. */
+function membersOutside(op: Op, members: unknown): string | null {
+  if (!op.meta) return 'it sends members beside its answer but declares none';
+  const parsed = op.meta.safeParse(members);
+  return parsed.success
+    ? null
+    : `its members refuse it: ${problemsOf(parsed.error.issues)
+        .map((p) => `${p.field}: ${p.message}`)
+        .join('; ')}`;
 }
 
 /**
@@ -141,8 +158,9 @@ export function serveOps<P extends Pillar>(services: Services, pillar: P, impl: 
             },
           };
       let json = JSON.stringify(r.answer);
+      const members = r.meta === undefined ? undefined : JSON.stringify(r.meta);
       // Checked as the caller will read it (a Date is its ISO text by then).
-      const wrong = check?.(JSON.parse(json));
+      const wrong = check?.(JSON.parse(json)) ?? (members && check ? membersOutside(op, JSON.parse(members)) : null);
       if (wrong) {
         const requestId = parsed.success ? parsed.data.ctx.requestId : 'unknown';
         services.log.error({ op: op.name, requestId, wrong }, 'operation answered outside its declaration');
@@ -158,7 +176,13 @@ export function serveOps<P extends Pillar>(services: Services, pillar: P, impl: 
         };
         json = JSON.stringify(r.answer);
       }
-      return { status: r.status, kind: String(r.answer.type ?? 'OK'), json, replayed: r.replayed };
+      return {
+        status: r.status,
+        kind: String(r.answer.type ?? 'OK'),
+        json,
+        replayed: r.replayed,
+        meta: wrong ? undefined : members,
+      };
     });
   });
   return { stop: () => stops.forEach((s) => s.stop()) };

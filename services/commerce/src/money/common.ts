@@ -1,4 +1,12 @@
-import { blockedReply, capabilityByName, type BlockedCode, type Capability, type OpReply } from '@vcs/contract';
+import {
+  blockedReply,
+  capabilityByName,
+  type Blocked,
+  type BlockedCode,
+  type Capability,
+  type Ok,
+  type OpReply,
+} from '@vcs/contract';
 import { provenanceOf, recordAnswer, type CallContext, type Services } from '@vcs/platform';
 
 export function refusal(
@@ -7,17 +15,17 @@ export function refusal(
   code: BlockedCode,
   message: string,
   extra: Record<string, unknown> = {},
-): OpReply {
+): OpReply<Blocked, never> {
   return blockedReply(code, message, extra, provenanceOf(ctx, services));
 }
 
 /** A plain OK record answer (an intent's or a handoff's state). */
-export function record(
+export function record<V extends Record<string, unknown>>(
   services: Services,
   ctx: Pick<CallContext, 'environment'>,
   answers: string,
-  value: Record<string, unknown>,
-): OpReply {
+  value: V,
+): OpReply<Ok<V>, never> {
   return { status: 200, answer: recordAnswer(services, ctx, answers, value) };
 }
 

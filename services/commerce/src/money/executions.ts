@@ -12,6 +12,9 @@ import {
   type NextRequest,
   type OpInput,
   type OpReply,
+  type PillarAnswer,
+  type Blocked,
+  type OpReplyOf,
 } from '@vcs/contract';
 import {
   busCallerOf,
@@ -70,7 +73,7 @@ export type Finisher = (
   q: Queryable,
   services: Services,
   ex: ExecutionRow,
-  answer: Record<string, unknown>,
+  answer: PillarAnswer,
   status: number,
 ) => Promise<Finished>;
 /**
@@ -80,7 +83,7 @@ export type Finisher = (
 export interface Finished {
   chargedCents: number;
   events: Parameters<typeof writeEvents>[1];
-  answer?: Record<string, unknown>;
+  answer?: PillarAnswer;
 }
 /** What finishing an execution does for each source that has a record of its own (a deal step has its event). */
 export type Finishers = Partial<Record<ExecutionSource, Finisher>>;
@@ -99,7 +102,7 @@ export type ExecutionOutcome =
       kind: 'done';
       row: ExecutionRow;
       status: number;
-      answer: Record<string, unknown>;
+      answer: PillarAnswer;
       replayed: boolean;
       recorded?: boolean;
     }
@@ -173,7 +176,7 @@ export async function createExecution(
 export async function runExecutionOp(
   services: Services,
   req: OpInput<'executionsRun'> & { ctx: CallContext },
-): Promise<OpReply> {
+): Promise<OpReplyOf<'executionsRun'>> {
   const timeoutMs = opTimeouts(ops.executionsRun, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
   const c = capabilityByName(req.capability);
   if (!c) return blockedReply('invalid-input', `no capability named ${req.capability}`);
@@ -289,7 +292,7 @@ export async function runExecution(
 async function record(
   services: Services,
   row: ExecutionRow,
-  answer: Record<string, unknown>,
+  answer: PillarAnswer,
   status: number,
   replayed: boolean,
 ): Promise<ExecutionOutcome> {
@@ -387,7 +390,10 @@ export async function settleExecution(
 }
 
 /** The caller's answer for an execution with no final answer yet: never a 402, never "completed". */
-export function pendingReply(out: Exclude<ExecutionOutcome, { kind: 'done' }>, retry: NextRequest): OpReply {
+export function pendingReply(
+  out: Exclude<ExecutionOutcome, { kind: 'done' }>,
+  retry: NextRequest,
+): OpReply<Blocked, never> {
   const c = out.row.capability;
   const [code, message, retryAfter] =
     out.kind === 'not-run'

@@ -10,6 +10,9 @@ import {
   type HumanVerb,
   type OpInput,
   type OpReply,
+  type HandoffValue,
+  type StateOf,
+  type OpReplyOf,
 } from '@vcs/contract';
 import { writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
 import { iso, json, record, refusal } from './common.ts';
@@ -37,7 +40,7 @@ interface HandoffRow {
   trigger: string | null;
   origin: unknown;
   terminus: unknown;
-  status: string;
+  status: StateOf<'handoff'>;
   result: unknown;
   result_status: number | null;
   created_at: string | Date;
@@ -47,7 +50,7 @@ interface HandoffRow {
 const pollPath = (id: string) => `/handoffs/${id}`;
 const verbs = Object.keys(sandboxDesks) as HumanVerb[];
 
-function handoffView(r: HandoffRow) {
+function handoffView(r: HandoffRow): HandoffValue {
   return {
     id: r.id,
     status: r.status === 'completing' ? 'pending' : r.status,
@@ -57,7 +60,7 @@ function handoffView(r: HandoffRow) {
     terminus: json(r.terminus),
     account: r.account_id,
     origin: json(r.origin) ?? null,
-    createdAt: iso(r.created_at),
+    createdAt: iso(r.created_at)!,
     completedAt: iso(r.completed_at),
     poll: { method: 'GET', path: pollPath(r.id) },
     complete: {
@@ -75,7 +78,10 @@ async function findHandoff(q: Queryable, id: string, lock = false) {
 }
 
 /** `sys.commerce.handoffs.create`: store a pending handoff and answer 403 BLOCKED NEEDS_HUMAN naming the desk. */
-export async function createHandoff(services: Services, req: CreateHandoffRequest): Promise<OpReply> {
+export async function createHandoff(
+  services: Services,
+  req: CreateHandoffRequest,
+): Promise<OpReplyOf<'handoffsCreate'>> {
   const { ctx } = req;
   if (!verbs.includes(req.verb))
     return refusal(services, ctx, 'invalid-input', `verb must be one of ${verbs.join(', ')}`);
@@ -150,7 +156,7 @@ export async function createHandoff(services: Services, req: CreateHandoffReques
 export async function getHandoff(
   services: Services,
   req: OpInput<'handoffsGet'> & { ctx: CallContext },
-): Promise<OpReply> {
+): Promise<OpReplyOf<'handoffsGet'>> {
   const r = await findHandoff(services.db, String(req.handoffId));
   if (!r)
     return refusal(
@@ -196,13 +202,16 @@ const handoffEvent = (
  * (executions.ts): its answer is kept on the rail; an outcome not known yet is a 503 with Retry-After, and the
  * execution is taken up again by itself, so the handoff never sticks in `completing`.
  */
-export async function completeHandoff(services: Services, req: CompleteHandoffRequest): Promise<OpReply> {
+export async function completeHandoff(
+  services: Services,
+  req: CompleteHandoffRequest,
+): Promise<OpReplyOf<'handoffsComplete'>> {
   const { ctx } = req;
   if (req.outcome !== 'completed' && req.outcome !== 'refused')
     return refusal(services, ctx, 'invalid-input', 'outcome must be "completed" or "refused"');
   const timeoutMs = opTimeouts(ops.handoffsComplete, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
   const step = await services.db.tx(
-    async (q): Promise<{ reply: OpReply } | { execution: string; claimed?: ExecutionRow }> => {
+    async (q): Promise<{ reply: OpReplyOf<'handoffsComplete'> } | { execution: string; claimed?: ExecutionRow }> => {
       const r = await findHandoff(q, String(req.handoffId), true);
       if (!r)
         return {

@@ -12,6 +12,10 @@ import {
   type EventAnswerType,
   type OpInput,
   type OpReply,
+  type Blocked,
+  type IntentValue,
+  type PillarAnswer,
+  type OpReplyOf,
   type StateOf,
 } from '@vcs/contract';
 import { provenanceOf, type CallContext, type Queryable } from '@vcs/platform';
@@ -88,7 +92,7 @@ function offerAnswer(
     next: { method: 'POST' as const, path: settlePath(row.id) },
   };
   return {
-    type: 'OFFER',
+    type: 'OFFER' as const,
     answers: 'Offer@1',
     value,
     // What the offer rests on: the intent stored for it (the value restates it with the terms; no second copy).
@@ -111,7 +115,7 @@ export async function insertIntent(
   name: unknown,
   input: unknown,
   origin?: unknown,
-): Promise<{ reply: OpReply } | { row: IntentRow; capability: Capability }> {
+): Promise<{ reply: OpReply<Blocked, never> } | { row: IntentRow; capability: Capability }> {
   const c = offerCapability(name);
   if (!c)
     return {
@@ -163,19 +167,19 @@ export async function insertIntent(
 }
 
 /** `sys.commerce.intents.create`: validate the input, store a pending intent, answer 402 OFFER. */
-export async function createIntent(services: Services, req: CreateIntentRequest): Promise<OpReply> {
+export async function createIntent(services: Services, req: CreateIntentRequest): Promise<OpReplyOf<'intentsCreate'>> {
   const made = await insertIntent(services, services.db, req.ctx, req.capability, req.input, req.origin);
   if ('reply' in made) return made.reply;
   return { status: 402, answer: offerAnswer(services, req.ctx, made.row) };
 }
 
-function publicStatus(r: IntentRow, now: Date): string {
+function publicStatus(r: IntentRow, now: Date): IntentValue['status'] {
   if (r.status === 'settling') return 'pending';
   if (r.status === 'pending' && new Date(r.expires_at) <= now) return 'expired';
   return r.status;
 }
 
-function intentView(r: IntentRow, now: Date, payment: PaymentRow | undefined) {
+function intentView(r: IntentRow, now: Date, payment: PaymentRow | undefined): IntentValue {
   const price = json(r.price) as { currency: string };
   return {
     id: r.id,
@@ -184,8 +188,8 @@ function intentView(r: IntentRow, now: Date, payment: PaymentRow | undefined) {
     account: r.account_id,
     price: json(r.price),
     ceiling: json(r.ceiling),
-    expiresAt: iso(r.expires_at),
-    createdAt: iso(r.created_at),
+    expiresAt: iso(r.expires_at)!,
+    createdAt: iso(r.created_at)!,
     settledAt: iso(r.settled_at),
     origin: json(r.origin) ?? null,
     executions: r.executions,
@@ -205,7 +209,7 @@ export async function findIntent(q: Queryable, id: string, lock = false): Promis
 export async function getIntent(
   services: Services,
   req: OpInput<'intentsGet'> & { ctx: CallContext },
-): Promise<OpReply> {
+): Promise<OpReplyOf<'intentsGet'>> {
   const r = await findIntent(services.db, String(req.intentId));
   if (!r)
     return refusal(
@@ -231,7 +235,7 @@ export async function getIntent(
 }
 
 type Claim =
-  | { kind: 'reply'; reply: OpReply }
+  | { kind: 'reply'; reply: OpReply<Blocked, never> }
   | { kind: 'replay'; row: IntentRow }
   /** The intent's execution: just created and claimed by this request, or made by an earlier one. */
   | { kind: 'execution'; id: string; claimed?: ExecutionRow };
@@ -383,7 +387,7 @@ export const intentExecution = (
  * and its answer is stored with the Intent.settled event in one transaction. A second settle replays the answer;
  * one that comes while the outcome is unknown gets a 503 with Retry-After, never a second run.
  */
-export async function settleIntent(services: Services, req: SettleIntentRequest): Promise<OpReply> {
+export async function settleIntent(services: Services, req: SettleIntentRequest): Promise<OpReplyOf<'intentsSettle'>> {
   const timeoutMs = opTimeouts(ops.intentsSettle, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
   if (!req.ctx.account) {
     return refusal(
@@ -410,7 +414,7 @@ export async function answerOfExecution(
   requestId: string,
   timeoutMs: number,
   intentId: string,
-): Promise<OpReply> {
+): Promise<OpReply<PillarAnswer, never>> {
   const retry = { method: 'POST' as const, path: settlePath(intentId) };
   const out = await settleExecution(services, executionId, timeoutMs, retry, { claimed, requestId });
   if (out.kind !== 'done') return pendingReply(out, retry);
@@ -431,11 +435,7 @@ export async function answerOfExecution(
  * money that moved (test money on a test network included); a simulated settlement (the key route, Accept-Price,
  * a Mandate in the sandbox) collects nothing: 0.00.
  */
-export function withMeter(
-  answer: Record<string, unknown>,
-  r: IntentRow | undefined,
-  payment?: PaymentRow,
-): Record<string, unknown> {
+export function withMeter<A extends PillarAnswer>(answer: A, r: IntentRow | undefined, payment?: PaymentRow): A {
   const cents = Number(r?.charged_cents ?? 0);
   return {
     ...answer,
@@ -512,7 +512,7 @@ export const finishIntent: Finisher = async (q, services, ex, answer, answerStat
 export async function rereadPaid(
   services: Services,
   req: OpInput<'intentsReread'> & { ctx: CallContext },
-): Promise<OpReply> {
+): Promise<OpReplyOf<'intentsReread'>> {
   const c = offerCapability(req.capability);
   const input = c?.request.safeParse(req.input);
   const { rows } = input?.success

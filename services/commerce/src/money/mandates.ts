@@ -7,6 +7,7 @@ import {
   toCents,
   type Mandate,
   type OpReply,
+  type Blocked,
 } from '@vcs/contract';
 import type { CallContext, Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
@@ -45,7 +46,7 @@ export async function reserveMandate(
   r: Reserving,
   mandate: unknown,
   now: Date,
-): Promise<{ reply: OpReply } | { reserved: Reservation }> {
+): Promise<{ reply: OpReply<Blocked, never> } | { reserved: Reservation }> {
   // Spend is the presenting account's (docs/money.md): the same principal and id under another account is another
   // ledger.
   const account = r.account_id ?? ctx.account!;

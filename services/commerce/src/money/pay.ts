@@ -7,6 +7,8 @@ import {
   problemsOf,
   type OpInput,
   type OpReply,
+  type OpReplyOf,
+  type Blocked,
 } from '@vcs/contract';
 import { extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import type { PaymentPayload } from '@x402/core/types';
@@ -79,7 +81,7 @@ export const payOnRoute = (services: Services, req: OpInput<'intentsPay'> & { ct
 const leaseFrom = (services: Services) => leaseUntil(services.clock, facilitatorTimeoutMs(services)).toISOString();
 
 type Bound =
-  | { reply: OpReply }
+  | { reply: OpReplyOf<'intentsPay'> }
   | { execution: string; intentId: string }
   | { payment: PaymentRow; fresh: boolean; t: IntentTerms; firstCall?: boolean };
 
@@ -90,7 +92,7 @@ const lockFor = (q: Queryable, key: string) => q.query('select pg_advisory_xact_
 const authorizationKey = (network: string, asset: string, payer: string, nonce: string) =>
   [network, asset.toLowerCase(), payer.toLowerCase(), nonce.toLowerCase()].join(':');
 
-export async function payIntent(services: Services, req: PayRequest): Promise<OpReply> {
+export async function payIntent(services: Services, req: PayRequest): Promise<OpReplyOf<'intentsPay'>> {
   const { ctx } = req;
   const rail = railOf(services);
   const timeoutMs = opTimeouts(ops.intentsSettle, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
@@ -328,7 +330,7 @@ async function wrongResource(
   ctx: CallContext,
   r: IntentRow,
   route: NonNullable<PayRequest['route']>,
-): Promise<OpReply | null> {
+): Promise<OpReply<Blocked, never> | null> {
   const c = capabilityByName(route.capability);
   const input = c?.request.safeParse(route.input);
   const same =

@@ -7,6 +7,7 @@ import {
   capabilityByName,
   type BlockedCode,
   type OpReply,
+  type Blocked,
   type PaymentReceipt,
   type StateOf,
 } from '@vcs/contract';
@@ -226,7 +227,7 @@ export function paymentRefusal(
   ctx: Pick<CallContext, 'environment'>,
   t: IntentTerms,
   r: Refusal,
-): OpReply {
+): OpReply<Blocked, never> {
   return blockedReply(r.code, r.message, {
     x402Error: r.x402Error,
     capability: t.capability,
@@ -240,7 +241,7 @@ export function paymentPending(
   code: 'payment-pending' | 'payment-unavailable',
   message: string,
   retryAfter: number,
-): OpReply {
+): OpReply<Blocked, never> {
   return blockedReply(code, message, {
     retryAfter,
     capability: t.capability,

@@ -8,8 +8,13 @@ import {
   ops,
   statusOfCode,
   type BlockedCode,
+  type Blocked,
+  type BlockedAnswer,
   type DealStep,
+  type DealValue,
+  type OpAnswer,
   type OpReply,
+  type OpReplyOf,
 } from '@vcs/contract';
 import {
   busCallerOf,
@@ -35,18 +40,21 @@ const BUSY_WAIT_MS = 2_000;
 const stepLeaseEnd = (s: Services, startedAt: string) =>
   new Date(Date.parse(startedAt) + opTimeouts(ops.executionsRun, s.settings.BUS_TIMEOUT_MS).waitMs + LEASE_MARGIN_MS);
 
-/** An answer as JSON: an envelope passed through, or one built here. */
-export type AnswerJson = { type?: unknown; value?: unknown; answers?: unknown; [k: string]: unknown };
-/** A BLOCKED answer as plain JSON. */
-export const refusal = (...args: Parameters<typeof blocked>): AnswerJson => ({ ...blocked(...args) });
+export const refusal = blocked;
 
-/** What running one step came to. */
+/** What running one step came to, with the answer its operation gave (typed by its declaration). */
 export type StepResult =
-  | { outcome: 'done'; answer: AnswerJson }
+  | { outcome: 'done'; answer: OpAnswer<typeof ops.executionsRun> }
   /** Its execution's outcome is not known yet: the step stays running; the execution's event moves it on. */
-  | { outcome: 'in-doubt'; answer: AnswerJson; status: number }
-  | { outcome: 'pending'; kind: 'offer' | 'handoff'; id: string; answer: AnswerJson; status: number }
-  | { outcome: 'failed'; code: BlockedCode; message: string; status: number; answer?: AnswerJson };
+  | { outcome: 'in-doubt'; answer: BlockedAnswer; status: number }
+  | {
+      outcome: 'pending';
+      kind: 'offer' | 'handoff';
+      id: string;
+      answer: OpAnswer<typeof ops.dealsAdvance>;
+      status: number;
+    }
+  | { outcome: 'failed'; code: BlockedCode; message: string; status: number; answer?: Record<string, unknown> };
 
 type Claim =
   | { kind: 'not-found' }
@@ -64,7 +72,7 @@ export class DealMachine {
     return this.s.clock.now();
   }
 
-  dealAnswer(value: unknown, environment = 'sandbox'): AnswerJson {
+  dealAnswer(value: DealValue, environment = 'sandbox') {
     return recordAnswer(this.s, { environment: environment as CallContext['environment'] }, 'Deal@1', value);
   }
 
@@ -72,7 +80,7 @@ export class DealMachine {
     return toValue(d, await loadEvents(q, d.id));
   }
 
-  async get(dealId: string, account: string | null): Promise<OpReply> {
+  async get(dealId: string, account: string | null): Promise<OpReplyOf<'dealsGet'>> {
     const d = await loadDeal(this.s.db, dealId);
     if (!d || d.account_id !== account) return notFound(dealId);
     return { status: 200, answer: this.dealAnswer(await this.view(this.s.db, d), d.environment) };
@@ -82,7 +90,7 @@ export class DealMachine {
    * Run the deal forward: free and key steps execute at once, and the first offer or handoff is created
    * and answered (402 / 403). A step already pending answers its offer or handoff again; one running answers 409.
    */
-  async advance(dealId: string, ctx: CallContext): Promise<OpReply> {
+  async advance(dealId: string, ctx: CallContext): Promise<OpReplyOf<'dealsAdvance'>> {
     // A step another advance (or the event consumer) is running usually finishes within moments: wait for it
     // briefly rather than make the caller retry; answer 409 only when it stays busy.
     const waitUntil = this.now().getTime() + BUSY_WAIT_MS;
@@ -97,7 +105,9 @@ export class DealMachine {
           await this.failPending(dealId, c.step.position, c.step.pending!.id);
           continue;
         }
-        return { status: c.step.pending!.kind === 'offer' ? 402 : 403, answer: c.step.pending!.answer };
+        // The offer or NEEDS_HUMAN answer the step stored when it opened: parsed as the reply it is.
+        const answer = ops.dealsAdvance.reply.parse(c.step.pending!.answer);
+        return { status: c.step.pending!.kind === 'offer' ? 402 : 403, answer };
       }
       if (c.kind === 'busy') {
         if (this.now().getTime() < waitUntil) {
@@ -254,7 +264,7 @@ export class DealMachine {
         code === 'idempotency-in-flight' ||
         (code === 'pillar-unavailable' && r.status === 503)
       ) {
-        return { outcome: 'in-doubt', answer: r.answer as AnswerJson, status: 503 };
+        return { outcome: 'in-doubt', answer: r.answer, status: 503 };
       }
       return failedFrom(r);
     }
@@ -300,7 +310,7 @@ export class DealMachine {
       const now = this.now();
       if (r.outcome === 'pending') {
         step.status = nextState('dealStep', step.status, 'await');
-        step.pending = { kind: r.kind, id: r.id, answer: r.answer as Record<string, unknown> };
+        step.pending = { kind: r.kind, id: r.id, answer: r.answer };
         d.state = r.kind === 'offer' ? 'AWAITING_PAYMENT' : 'AWAITING_HUMAN';
         return saveDeal(q, d, now);
       }
@@ -377,7 +387,7 @@ export class DealMachine {
   }
 }
 
-function notFound(dealId: string): OpReply {
+function notFound(dealId: string): OpReply<Blocked, never> {
   return {
     status: 404,
     answer: refusal('deal-not-found', `no deal ${dealId} for this account; open one with POST /buy/deals`, {

@@ -1,4 +1,4 @@
-import type { OpReply } from '@vcs/contract';
+import type { Blocked, OpReply } from '@vcs/contract';
 import type { CallContext, OpsImpl, Queryable, Services } from '@vcs/platform';
 import { newChecklist } from './checklist.ts';
 import { refusal, type DealMachine } from './machine.ts';
@@ -27,7 +27,7 @@ export async function openDeal(
   return d;
 }
 
-const keyRequired = (): OpReply => ({
+const keyRequired = (): OpReply<Blocked, never> => ({
   status: 401,
   answer: refusal('key-required', 'deals need a key; mint one with POST /keys', {
     mint: { method: 'POST', path: '/keys' },
