@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validate, compileErrors } from '@readme/openapi-parser';
-import { capabilities, nouns, namedNouns } from '@vcs/contract';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
+import { capabilities, nouns, namedNouns, VIN_PATTERN } from '@vcs/contract';
 import { call, mintKey, modes, startHarness, type Harness } from './support/harness.ts';
 
 const VIN = '1HGCM82633A004352';
@@ -157,6 +158,39 @@ describe.each(modes())('keyless faces and discovery (%s)', (mode) => {
     );
     for (const c of capabilities) expect(ops.includes(c.name), c.name).toBe(live.has(c.name));
     expect(ops).toEqual(expect.arrayContaining(['keys.mint', 'decode.get', 'record.get']));
+  });
+
+  it("passes redocly's recommended ruleset with no error (OpenAPI knows every keyword; extensions are x- names)", async () => {
+    const text = (await call(h.baseUrl, 'GET', '/openapi.json')).text;
+    const problems = await lintFromString({ source: text, config: await createConfig({ extends: ['recommended'] }) });
+    const errors = problems.filter((p) => p.severity === 'error');
+    expect(errors.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)).toEqual([]);
+    // The check can fail: a keyword OpenAPI does not know is an error of its `struct` rule.
+    const secretOnce = JSON.stringify(JSON.parse(text)).replace('"x-secret":true', '"secret":true');
+    const marked = await lintFromString({
+      source: secretOnce,
+      config: await createConfig({ extends: ['recommended'] }),
+    });
+    expect(marked.filter((p) => p.severity === 'error').map((p) => p.ruleId)).toEqual(['struct']);
+  });
+
+  it("states the VIN's rule wherever a VIN is taken, and the service accepts what it allows", async () => {
+    const oas = (await call(h.baseUrl, 'GET', '/openapi.json')).json;
+    const vins = Object.entries(oas.paths).flatMap(([path, item]: [string, any]) =>
+      Object.values(item).flatMap((o: any) => [
+        ...(o.parameters ?? []).filter((p: any) => p.name === 'vin').map((p: any) => [path, p.schema]),
+        ...Object.entries(o.requestBody?.content?.['application/json']?.schema?.properties ?? {})
+          .filter(([k]) => k === 'vin')
+          .map(([, s]) => [path, s]),
+      ]),
+    );
+    expect(vins.map(([path]) => path)).toEqual(expect.arrayContaining(['/decode/{vin}', '/{vin}', '/buy/deals']));
+    for (const [path, schema] of vins) expect(schema, path).toMatchObject({ pattern: VIN_PATTERN, minLength: 17 });
+    // Values the pattern allows, in either case and padded, are served (their check digits are right).
+    for (const v of [VIN.toLowerCase(), ` ${VIN}\t`]) {
+      expect((await call(h.baseUrl, 'GET', `/decode/${encodeURIComponent(v)}`)).status, v).toBe(200);
+      expect((await call(h.baseUrl, 'GET', `/${encodeURIComponent(v)}`)).status, v).toBe(200);
+    }
   });
 
   it('serves agents.json naming /catalog first, with flows over /openapi.json operations', async () => {

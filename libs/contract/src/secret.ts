@@ -1,12 +1,13 @@
 import { z } from 'zod';
 
 /**
- * A secret member, marked once in its schema (`secret: true` in its metadata, which the catalog's JSON Schema shows):
- * shown in the one answer that makes it, and kept out of everything else that is derived from the schema.
+ * A secret member, marked once in its schema (`x-secret: true` in its metadata, which the catalog's JSON Schema and
+ * the OpenAPI document show: an `x-` name, since neither knows a `secret` keyword): shown in the one answer that
+ * makes it, and kept out of everything else that is derived from the schema.
  */
 export const secret = <S extends z.ZodType>(schema: S, description: string): S =>
-  schema.meta({ secret: true, description }) as S;
-export const isSecret = (schema: z.ZodType): boolean => z.globalRegistry.get(schema)?.secret === true;
+  schema.meta({ 'x-secret': true, description }) as S;
+export const isSecret = (schema: z.ZodType): boolean => z.globalRegistry.get(schema)?.['x-secret'] === true;
 
 /** `schema` without its secret-marked members, at any depth of nested objects (what an event's `data` may hold). */
 export function publicSchema(schema: z.ZodType): z.ZodType {

@@ -72,7 +72,18 @@ export function vinProblem(vin: string): VinProblem | null {
   return null;
 }
 
-export const normaliseVin = (v: string) => v.trim().toUpperCase();
+/**
+ * Whitespace around trimmed, ASCII letters upper-cased. Only ASCII: `toUpperCase` would turn `ſ` into `S` and `ß`
+ * into `SS`, accepting what VIN_PATTERN (and so the OpenAPI document) refuses.
+ */
+export const normaliseVin = (v: string) => v.trim().replace(/[a-z]+/g, (s) => s.toUpperCase());
+
+/**
+ * What a VIN's JSON Schema allows: 17 characters of the VIN alphabet (either case; I, O and Q never), a digit or X
+ * at position 9, whitespace around it trimmed. The check digit's arithmetic is beyond a pattern: the description
+ * says so, and `vinProblem` refuses the rest.
+ */
+export const VIN_PATTERN = '^\\s*[A-HJ-NPR-Za-hj-npr-z0-9]{8}[0-9Xx][A-HJ-NPR-Za-hj-npr-z0-9]{8}\\s*$';
 
 /** A VIN: 17 characters of the VIN alphabet with a valid check digit; lower case is accepted and normalised. */
 export const vin = z
@@ -90,6 +101,10 @@ export const vin = z
       });
   })
   .meta({
-    description: 'Vehicle identification number (17 characters, check digit verified)',
+    description:
+      'Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 ' +
+      'is verified: a wrong one is refused 400 invalid-vin)',
+    pattern: VIN_PATTERN,
+    minLength: 17,
     example: '1HGCM82633A004352',
   });

@@ -32,6 +32,7 @@ import { Meter, registerMeter } from './meter.ts';
 import { registerRateLimits } from './rateLimit.ts';
 import { registerScopeCheck } from './scopes.ts';
 import { mcpRoutes } from './routes/mcp.ts';
+import { registerAllowedMethods, sendMethodNotAllowed } from './methods.ts';
 
 /**
  * Input limits (docs/operations.md). bodyBytes is the default of BODY_LIMIT_BYTES; headerBytes bounds the
@@ -109,6 +110,7 @@ class OneLinePerRequest extends LogController {
 export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   // Fastify's own logger type (pino's, less what the gateway never asks of it), so the instance is a plain FastifyInstance.
   const loggerInstance: FastifyBaseLogger = deps.log;
+  const routerOptions = { maxParamLength: LIMITS.paramLength, ignoreTrailingSlash: true };
   const app = Fastify({
     loggerInstance,
     bodyLimit: deps.config.bodyLimitBytes,
@@ -126,7 +128,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     // Errors logged without it name the request id themselves.
     childLoggerFactory: (logger, bindings, opts) =>
       (logger as unknown as Logger).isLevelEnabled('info') ? logger.child(bindings, opts) : logger,
-    routerOptions: { maxParamLength: LIMITS.paramLength, ignoreTrailingSlash: true },
+    routerOptions,
     http: { maxHeaderSize: LIMITS.headerBytes },
     clientErrorHandler,
     // A URL fastify cannot decode (e.g. `%ff`) fails before routing: answer it typed too. A path segment longer
@@ -151,6 +153,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     // Fastify's two lines per request (incoming, completed) become one (OneLinePerRequest).
     logController: new OneLinePerRequest(),
   });
+  registerAllowedMethods(app, routerOptions);
 
   // JSON bodies: an empty body means "no input" ({}); bodies nested deeper than the limit are refused.
   // Browsers may call the API from any origin: keys travel in headers, never cookies, so `*` grants nothing extra.
@@ -242,14 +245,15 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     done();
   });
 
-  app.setNotFoundHandler((req, reply) =>
-    sendBlocked(
-      reply,
-      'not-found',
-      `no route ${req.method} ${req.url.split('?')[0]}; the catalog of routes is at GET /catalog`,
-      { next: CATALOG },
-    ),
-  );
+  // A known path under a wrong method is 405 with Allow; a path no route serves is 404.
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0]!;
+    const allow = app.allowedMethods(req.method, path);
+    if (allow.length) return sendMethodNotAllowed(reply, req, path, allow);
+    return sendBlocked(reply, 'not-found', `no route ${req.method} ${path}; the catalog of routes is at GET /catalog`, {
+      next: CATALOG,
+    });
+  });
 
   app.setErrorHandler((err: any, req, reply) => {
     const status = err.statusCode ?? 500;

@@ -41,6 +41,28 @@ export function sameRequest(req: Pick<FastifyRequest, 'method' | 'url'>): NextRe
   return { method: req.method === 'POST' ? 'POST' : 'GET', path: req.url.split('?')[0]! };
 }
 
+/**
+ * A POST's input is a JSON object, or no body at all (no input): any other JSON value (`null`, `5`, `true`, `[]`,
+ * a string) is refused here, naming what to send. Returns the input, or null when the refusal was sent.
+ */
+export function bodyObject(req: FastifyRequest, reply: FastifyReply): Record<string, unknown> | null {
+  const body = req.body;
+  if (body === undefined) return {};
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) return body as Record<string, unknown>;
+  const got = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`;
+  const path = req.url.split('?')[0]!;
+  sendBlocked(
+    reply,
+    'invalid-input',
+    `the body of POST ${path} must be a JSON object; this one is ${got}. Send {} (or no body) for no input`,
+    {
+      problems: [{ field: '(body)', in: 'body', message: `expected a JSON object, received ${got}` }],
+      next: sameRequest(req),
+    },
+  );
+  return null;
+}
+
 /** Where routes are listed: the next request after a path that names nothing. */
 export const CATALOG: NextRequest = { method: 'GET', path: '/catalog' };
 

@@ -211,7 +211,10 @@ export const platform = {
    */
   dealsOpen: (
     params: {
-      /** Vehicle identification number (17 characters, check digit verified) */
+      /**
+       * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is
+       * verified: a wrong one is refused 400 invalid-vin)
+       */
       vin: string;
       buyer: {
         name: string;

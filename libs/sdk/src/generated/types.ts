@@ -95,7 +95,10 @@ export type ApiKeyScopeValue = {
 };
 /** Parameters of signing.status. */
 export type SigningStatusParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of signing.status (SigningStatus@1). */
@@ -123,7 +126,10 @@ export type SigningStatusValue = {
 };
 /** Parameters of signing.packageLookup. */
 export type SigningPackageLookupParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of signing.packageLookup (SigningPackageLookup@1). */
@@ -146,7 +152,10 @@ export type SigningPackageLookupValue = {
 };
 /** Parameters of signing.completenessCheck. */
 export type SigningCompletenessCheckParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of signing.completenessCheck (SigningCompletenessCheck@1). */
@@ -175,7 +184,10 @@ export type SigningCompletenessCheckValue = {
 };
 /** Parameters of signing.quote. */
 export type SigningQuoteParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of signing.quote (SigningQuote@1). */
@@ -199,7 +211,10 @@ export type SigningQuoteValue = {
 };
 /** Parameters of signing.fee. */
 export type SigningFeeParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of signing.fee (SigningFee@1). */
@@ -223,7 +238,10 @@ export type SigningFeeValue = {
 };
 /** Parameters of signing.schedule. */
 export type SigningScheduleParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of signing.schedule (SigningSchedule@1). */
@@ -244,7 +262,10 @@ export type SigningScheduleValue = {
 };
 /** Parameters of signing.pay. */
 export type SigningPayParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of signing.pay (SigningPay@1). */
@@ -269,7 +290,10 @@ export type SigningPayValue = {
 };
 /** Parameters of signing.complete. */
 export type SigningCompleteParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of signing.complete (SigningComplete@1). */
@@ -288,7 +312,10 @@ export type SigningCompleteValue = {
 };
 /** Parameters of signing.collectSignatures. */
 export type SigningCollectSignaturesParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of signing.collectSignatures (SigningCollectSignatures@1). */
@@ -306,7 +333,10 @@ export type SigningCollectSignaturesValue = {
 };
 /** Parameters of signing.dispatchAgent. */
 export type SigningDispatchAgentParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of signing.dispatchAgent (SigningDispatchAgent@1). */
@@ -328,7 +358,10 @@ export type SigningDispatchAgentValue = {
 };
 /** Parameters of signing.witness. */
 export type SigningWitnessParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of signing.witness (SigningWitness@1). */
@@ -347,7 +380,10 @@ export type SigningWitnessValue = {
 };
 /** Parameters of mco.status. */
 export type McoStatusParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of mco.status (McoStatus@1). */
@@ -371,7 +407,10 @@ export type McoStatusValue = {
 };
 /** Parameters of mco.verify. */
 export type McoVerifyParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of mco.verify (McoVerify@1). */
@@ -397,7 +436,10 @@ export type McoVerifyValue = {
 };
 /** Parameters of mco.fee. */
 export type McoFeeParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of mco.fee (McoFee@1). */
@@ -425,7 +467,10 @@ export type McoFeeValue = {
 };
 /** Parameters of mco.assign. */
 export type McoAssignParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of mco.assign (McoAssign@1). */
@@ -450,7 +495,10 @@ export type McoAssignValue = {
 };
 /** Parameters of mco.pay. */
 export type McoPayParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of mco.pay (McoPay@1). */
@@ -478,7 +526,10 @@ export type McoPayValue = {
 };
 /** Parameters of mco.convert. */
 export type McoConvertParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of mco.convert (McoConvert@1). */
@@ -503,7 +554,10 @@ export type McoConvertValue = {
 };
 /** Parameters of mco.custody. */
 export type McoCustodyParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of mco.custody (McoCustody@1). */
@@ -527,7 +581,10 @@ export type McoCustodyValue = {
 };
 /** Parameters of mco.receive. */
 export type McoReceiveParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of mco.receive (McoReceive@1). */
@@ -570,7 +627,10 @@ export type PoaVerifyValue = {
 };
 /** Parameters of poa.generate. */
 export type PoaGenerateParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin: string;
   /** Governing state of the power of attorney */
   state: string;
@@ -736,7 +796,10 @@ export type PoaAbsentBuyerSignValue = {
 };
 /** Parameters of webhook.read. */
 export type WebhookReadParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
   /** An endpoint id from webhook.register */
   endpointId?: string;
@@ -765,7 +828,10 @@ export type WebhookReadValue = {
 };
 /** Parameters of webhook.status. */
 export type WebhookStatusParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
   /** An endpoint id from webhook.register */
   endpointId?: string;
@@ -793,7 +859,10 @@ export type WebhookStatusValue = {
 };
 /** Parameters of webhook.register. */
 export type WebhookRegisterParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
   /** The endpoint URL. Without it the sandbox answers a simulated registration and records nothing. */
   url?: string;
@@ -824,7 +893,10 @@ export type WebhookRegisterValue = {
 };
 /** Parameters of webhook.subscribe. */
 export type WebhookSubscribeParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
   /** An endpoint id from webhook.register */
   endpointId?: string;
@@ -853,7 +925,10 @@ export type WebhookSubscribeValue = {
 };
 /** Parameters of webhook.unsubscribe. */
 export type WebhookUnsubscribeParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
   /** A subscription id from webhook.subscribe */
   subscriptionId?: string;
@@ -880,7 +955,10 @@ export type WebhookUnsubscribeValue = {
 };
 /** Parameters of webhook.meteredPay. */
 export type WebhookMeteredPayParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of webhook.meteredPay (WebhookMeteredPay@1). */
@@ -907,7 +985,10 @@ export type WebhookMeteredPayValue = {
 };
 /** Parameters of webhook.deliveryLog. */
 export type WebhookDeliveryLogParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
   /** An endpoint id from webhook.register */
   endpointId?: string;
@@ -950,7 +1031,10 @@ export type WebhookDeliveryLogValue = {
 };
 /** Parameters of webhook.emit. */
 export type WebhookEmitParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
   /** An endpoint id from webhook.register */
   endpointId?: string;
@@ -975,7 +1059,10 @@ export type WebhookEmitValue = {
 };
 /** Parameters of webhook.replay. */
 export type WebhookReplayParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
   /** An endpoint id from webhook.register */
   endpointId?: string;
@@ -1004,7 +1091,10 @@ export type WebhookReplayValue = {
 };
 /** Parameters of webhook.retry. */
 export type WebhookRetryParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
   /** An endpoint id from webhook.register */
   endpointId?: string;
@@ -1031,7 +1121,10 @@ export type WebhookRetryValue = {
 };
 /** Parameters of webhook.retryState. */
 export type WebhookRetryStateParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
   /** An endpoint id from webhook.register */
   endpointId?: string;
@@ -1061,7 +1154,10 @@ export type WebhookRetryStateValue = {
 };
 /** Parameters of frameInspection.status. */
 export type FrameInspectionStatusParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of frameInspection.status (FrameInspectionStatus@1). */
@@ -1107,7 +1203,10 @@ export type FrameInspectionStatusValue = {
 };
 /** Parameters of frameInspection.result. */
 export type FrameInspectionResultParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of frameInspection.result (FrameInspectionResult@1). */
@@ -1153,7 +1252,10 @@ export type FrameInspectionResultValue = {
 };
 /** Parameters of frameInspection.measure. */
 export type FrameInspectionMeasureParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of frameInspection.measure (FrameInspectionMeasure@1). */
@@ -1199,7 +1301,10 @@ export type FrameInspectionMeasureValue = {
 };
 /** Parameters of frameInspection.order. */
 export type FrameInspectionOrderParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of frameInspection.order (FrameInspectionOrder@1). */
@@ -1245,7 +1350,10 @@ export type FrameInspectionOrderValue = {
 };
 /** Parameters of frameInspection.schedule. */
 export type FrameInspectionScheduleParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of frameInspection.schedule (FrameInspectionSchedule@1). */
@@ -1291,7 +1399,10 @@ export type FrameInspectionScheduleValue = {
 };
 /** Parameters of frameInspection.pay. */
 export type FrameInspectionPayParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of frameInspection.pay (FrameInspectionPay@1). */
@@ -1337,7 +1448,10 @@ export type FrameInspectionPayValue = {
 };
 /** Parameters of frameInspection.perform. */
 export type FrameInspectionPerformParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of frameInspection.perform (FrameInspectionPerform@1). */
@@ -1383,7 +1497,10 @@ export type FrameInspectionPerformValue = {
 };
 /** Parameters of frameInspection.complete. */
 export type FrameInspectionCompleteParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of frameInspection.complete (FrameInspectionComplete@1). */
@@ -1429,7 +1546,10 @@ export type FrameInspectionCompleteValue = {
 };
 /** Parameters of frameInspection.tolerance. */
 export type FrameInspectionToleranceParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of frameInspection.tolerance (FrameInspectionTolerance@1). */
@@ -1475,7 +1595,10 @@ export type FrameInspectionToleranceValue = {
 };
 /** Parameters of totalLoss.taxRefund. */
 export type TotalLossTaxRefundParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of totalLoss.taxRefund (TotalLossTaxRefund@1). */
@@ -1522,7 +1645,10 @@ export type TotalLossAcvValue = {
 };
 /** Parameters of totalLoss.determine. */
 export type TotalLossDetermineParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of totalLoss.determine (TotalLossDetermine@1). */
@@ -1573,7 +1699,10 @@ export type TotalLossNegativeEquityCoordinateValue = {
 };
 /** Parameters of totalLoss.ownerRetain. */
 export type TotalLossOwnerRetainParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of totalLoss.ownerRetain (TotalLossOwnerRetain@1). */
@@ -1622,7 +1751,10 @@ export type TotalLossOwnerRetainValue = {
 };
 /** Parameters of totalLoss.payoffCoordinate. */
 export type TotalLossPayoffCoordinateParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of totalLoss.payoffCoordinate (TotalLossPayoffCoordinate@1). */
@@ -1655,7 +1787,10 @@ export type TotalLossPriorDamageOffsetValue = {
 };
 /** Parameters of totalLoss.salvage. */
 export type TotalLossSalvageParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of totalLoss.salvage (TotalLossSalvage@1). */
@@ -1673,7 +1808,10 @@ export type TotalLossSalvageValue = {
 };
 /** Parameters of totalLoss.settlement. */
 export type TotalLossSettlementParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of totalLoss.settlement (TotalLossSettlement@1). */
@@ -1724,7 +1862,10 @@ export type TotalLossSettlementValue = {
 };
 /** Parameters of totalLoss.valuation. */
 export type TotalLossValuationParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin?: string;
 };
 /** OK value of totalLoss.valuation (TotalLossValuation@1). */
@@ -1742,7 +1883,10 @@ export type TotalLossValuationValue = {
 };
 /** Parameters of vehicle.decode. */
 export type VehicleDecodeParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin: string;
 };
 /** OK value of vehicle.decode (VehicleDecode@1). */
@@ -1843,7 +1987,10 @@ export type VehicleDecodeValue = {
 };
 /** Parameters of transport.quote. */
 export type TransportQuoteParams = {
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin: string;
   from: string;
   to: string;
@@ -1872,7 +2019,10 @@ export type TransportQuoteValue = {
 /** Parameters of deal.open. */
 export type DealOpenParams = {
   workflow: 'buy';
-  /** Vehicle identification number (17 characters, check digit verified) */
+  /**
+   * Vehicle identification number (17 characters, no I, O or Q, either case; the check digit at position 9 is verified:
+   * a wrong one is refused 400 invalid-vin)
+   */
   vin: string;
 };
 /** OK value of deal.open (DealOpen@1). */

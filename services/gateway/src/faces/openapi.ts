@@ -11,6 +11,7 @@ import {
   opList,
   ops,
   setByGatewayMembers,
+  vin,
   type Capability,
   type Op,
 } from '@vcs/contract';
@@ -58,6 +59,11 @@ function strip(s: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 const toOasPath = (p: string) => p.replace(/:([A-Za-z_]+)/g, '{$1}');
+/**
+ * A VIN as a path segment: the body's rule (contract vin.ts) less its length cap, which a path does not have (a
+ * padded segment is trimmed whatever its length).
+ */
+const { maxLength: _bodyOnly, ...vinInPath } = strip(jsonSchemaOf(vin, 'input'));
 const blockedEnvelope = strip(jsonSchemaOf(answerSchema(z.never()).options[2]));
 
 /** x402 on the wire (docs/money.md): the payment a client sends, and what the 402 and the paid answer carry. */
@@ -185,7 +191,12 @@ function faceOperation(f: Face) {
     summary: f.summary,
     tags: ['platform'],
     security: [],
-    parameters: f.params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+    parameters: f.params.map((name) => ({
+      name,
+      in: 'path',
+      required: true,
+      schema: name === 'vin' ? vinInPath : { type: 'string' },
+    })),
     responses: {
       '200': { description: 'OK', content: { 'application/json': { schema: f.response } } },
       '4XX': blockedResponse,

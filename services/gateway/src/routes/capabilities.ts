@@ -5,7 +5,7 @@ import { requestContext, type KeyNeed } from '../context.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { dispatch } from '../dispatch.ts';
 import { gates } from '../gates.ts';
-import { sameRequest, sendBlocked } from '../reply.ts';
+import { bodyObject, sameRequest, sendBlocked } from '../reply.ts';
 
 /** A capability's gate says what it needs of the key: a free read never locks out, an offer can be paid anonymously. */
 const keyNeedOf: Record<Capability['gate'], KeyNeed> = {
@@ -27,7 +27,8 @@ export async function capabilityRoutes(app: FastifyInstance, deps: GatewayDeps) 
       config: { capability: c },
       handler: async (req, reply) => {
         const where = c.method === 'GET' ? 'query' : 'body';
-        const raw = (where === 'query' ? req.query : req.body) ?? {};
+        const raw = where === 'query' ? req.query : bodyObject(req, reply);
+        if (!raw) return reply;
         const keyInQuery = KEY_PARAMS.find((k) => k in (req.query as Record<string, unknown>));
         if (keyInQuery) {
           return sendBlocked(

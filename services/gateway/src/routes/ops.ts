@@ -6,7 +6,8 @@ import { callerOf } from '../dispatch.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { mandateOf } from '../money/headers.ts';
 import { decoratePaymentReply, paymentOf, paymentOrRefusal } from '../money/x402.ts';
-import { refuseMalformedId, sameRequest, sendBlocked, sendOpReply } from '../reply.ts';
+import { refuseMethod } from '../methods.ts';
+import { bodyObject, refuseMalformedId, sameRequest, sendBlocked, sendOpReply } from '../reply.ts';
 
 /** What a route adds to its operation's declaration: only what HTTP alone knows. */
 interface RouteOptions {
@@ -39,8 +40,9 @@ function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOpt
       if (!ctx) return reply;
       const extra = opts.extra ? opts.extra(req, reply) : {};
       if (!extra) return reply; // the refusal is sent
-      const body: Record<string, unknown> =
-        route.method === 'POST' && req.body && typeof req.body === 'object' ? { ...req.body } : {};
+      const sent = route.method === 'POST' ? bodyObject(req, reply) : {};
+      if (!sent) return reply;
+      const body = { ...sent };
       for (const k of setHere) delete body[k];
       const parsed = op.input.safeParse({ ...body, ...path, ...extra });
       if (!parsed.success) {
@@ -107,14 +109,13 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
   routeOp(app, deps, ops.connectionsSubmit);
   routeOp(app, deps, ops.connectionsQueue);
 
-  // A GET of /keys is a caller who followed a link: say which method mints, rather than "no such route".
-  app.get('/keys', async (_req, reply) => {
-    reply.header('allow', 'POST');
-    return sendBlocked(
-      reply,
-      'method-not-allowed',
-      'keys are minted with POST /keys (no body, no key needed); GET /keys/me introspects the key you send',
-      { mint: MINT_KEY, introspect: { method: 'GET', path: '/keys/me' }, next: MINT_KEY },
-    );
-  });
+  // A GET of /keys is a caller who followed a link: say which method mints, rather than only which are allowed.
+  refuseMethod(
+    app,
+    'GET',
+    '/keys',
+    ['POST'],
+    'keys are minted with POST /keys (no body, no key needed); GET /keys/me introspects the key you send',
+    { mint: MINT_KEY, introspect: { method: 'GET', path: '/keys/me' }, next: MINT_KEY },
+  );
 }
