@@ -5,6 +5,7 @@ import {
   existsSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   mkdirSync,
   renameSync,
   rmdirSync,
@@ -17,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { outageLog } from './outage.ts';
+import { lockDataDir } from './dirLock.ts';
 import { createPgliteThreadDb } from './pglite-thread.ts';
 import { groupCommitter, runGroupAtomically, type Statement } from './groupCommit.ts';
 
@@ -157,11 +159,24 @@ export function createPgDb(url: string, max = 5, log?: Pick<Logger, 'info' | 'wa
  * holds no database yet, so a first start opens a database instead of making one (initdb: ~4 s and ~700 MB).
  */
 export async function createPgliteDb(dir: string, seed?: string): Promise<Db> {
-  if (dir !== 'memory://') {
-    usableDir(dir, 'PGLITE_DIR');
+  if (dir === 'memory://') return createPgliteThreadDb(dir);
+  usableDir(dir, 'PGLITE_DIR');
+  // One process per directory (dirLock.ts), taken before anything in it is read or written.
+  const lock = lockDataDir(realpathSync(dir), 'PGLITE_DIR');
+  try {
     if (seed) seedPgliteDir(dir, seed);
+    const db = await createPgliteThreadDb(dir);
+    return {
+      ...db,
+      async close() {
+        await db.close();
+        lock.release();
+      },
+    };
+  } catch (e) {
+    lock.release();
+    throw e;
   }
-  return createPgliteThreadDb(dir);
 }
 
 /**
