@@ -138,7 +138,7 @@ describe.each(modes())('SDK and MCP at POST /mcp (%s)', (mode) => {
     const headers = { accept: 'application/json, text/event-stream' };
     const o = await call(h.baseUrl, 'POST', '/mcp', { body, headers: { ...headers, origin: 'http://evil.example' } });
     expect(o.status).toBe(403);
-    expect(o.json.value.message).toMatch(/Origin/);
+    expect(o.json.error.message).toMatch(/Origin: evil\.example/);
     const g = await call(h.baseUrl, 'GET', '/mcp');
     expect(g.status).toBe(405);
   });

@@ -174,6 +174,8 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
       'x-request-id',
       'if-none-match',
       'mcp-protocol-version',
+      'mcp-method',
+      'mcp-name',
     ],
     exposedHeaders: [
       'x-request-id',

@@ -51,7 +51,7 @@ export function llmsTxt(baseUrl: string): string {
     line('Decode a VIN', '/decode/1HGCM82633A004352', 'keyless'),
     line('VIN record', '/1HGCM82633A004352', 'every posted fact for a VIN'),
     line('Pricing', '/pricing', 'prices and hard ceilings'),
-    line('MCP', '/mcp', 'POST, Streamable HTTP: tools `search`, `fetch`, `exec`'),
+    line('MCP', '/mcp', 'POST, Streamable HTTP, MCP 2025-11-25 or 2026-07-28: tools `search`, `fetch`, `exec`'),
     line('Everything at once', '/llms-full.txt', 'this page, every noun page and the triggers'),
     line(
       'For programs',

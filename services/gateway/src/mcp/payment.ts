@@ -1,13 +1,36 @@
-// x402 inside MCP (the x402 MCP transport's tool-result binding): an OFFER that exec's code returns becomes x402's
-// payment-required tool result, and the same call sent again with a PaymentPayload in `_meta["x402/payment"]` pays
-// that offer's intent through the HTTP route an x402 client would use (POST /intents/{id}/settle with
-// PAYMENT-SIGNATURE), so every money rule of commerce holds here too. The isolate never sees the payment.
+// x402 inside MCP (x402's MCP transport, both bindings): an OFFER that exec's code returns becomes payment-required —
+// the extension binding's `payment_required` result when the request advertises `org.x402/payment` on 2026-07-28,
+// else the tool-result binding's error result — and the same call sent again with a PaymentPayload in
+// `_meta["x402/payment"]` pays that offer's intent through the HTTP route an x402 client would use
+// (POST /intents/{id}/settle with PAYMENT-SIGNATURE), so every money rule of commerce holds here too. The isolate
+// never sees the payment.
 import type { FastifyInstance } from 'fastify';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CLIENT_CAPABILITIES_META_KEY, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
 export const PAYMENT_META = 'x402/payment';
 export const PAYMENT_RESPONSE_META = 'x402/payment-response';
+/** The extension binding's identifier, in `capabilities.extensions` of server/discover and of the client's request. */
+export const PAYMENT_EXTENSION = 'org.x402/payment';
+
+/** Which of x402's two MCP bindings answers a request's payment-required. */
+export type Binding = 'extension' | 'tool-result';
+
+/**
+ * The extension binding when the request (2026-07-28: client capabilities ride in every request's `_meta`) advertises
+ * `org.x402/payment`, as the transport says to prefer it; else the tool-result binding, which every revision has.
+ */
+export function bindingOf(ctx: ServerContext): Binding {
+  // The SDK types the envelope opaquely; its keys are the spec's reserved `io.modelcontextprotocol/*` ones.
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as { extensions?: Record<string, unknown> } | undefined;
+  return capabilities?.extensions?.[PAYMENT_EXTENSION] !== undefined ? 'extension' : 'tool-result';
+}
+
+/** A tool's answer: a CallToolResult, or the extension binding's `payment_required` (a result type of its own). */
+export type ToolAnswer =
+  | CallToolResult
+  | { resultType: 'payment_required'; paymentRequired: Record<string, unknown>; content: CallToolResult['content'] };
 
 const text = (t: string) => ({ type: 'text' as const, text: t });
 const fromBase64Json = (raw: string): unknown => JSON.parse(Buffer.from(raw, 'base64').toString('utf8'));
@@ -15,34 +38,40 @@ const fromBase64Json = (raw: string): unknown => JSON.parse(Buffer.from(raw, 'ba
 /** The x402 v2 PaymentRequired an OFFER answer carries (`value.x402`, the object the HTTP 402 sends), if any. */
 const offerWithTerms = z.object({
   type: z.literal('OFFER'),
-  value: z.object({
-    capability: z.string(),
-    x402: z.object({ x402Version: z.literal(2), accepts: z.array(z.unknown()).min(1) }).loose(),
-  }),
+  value: z.object({ x402: z.object({ x402Version: z.literal(2), accepts: z.array(z.unknown()).min(1) }).loose() }),
 });
 
 /**
- * x402's payment-required result: `isError`, the PaymentRequired as `structuredContent` and the same JSON as
- * `content[0].text` (what the spec asks), then one line for a reader that is not an x402 client.
+ * The PaymentRequired as MCP carries it: the terms (version, error, resource, accepts) without the HTTP 402's
+ * `extensions` — discovery (bazaar), signed offers, sign-in-with-x and payment-identifier serve HTTP clients and
+ * indexers; an MCP payer needs none of them to pay, and the tool-result binding writes the object twice.
  */
-function paymentRequired(required: Record<string, unknown>, note: string): CallToolResult {
-  return { isError: true, structuredContent: required, content: [text(JSON.stringify(required)), text(note)] };
+function termsOf(required: Record<string, unknown>): Record<string, unknown> {
+  const { extensions: _httpOnly, ...terms } = required;
+  return terms;
 }
 
 /**
- * The payment-required result for what exec's code returned, or null when it is not an offer to pay. `complete` adds
- * the PaymentRequired's x402 extensions (the 402 body carries the terms alone; PAYMENT-REQUIRED has them all).
+ * Payment-required in the request's binding: `payment_required` with the PaymentRequired once (extension), or
+ * `isError` with it as `structuredContent` and, as the transport requires, the same JSON as `content[0].text`
+ * (tool-result); `note`, one line for a reader that is not an x402 client, follows it.
  */
-export async function offerResult(
-  result: unknown,
-  complete: (capability: string, x402: Record<string, unknown>) => Promise<Record<string, unknown>>,
-): Promise<CallToolResult | null> {
+function paymentRequired(required: Record<string, unknown>, note: string, binding: Binding): ToolAnswer {
+  const terms = termsOf(required);
+  return binding === 'extension'
+    ? { resultType: 'payment_required', paymentRequired: terms, content: [text(note)] }
+    : { isError: true, structuredContent: terms, content: [text(JSON.stringify(terms)), text(note)] };
+}
+
+/** The payment-required answer for what exec's code returned, or null when it is not an offer to pay. */
+export function offerResult(result: unknown, binding: Binding): ToolAnswer | null {
   const offer = offerWithTerms.safeParse(result);
   if (!offer.success) return null;
   return paymentRequired(
-    await complete(offer.data.value.capability, offer.data.value.x402),
-    'The code returned an OFFER. Pay it with x402: call exec again with the same code and ' +
-      `params._meta["${PAYMENT_META}"] = a PaymentPayload for accepts[0]; the code is not run again.`,
+    offer.data.value.x402,
+    `An OFFER: to pay it, call exec again with the same arguments and _meta["${PAYMENT_META}"] = a PaymentPayload ` +
+      'for accepts[0] (the code is not run again).',
+    binding,
   );
 }
 
@@ -55,17 +84,27 @@ const paymentShape = z
 
 type Answer = { type?: string; value?: Record<string, unknown>; meter?: { payment?: Record<string, unknown> } };
 
+/** The paid answer as the model reads it: the signed receipt is the machines', in `_meta` beside it. */
+function withoutSignedReceipt(answer: Answer): Answer {
+  const payment = answer.meter?.payment;
+  if (!payment || !('signedReceipt' in payment)) return answer;
+  const { signedReceipt: _inMeta, ...rest } = payment;
+  return { ...answer, meter: { ...answer.meter, payment: rest } };
+}
+
 /**
  * Pay the offer a PaymentPayload names (`accepted.extra.intentId`) as the HTTP path does, with the caller's own
- * authorization, and answer as the transport says: the paid Answer with the receipt in
- * `_meta["x402/payment-response"]`; a refused payment as payment-required again with x402's reason; an outcome not
- * known yet as an error that says to send the same call again. Content is served only with a settled payment.
+ * `headers` (authorization, host), and answer as the transport says: the paid Answer with the receipt in
+ * `_meta["x402/payment-response"]`; a refused payment as payment-required again (in the request's binding) with
+ * x402's reason; an outcome not known yet as an error that says to send the same call again. Content is served only
+ * with a settled payment.
  */
 export async function payOffer(
   app: FastifyInstance,
-  authHeaders: Record<string, string>,
+  headers: Record<string, string>,
   raw: unknown,
-): Promise<CallToolResult> {
+  binding: Binding,
+): Promise<ToolAnswer> {
   const parsed = paymentShape.safeParse(raw);
   if (!parsed.success)
     return {
@@ -83,7 +122,7 @@ export async function payOffer(
     method: 'POST',
     url: `/intents/${encodeURIComponent(intentId)}/settle`,
     headers: {
-      ...authHeaders,
+      ...headers,
       'payment-signature': Buffer.from(JSON.stringify(payment)).toString('base64'),
     },
   });
@@ -101,7 +140,7 @@ export async function payOffer(
         ? fromBase64Json(receiptHeader)
         : { success: true, transaction: paid.transaction ?? '', network: paid.network, payer: paid.payer };
     return {
-      content: [text(JSON.stringify({ result: answer, calls: 1 }))],
+      content: [text(JSON.stringify({ result: withoutSignedReceipt(answer), calls: 1 }))],
       _meta: { [PAYMENT_RESPONSE_META]: receipt },
     };
   }
@@ -112,6 +151,7 @@ export async function payOffer(
     return paymentRequired(
       fromBase64Json(required) as Record<string, unknown>,
       `Payment refused (${code}): ${message} Nothing ran; sign a new payment for accepts[0] and call again.`,
+      binding,
     );
   if (res.statusCode === 503)
     return {

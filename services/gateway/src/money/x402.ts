@@ -43,7 +43,7 @@ export async function paymentRequiredOf(
 
 /**
  * A PaymentRequired with its x402 extensions (discovery, signed offers, payment-identifier, sign-in-with-x), as
- * PAYMENT-REQUIRED and MCP's payment-required result carry it; the 402 body's `value.x402` carries the terms alone.
+ * PAYMENT-REQUIRED carries it; the 402 body's `value.x402` (and so MCP's payment-required) carries the terms alone.
  */
 export async function withExtensions<T extends Parameters<typeof extensionsOf>[1]>(
   c: Capability,

@@ -1,82 +1,80 @@
-// POST /mcp: MCP over Streamable HTTP, stateless (a fresh server and transport per request; a reused stateless
-// transport mixes up request ids). Host and Origin are checked against DNS rebinding before anything else.
+// POST /mcp: MCP over Streamable HTTP on the official SDK 2.x, both revisions at one endpoint, stateless. A request
+// that carries 2026-07-28's per-request `_meta` goes to the SDK's own handler (server/discover, resultType, cache
+// hints, Mcp-Method/Mcp-Name and protocol-version checks); any other (2025-11-25: initialize, then each request on
+// its own) to a 2025 transport answering JSON. Either way a fresh McpServer serves the one request, so any replica
+// can answer any request. Host and Origin are checked against DNS rebinding before anything else.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { hostHeaderValidation, originValidation } from '@modelcontextprotocol/fastify';
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  localhostAllowedHostnames,
+  WebStandardStreamableHTTPServerTransport,
+  type McpServerFactory,
+} from '@modelcontextprotocol/server';
 import { publicBaseOf } from '../context.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { sendBlocked } from '../reply.ts';
-import { buildMcpServer } from '../mcp/server.ts';
-import { withExtensions } from '../money/x402.ts';
-import { capabilityByName } from '@vcs/contract';
+import { buildMcpServer, type McpCaller } from '../mcp/server.ts';
 
-function allowedHosts(deps: GatewayDeps): Set<string> {
-  const hosts = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-  if (deps.config.publicBaseUrl) hosts.add(new URL(deps.config.publicBaseUrl).hostname);
-  return hosts;
+/** Headers of the HTTP exchange itself, which the request handed to the SDK (it has no body) must not claim. */
+const HOP_BY_HOP = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+
+/** The request as the SDK reads it: its headers and its URL; the JSON-RPC body goes beside it, parsed by fastify. */
+function webRequestOf(req: FastifyRequest, baseUrl: string): Request {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers))
+    if (v !== undefined && !HOP_BY_HOP.has(k)) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+  return new Request(`${baseUrl}/mcp`, { method: 'POST', headers });
 }
 
-const hostnameOf = (hostHeader: string) => {
+/** Who calls, read from the request the factory is given: tool calls use the caller's own key headers. */
+function callerOf(request: Request, takesPayments: boolean): McpCaller {
+  const authHeaders: Record<string, string> = {};
+  for (const h of ['authorization', 'x-api-key']) {
+    const v = request.headers.get(h);
+    if (v !== null) authHeaders[h] = v;
+  }
+  return { baseUrl: request.url.replace(/\/mcp$/, ''), authHeaders, takesPayments };
+}
+
+/** A 2025-era request: a fresh server on a stateless 2025 transport (no session id), answered as one JSON body. */
+async function serveLegacy(factory: McpServerFactory, request: Request, parsedBody: unknown): Promise<Response> {
+  const server = await factory({ era: 'legacy', requestInfo: request });
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  await server.connect(transport);
   try {
-    return new URL(`http://${hostHeader}`).hostname;
-  } catch {
-    return '';
+    return await transport.handleRequest(request, { parsedBody });
+  } finally {
+    void transport.close();
+    void server.close();
   }
-};
-
-/** Why this request may not reach the MCP server, or null when it may. */
-export function rebindingProblem(req: FastifyRequest, hosts: Set<string>): string | null {
-  const host = req.headers.host ?? '';
-  if (!hosts.has(hostnameOf(host))) return `Host "${host}" is not served here (DNS rebinding protection)`;
-  const origin = req.headers.origin;
-  if (origin !== undefined) {
-    let h = '';
-    try {
-      h = new URL(origin).hostname;
-    } catch {
-      /* refused below */
-    }
-    if (!hosts.has(h) && !hosts.has(`[${h}]`)) return `Origin "${origin}" is not allowed (DNS rebinding protection)`;
-  }
-  return null;
-}
-
-function authHeadersOf(req: FastifyRequest): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (typeof req.headers.authorization === 'string') out.authorization = req.headers.authorization;
-  if (typeof req.headers['x-api-key'] === 'string') out['x-api-key'] = req.headers['x-api-key'];
-  return out;
 }
 
 export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps) {
-  const hosts = allowedHosts(deps);
-  app.post('/mcp', async (req, reply) => {
-    const problem = rebindingProblem(req, hosts);
-    if (problem) return sendBlocked(reply, 'forbidden', problem);
-    const baseUrl = publicBaseOf(req, deps.config);
-    const server = buildMcpServer(app, {
-      baseUrl,
-      authHeaders: authHeadersOf(req),
-      takesPayments: deps.config.x402.live,
-      completeOffer: async (capability, x402) => {
-        const c = capabilityByName(capability);
-        return c ? withExtensions(c, x402 as never, deps.config.receiptSigner) : x402;
-      },
-    });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    reply.hijack();
-    reply.raw.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
+  const hosts = [...localhostAllowedHostnames()];
+  if (deps.config.publicBaseUrl) hosts.push(new URL(deps.config.publicBaseUrl).hostname);
+  const factory: McpServerFactory = ({ era, requestInfo }) =>
+    buildMcpServer(app, callerOf(requestInfo!, deps.config.x402.live), era);
+  const modern = createMcpHandler(factory, {
+    legacy: 'reject',
+    onerror: (err) => app.log.debug({ err }, 'mcp request refused or failed'),
+  });
+  app.addHook('onClose', () => modern.close());
+
+  app.post('/mcp', { onRequest: [hostHeaderValidation(hosts), originValidation(hosts)] }, async (req, reply) => {
+    const request = webRequestOf(req, publicBaseOf(req, deps.config));
     try {
-      await server.connect(transport);
-      await transport.handleRequest(req.raw, reply.raw, req.body);
+      const response = (await isLegacyRequest(request, req.body))
+        ? await serveLegacy(factory, request, req.body)
+        : await modern.fetch(request, { parsedBody: req.body });
+      return reply.send(response);
     } catch (err) {
       req.log.error({ err }, 'mcp request failed');
-      if (!reply.raw.headersSent) {
-        reply.raw.writeHead(500, { 'content-type': 'application/json' });
-        reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: null }));
-      }
+      return reply.code(500).send({ jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: null });
     }
   });
   // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
