@@ -141,6 +141,7 @@ describe.each(modes())('SDK and MCP at POST /mcp (%s)', (mode) => {
     expect(o.json.error.message).toMatch(/Origin: evil\.example/);
     const g = await call(h.baseUrl, 'GET', '/mcp');
     expect(g.status).toBe(405);
+    expect(g.headers.get('allow')).toBe('POST');
   });
 
   it('calls a noun verb with one params object and narrows the Answer', async () => {

@@ -14,7 +14,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { publicBaseOf } from '../context.ts';
 import type { GatewayDeps } from '../deps.ts';
-import { sendBlocked } from '../reply.ts';
+import { refuseMethod } from '../methods.ts';
 import { buildMcpServer, type McpCaller } from '../mcp/server.ts';
 
 /** Headers of the HTTP exchange itself, which the request handed to the SDK (it has no body) must not claim. */
@@ -78,12 +78,6 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps) {
     }
   });
   // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
-  for (const method of ['GET', 'DELETE'] as const) {
-    app.route({
-      method,
-      url: '/mcp',
-      handler: (_req, reply) =>
-        sendBlocked(reply, 'method-not-allowed', 'this MCP server is stateless: POST JSON-RPC messages to /mcp'),
-    });
-  }
+  for (const method of ['GET', 'DELETE'] as const)
+    refuseMethod(app, method, '/mcp', ['POST'], 'this MCP server is stateless: POST JSON-RPC messages to /mcp');
 }
