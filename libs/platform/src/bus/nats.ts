@@ -21,7 +21,10 @@ import {
   type EventDelivery,
   type Headers,
   type Responder,
+  type ServedAs,
+  type ServiceIdentity,
 } from './types.ts';
+import { MicroService, type EndpointFigures } from './micro.ts';
 
 const ms = (n: number) => n * 1_000_000; // nanoseconds
 const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
@@ -85,6 +88,8 @@ export class NatsBus implements Bus {
   readonly kind = 'nats' as const;
   private js: JetStreamClient;
   private subs = new Set<{ drain(): Promise<void> }>();
+  /** Discoverable services by identity (one per pillar started on this bus). */
+  private micro = new Map<ServiceIdentity, MicroService>();
   /** Requests being answered right now: drain() waits for them so SIGTERM drops no accepted request. */
   private inflight = 0;
   private idle: (() => void) | undefined;
@@ -355,30 +360,15 @@ export class NatsBus implements Bus {
     else p.resolve({ data: msg.data, headers: fromHeaders(msg.headers) });
   }
 
-  serve(subject: string, queue: string, responder: Responder) {
+  serve(subject: string, queue: string, responder: Responder, as?: ServedAs) {
+    if (as)
+      return this.microService(as.service).add(as.endpoint, this.s(subject), queue, (msg, figures) =>
+        this.answer(msg, responder, figures),
+      );
     const sub = this.nc.subscribe(this.s(subject), {
       queue,
       callback: (err, msg) => {
-        if (err) return;
-        this.inflight++;
-        // The responder is async; a rejection must still reply, or the caller waits for a time-out.
-        // A request counts as in flight until its reply has been handed to the connection.
-        const reply = msg.reply;
-        const sent = () => {
-          this.inflight--;
-          if (this.inflight === 0) this.idle?.();
-        };
-        if (!reply) {
-          responder({ data: msg.data, headers: fromHeaders(msg.headers) })
-            .catch(() => undefined)
-            .finally(sent);
-          return;
-        }
-        responder({ data: msg.data, headers: fromHeaders(msg.headers) }).then(
-          (r) => this.publishSoon({ subject: reply, data: r.data, headers: toHeaders(r.headers), sent }),
-          () =>
-            this.publishSoon({ subject: reply, data: new Uint8Array(), headers: toHeaders({ status: '500' }), sent }),
-        );
+        if (!err) this.answer(msg, responder);
       },
     });
     this.subs.add(sub);
@@ -387,6 +377,54 @@ export class NatsBus implements Bus {
         if (this.subs.delete(sub) && !this.nc.isClosed()) sub.drain().catch(() => undefined);
       },
     };
+  }
+
+  /** The discoverable service of an identity (bus/micro.ts), made when its first endpoint is served. */
+  private microService(identity: ServiceIdentity): MicroService {
+    let service = this.micro.get(identity);
+    if (!service) {
+      // Its namespace too: deployments sharing one NATS answer the same `$SRV` subjects.
+      service = new MicroService(this.nc, { ...identity, metadata: { ...identity.metadata, namespace: this.ns } });
+      this.micro.set(identity, service);
+    }
+    return service;
+  }
+
+  /**
+   * Answer one request. The responder is async; a rejection must still reply, or the caller waits for a time-out.
+   * A request counts as in flight until its reply has been handed to the connection; then, for a discoverable
+   * endpoint, it is counted in its figures with the time it took.
+   */
+  private answer(msg: Msg, responder: Responder, figures?: EndpointFigures) {
+    this.inflight++;
+    const began = figures ? performance.now() : 0;
+    const reply = msg.reply;
+    let failed: string | undefined;
+    const sent = () => {
+      figures?.answered(performance.now() - began, failed);
+      this.inflight--;
+      if (this.inflight === 0) this.idle?.();
+    };
+    const answering = responder({ data: msg.data, headers: fromHeaders(msg.headers) });
+    if (!reply) {
+      answering
+        .then(
+          (r) => void (failed = r.failed),
+          (err: Error) => void (failed = err.message),
+        )
+        .finally(sent);
+      return;
+    }
+    answering.then(
+      (r) => {
+        failed = r.failed;
+        this.publishSoon({ subject: reply, data: r.data, headers: toHeaders(r.headers), sent });
+      },
+      (err: Error) => {
+        failed = `the responder failed: ${err?.message}`;
+        this.publishSoon({ subject: reply, data: new Uint8Array(), headers: toHeaders({ status: '500' }), sent });
+      },
+    );
   }
 
   /**
@@ -568,7 +606,10 @@ export class NatsBus implements Bus {
     if (this.nc.isClosed()) return;
     const subs = [...this.subs];
     this.subs.clear();
-    await Promise.all(subs.map((s) => s.drain().catch(() => undefined)));
+    await Promise.all([
+      ...subs.map((s) => s.drain().catch(() => undefined)),
+      ...[...this.micro.values()].map((m) => m.stop().catch(() => undefined)),
+    ]);
     if (this.inflight > 0) {
       await new Promise<void>((resolve) => {
         this.idle = resolve;

@@ -18,7 +18,7 @@ import { callContext, type CallContext, type Services } from '../handler.ts';
 import { isStoreUnavailable } from '../store/db.ts';
 import { inSpan, SpanKind, tracing } from '../tracing.ts';
 import { framedReply, type BusRequest } from './call.ts';
-import { dec, type Headers } from './types.ts';
+import { dec, type Headers, type Responder, type ServiceIdentity } from './types.ts';
 
 /** What a served request comes to: status, kind and the answer's JSON (made by the caller, who may have it already). */
 export interface Served {
@@ -34,7 +34,8 @@ export interface Served {
  * The one server adapter: answer `subject` in queue group `pillar.<pillar>` (replicas share the load), decode the
  * request, run `handle` inside try/catch and frame the reply (bus/call.ts). A throw is a typed BLOCKED answer:
  * `store-unavailable` (503, retry) when the store is down, else `internal` (500) naming the request id it is logged
- * under.
+ * under. On NATS the subject is the endpoint `what` of the pillar's service in NATS's service discovery, which counts
+ * its requests, its 5xx answers as errors and the time each took.
  */
 export function serveFramed(
   services: Services,
@@ -51,13 +52,16 @@ export function serveFramed(
   const run: (req: BusRequest, headers: Headers) => Promise<Served> = tracing.on
     ? (req, headers) => handleTraced(subject, servedBy, headers.traceparent, handle, req)
     : handle;
-  return services.bus.serve(subject, `pillar.${pillar}`, async (msg) => {
+  const respond: Responder = async (msg) => {
     let requestId = msg.headers['x-request-id'] ?? 'unknown';
     try {
       const req = JSON.parse(dec.decode(msg.data)) as BusRequest;
       requestId = req.ctx?.requestId ?? requestId;
       const r = await run(req, msg.headers);
-      return { data: framedReply({ status: r.status, kind: r.kind, servedBy, replayed: r.replayed }, r.json, r.meta) };
+      return {
+        data: framedReply({ status: r.status, kind: r.kind, servedBy, replayed: r.replayed }, r.json, r.meta),
+        failed: r.status >= 500 ? failure(r.status, JSON.parse(r.json)) : undefined,
+      };
     } catch (err) {
       const unavailable = isStoreUnavailable(err);
       if (!unavailable) services.log.error({ err, requestId, subject }, `${what} failed`);
@@ -71,11 +75,42 @@ export function serveFramed(
         {},
         { simulated: false, environment: 'sandbox', source: services.source },
       );
+      const status = unavailable ? 503 : 500;
       return {
-        data: framedReply({ status: unavailable ? 503 : 500, kind: 'BLOCKED', servedBy }, JSON.stringify(answer)),
+        data: framedReply({ status, kind: 'BLOCKED', servedBy }, JSON.stringify(answer)),
+        failed: failure(status, answer),
       };
     }
+  };
+  return services.bus.serve(subject, `pillar.${pillar}`, respond, {
+    service: serviceOf(services, pillar, servedBy),
+    endpoint: what,
   });
+}
+
+/** A failed answer as discovery's STATS names it: `503 store-unavailable: the store is unreachable; retry shortly`. */
+const failure = (status: number, answer: { value?: { code?: unknown; message?: unknown } }) =>
+  `${status} ${String(answer.value?.code ?? 'internal')}: ${String(answer.value?.message ?? '')}`;
+
+/**
+ * The service a pillar's subjects are served for in NATS's service discovery: one per started pillar (its `services`),
+ * named and versioned as its answers' `source` says (`services-pillar@0.1.0`), with the replica it is in `served_by`
+ * (as `x-served-by` names it).
+ */
+const identities = new WeakMap<Services, ServiceIdentity>();
+function serviceOf(services: Services, pillar: Pillar, servedBy: string): ServiceIdentity {
+  let identity = identities.get(services);
+  if (!identity) {
+    const at = services.source.lastIndexOf('@');
+    identity = {
+      name: services.source.slice(0, at),
+      version: services.source.slice(at + 1),
+      description: `the ${pillar} pillar of the Vehicle Capability Service`,
+      metadata: { pillar, served_by: servedBy },
+    };
+    identities.set(services, identity);
+  }
+  return identity;
 }
 
 /** A request handled in a span continuing its caller's trace (apart, so the untraced path allocates no closure). */

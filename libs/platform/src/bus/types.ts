@@ -4,7 +4,31 @@ export interface BusMessage {
   data: Uint8Array;
   headers: Headers;
 }
-export type Responder = (req: BusMessage) => Promise<{ data: Uint8Array; headers?: Headers }>;
+export interface Reply {
+  data: Uint8Array;
+  headers?: Headers;
+  /**
+   * Set when this side failed (a 5xx answer, `<status> <code>: <message>`): NATS's service discovery counts it as an
+   * error of its endpoint, with this as its last error. The caller reads only `data` and `headers`.
+   */
+  failed?: string;
+}
+export type Responder = (req: BusMessage) => Promise<Reply>;
+
+/** A service as NATS's micro-services discovery (`$SRV.PING|INFO|STATS`) lists it: one per pillar process. */
+export interface ServiceIdentity {
+  /** `data`, `services-pillar`…: what `$SRV.<verb>.<name>` addresses (letters, digits, `-`, `_`). */
+  name: string;
+  /** Semantic version. */
+  version: string;
+  description: string;
+  metadata: Record<string, string>;
+}
+/** The service a subject is served for, and its endpoint's name there (`signing.status`). */
+export interface ServedAs {
+  service: ServiceIdentity;
+  endpoint: string;
+}
 
 export interface EventDelivery {
   data: Uint8Array;
@@ -35,8 +59,12 @@ export interface Bus {
   readonly kind: 'nats' | 'memory';
   /** Send a request; rejects with BusError('no-responders' | 'timeout' | 'closed'). */
   request(subject: string, data: Uint8Array, opts: { timeoutMs: number; headers?: Headers }): Promise<BusMessage>;
-  /** Answer requests on a subject; replicas with the same queue share the load. */
-  serve(subject: string, queue: string, responder: Responder): { stop(): void };
+  /**
+   * Answer requests on a subject; replicas with the same queue share the load. Given `as`, on NATS the subject is an
+   * endpoint of that service, listed and counted by NATS's service discovery; a service's endpoints stop together,
+   * when the last of them is stopped (the protocol has no way to remove one). The in-process bus has no discovery.
+   */
+  serve(subject: string, queue: string, responder: Responder, as?: ServedAs): { stop(): void };
   /**
    * Publish an event on the stream; `msgId` lets the stream drop duplicates; `headers` travel with it (`traceparent`).
    */
