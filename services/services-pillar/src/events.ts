@@ -13,6 +13,9 @@ import {
 import { recordDemand } from './activation/queue.ts';
 import { fanOut, type StreamEvent } from './webhooks/fanout.ts';
 
+/** Its durable consumer's name: replicas share it, and an autoscaler reads its lag (deploy/kubernetes/keda). */
+export const EVENT_CONSUMER = 'services-events';
+
 /**
  * The pillar's one consumer of the event stream: each batch is delivered and parsed once, then turned into webhook
  * deliveries and into demand signals for the activation queue. Both are idempotent per event, so a batch that fails
@@ -22,7 +25,7 @@ import { fanOut, type StreamEvent } from './webhooks/fanout.ts';
 export async function startEventConsumer(services: Services, onNewDeliveries: () => void) {
   return consumeEventBatches(
     services.bus,
-    { durable: 'services-events', filter: 'evt.>', continues: ['webhook-fanout', 'activation-ranking'] },
+    { durable: EVENT_CONSUMER, filter: 'evt.>', continues: ['webhook-fanout', 'activation-ranking'] },
     async (batch) => {
       const events: StreamEvent[] = [];
       for (const d of batch) {
