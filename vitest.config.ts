@@ -13,6 +13,7 @@ const LONG_FIRST = [
   'test/typecheck.test.ts',
   'test/nats-cluster.test.ts',
   'test/config.test.ts',
+  'test/pages.browser.test.ts',
 ];
 class LongFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]) {

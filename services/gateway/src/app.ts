@@ -23,6 +23,7 @@ import { suiteRoutes } from './routes/discovery/suite.ts';
 import { doorRoutes } from './routes/doors.ts';
 import { recordRoutes } from './routes/record.ts';
 import { pricingRoutes } from './routes/pricing.ts';
+import { faviconRoutes } from './routes/favicon.ts';
 import { keysMeRoute } from './routes/keysMe.ts';
 import { registerIdempotency } from './idempotency.ts';
 import { KeyCache, registerKeyChangeNotices } from './keyCache.ts';
@@ -301,6 +302,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await app.register(async (scope) => catalogRoutes(scope, deps));
   await app.register(async (scope) => suiteRoutes(scope, deps));
   await app.register(async (scope) => documentRoutes(scope, deps));
+  await app.register(async (scope) => faviconRoutes(scope));
   await app.register(async (scope) => doorRoutes(scope, deps));
   await app.register(async (scope) => recordRoutes(scope, deps));
   return app;

@@ -123,11 +123,11 @@ export function triggersDoc(): Doc {
 export function nounDoc(n: Noun<any>): Doc {
   return {
     title: `${n.noun} — catalog`,
-    summary: n.summary,
+    // POST /keys is said, not linked: a link is a GET.
+    summary: `${n.summary} A call that needs a key takes one minted by POST /keys (no body, no signup).`,
     links: [
       { label: 'Catalog', href: '/catalog' },
       { label: 'Sandbox triggers', href: '/catalog/triggers.md' },
-      { label: 'Mint a key: POST /keys (no body)', href: '/keys' },
     ],
     sections: capsOf(n).map(capabilitySection),
   };

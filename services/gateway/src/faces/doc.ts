@@ -1,3 +1,5 @@
+import { FAVICON } from './favicon.ts';
+
 // One small document model for every human-readable face: the record, the doors and the catalog pages
 // are built once as a Doc and rendered to Markdown or HTML, so the two never drift apart.
 
@@ -70,7 +72,11 @@ function sectionHtml(s: Section, depth: number): string {
         '</tbody></table>',
     );
   if (s.links?.length) parts.push(`<ul>${s.links.map(linkHtml).join('')}</ul>`);
-  if (s.code) parts.push(`<pre><code>${esc(s.code)}</code></pre>`);
+  // A block that scrolls must take keyboard focus to be scrolled without a mouse; its label names it.
+  if (s.code)
+    parts.push(
+      `<pre tabindex="0" role="region" aria-label="${esc(s.heading)} (JSON)"><code>${esc(s.code)}</code></pre>`,
+    );
   for (const sub of s.sections ?? []) parts.push(sectionHtml(sub, depth + 1));
   parts.push('</section>');
   return parts.join('\n');
@@ -91,6 +97,7 @@ export function toHtml(d: Doc): string {
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>${esc(d.title)}</title>`,
+    `<link rel="icon" href="${FAVICON}" type="image/svg+xml">`,
     `<style>${STYLE}</style>`,
     '</head>',
     '<body>',

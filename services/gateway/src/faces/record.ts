@@ -51,14 +51,17 @@ export function lensSections(l: Lens): Section[] {
       ],
     });
   if (l.deals) {
+    // A deal's own page needs the key of the account that opened it, which a browser does not send: the page says
+    // what each deal is and how to read it, and links nowhere a browser would be refused.
     out.push({
       heading: 'Deals',
-      text: l.deals.length ? [] : ['No deal is open for this VIN.'],
-      links: l.deals.map((d) => ({
-        label: d.id,
-        href: d.link,
-        note: `${d.workflow} deal, ${d.state}, opened ${d.createdAt}`,
-      })),
+      text: l.deals.length
+        ? [
+            'Each deal, its checklist and its next step: GET /buy/deals/{id} with the key of the account that ' +
+              'opened it (Authorization: Bearer <key>).',
+          ]
+        : ['No deal is open for this VIN.'],
+      facts: l.deals.map((d) => [d.id, `${d.workflow} deal, ${d.state}, opened ${d.createdAt}`]),
     });
   }
   if (!l.facts.length && !l.decode && !l.deals?.length)
@@ -129,7 +132,7 @@ export function recordFace(r: Awaited<ReturnType<typeof recordData>>): { json: u
     summary: `Every fact posted for VIN ${r.vin}: its decode, each noun's facts on file and its deals.`,
     links: [
       { label: 'Decode (the listing data)', href: r.links.decode },
-      ...(r.links.deal ? [{ label: 'Latest deal', href: r.links.deal }] : []),
+      ...(r.deals.length ? [{ label: 'Deals on this VIN', href: '#deal' }] : []),
       { label: 'Catalog', href: '/catalog' },
     ],
     sections: [
