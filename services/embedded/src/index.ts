@@ -110,7 +110,7 @@ export async function startEmbedded(
   const db = await createPgliteDb(opts.pgliteDir, opts.pgliteSeed);
   await migrate(db, allMigrations);
   const clock = opts.clock ?? systemClock;
-  const bus = new MemoryBus();
+  const bus = new MemoryBus(opts.log.child({ component: 'bus' }));
   // Usage counters are kept in the database, so they survive a restart; the rest of the stand-in is in memory.
   const kv = await withDurableCounters(createMemoryKv(clock), db);
   const infra: Infra = { bus, db, kv, clock, mode: 'embedded' };

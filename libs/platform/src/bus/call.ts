@@ -12,7 +12,7 @@ import { systemClock, type Clock } from '../clock.ts';
 import type { CallContext, Services } from '../handler.ts';
 import { busRequestSeconds, busRetries, childrenOf } from '../metrics.ts';
 import { endSpan, requestSpan, tracing } from '../tracing.ts';
-import { BusError, type Bus, type Headers } from './types.ts';
+import { BusError, operationOf, type Bus, type Headers } from './types.ts';
 
 /**
  * The one client of the bus's request-reply: every capability call and platform operation, from the gateway, from
@@ -153,6 +153,13 @@ async function callOnce(
       why = err instanceof BusError ? err.code : 'timeout';
       timer({ pillar, outcome: why }).observe((performance.now() - start) / 1000);
     }
+    // Every time-out is a line (a retried read's too: the replica that took it may be stuck): the pillar, the
+    // operation and the request; the replica, which a time-out cannot know, is named if its reply comes late (nats.ts).
+    if (why === 'timeout')
+      bus.logger?.warn(
+        { ...operationOf(subject), requestId: req.ctx.requestId, timeoutMs: opts.timeoutMs, retried: attempts > 1 },
+        'bus call timed out',
+      );
     if (why === 'no-responders' && performance.now() + noReplicaPause < noReplicaUntil) {
       busRetries.inc({ pillar, reason: why });
       await systemClock.sleep(noReplicaPause); // a real process reconnecting: real time
@@ -164,6 +171,8 @@ async function callOnce(
       if (why === 'closed') await (opts.clock ?? systemClock).sleep(100);
       continue;
     }
+    if (why !== 'timeout')
+      bus.logger?.warn({ ...operationOf(subject), requestId: req.ctx.requestId, reason: why }, 'bus call unanswered');
     const message =
       why === 'no-responders'
         ? `no ${pillar} pillar replica is running; retry shortly`

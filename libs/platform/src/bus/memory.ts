@@ -1,6 +1,7 @@
 import {
   BusError,
   type Bus,
+  type BusLog,
   type BusMessage,
   type ConsumeOptions,
   type EventDelivery,
@@ -34,6 +35,8 @@ function subjectMatches(filter: string, subject: string): boolean {
  */
 export class MemoryBus implements Bus, Idles {
   readonly kind = 'memory' as const;
+  /** `logger`: where calls that go unanswered are said (bus/call.ts). */
+  constructor(readonly logger?: BusLog) {}
   private responders = new Map<string, { queue: string; fn: Responder }[]>();
   private rr = new Map<string, number>();
   private log: Stored[] = [];

@@ -23,10 +23,15 @@ import {
   type Responder,
   type ServedAs,
   type ServiceIdentity,
+  type BusLog,
+  operationOf,
 } from './types.ts';
 import { MicroService, type EndpointFigures } from './micro.ts';
+import { unframeReply } from './call.ts';
 
 const ms = (n: number) => n * 1_000_000; // nanoseconds
+/** Timed-out requests remembered for a late reply (NatsBus.late): enough for a burst, bounded under an outage. */
+const LATE_KEPT = 1000;
 const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
 
 /**
@@ -137,6 +142,12 @@ export class NatsBus implements Bus {
   /** False between a disconnect and the reconnect, so /readyz tells the truth during a NATS outage. */
   private connected = true;
   private readonly log: Pick<Logger, 'info' | 'warn' | 'debug'>;
+  readonly logger?: BusLog;
+  /**
+   * Requests that timed out, for a minute (at most LATE_KEPT): a reply that comes after all names the replica that was
+   * slow, which a time-out alone cannot (NATS hands a request to one replica of the queue group and says not which).
+   */
+  private late = new Map<string, { subject: string; sentAt: number; data: Uint8Array }>();
   private readonly replicas: number;
   /** Restarts every consumer's pull: after a reconnect, the pulls the old server held are gone. */
   private readonly repull = new Set<() => void>();
@@ -146,6 +157,7 @@ export class NatsBus implements Bus {
     opts: NatsOptions,
   ) {
     const log = (this.log = opts.log ?? silent);
+    this.logger = opts.log;
     this.replicas = opts.replicas ?? 1;
     this.js = jetstream(nc);
     this.stream = ns ? `${EVENT_STREAM}_${ns}` : EVENT_STREAM;
@@ -328,9 +340,11 @@ export class NatsBus implements Bus {
   request(subject: string, data: Uint8Array, opts: { timeoutMs: number; headers?: Headers }): Promise<BusMessage> {
     if (this.nc.isClosed()) return Promise.reject(new BusError('closed', 'bus is closed'));
     const token = (this.nextToken = (this.nextToken + 1) % Number.MAX_SAFE_INTEGER).toString(36);
+    const sentAt = performance.now();
     return new Promise<BusMessage>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(token);
+        this.keepLate(token, { subject, sentAt, data });
         reject(new BusError('timeout', `no reply on ${subject} within ${opts.timeoutMs} ms`));
       }, opts.timeoutMs);
       this.pending.set(token, { resolve, reject, timer, subject });
@@ -349,10 +363,36 @@ export class NatsBus implements Bus {
   }
 
   /** A reply on the muxed inbox; the server's empty 503 status message means no replica is subscribed. */
+  private keepLate(token: string, l: { subject: string; sentAt: number; data: Uint8Array }) {
+    for (const [t, old] of this.late) {
+      if (this.late.size < LATE_KEPT && l.sentAt - old.sentAt < 60_000) break;
+      this.late.delete(t); // oldest first: a Map keeps insertion order
+    }
+    this.late.set(token, l);
+  }
+
+  /** A reply to a request that timed out: one line naming the replica that sent it and how late it was. */
+  private answeredLate(token: string, msg: Msg) {
+    const l = this.late.get(token);
+    if (!l) return;
+    this.late.delete(token);
+    const replica = unframeReply(msg.data)?.servedBy;
+    let requestId: unknown;
+    try {
+      requestId = JSON.parse(Buffer.from(l.data).toString('utf8'))?.ctx?.requestId;
+    } catch {
+      /* not a { input, ctx } request */
+    }
+    this.logger?.warn(
+      { ...operationOf(l.subject), replica, requestId, afterMs: Math.round(performance.now() - l.sentAt) },
+      'bus reply came after its time-out',
+    );
+  }
+
   private answered(msg: Msg) {
     const token = msg.subject.slice(this.inbox.length);
     const p = this.pending.get(token);
-    if (!p) return; // timed out already
+    if (!p) return this.answeredLate(token, msg); // timed out already
     this.pending.delete(token);
     clearTimeout(p.timer);
     if (msg.data.length === 0 && msg.headers?.code === 503)

@@ -55,8 +55,19 @@ export interface ConsumeOptions {
   continues?: string[];
 }
 
+/** Where a bus says what an operator must know of a call (a time-out, a late reply): one warn line each. */
+export type BusLog = { warn(fields: object, msg: string): void };
+
+/** A subject's pillar and operation: `cap.data.vehicle.decode` → data, vehicle.decode (`sys.` operations alike). */
+export function operationOf(subject: string): { pillar: string; operation: string } {
+  const [, pillar = '', ...rest] = subject.split('.');
+  return { pillar, operation: rest.join('.') };
+}
+
 export interface Bus {
   readonly kind: 'nats' | 'memory';
+  /** This process's logger, for the lines a caller of the bus writes (bus/call.ts); none: nothing is said. */
+  readonly logger?: BusLog;
   /** Send a request; rejects with BusError('no-responders' | 'timeout' | 'closed'). */
   request(subject: string, data: Uint8Array, opts: { timeoutMs: number; headers?: Headers }): Promise<BusMessage>;
   /**
