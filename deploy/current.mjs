@@ -12,14 +12,18 @@ export const CURRENT = join(root, 'dist', '.current.json');
 
 /**
  * What the build is made from: every file of the workspace's packages (libs/, services/; not their node_modules,
- * dist/ or caches), the build script and the lockfile (the packages bundled in). Read whole and hashed (~1,000
- * files, 30–60 ms): a checkout, a `git stash` or an editor that keeps times would fool a comparison of times.
+ * dist/ or caches, nor the tarballs `pnpm pack` leaves in a package's folder), the build script and the lockfile (the
+ * packages bundled in). Read whole and hashed (~1,000 files, 30–60 ms): a checkout, a `git stash` or an editor that
+ * keeps times would fool a comparison of times.
  */
+/** A package tarball (`cd libs/sdk && pnpm pack` writes `vcs-sdk-<version>.tgz` there): an output, never an input. */
+export const PACKED = /\.tgz$/;
+
 export function inputFiles() {
   const out = ['deploy/build.ts', 'deploy/services.ts', 'package.json', 'pnpm-lock.yaml', 'tsconfig.json'];
   const walk = (rel) => {
     for (const e of readdirSync(join(root, rel), { withFileTypes: true })) {
-      if (e.name.startsWith('.') || e.name === 'node_modules' || e.name === 'dist') continue;
+      if (e.name.startsWith('.') || e.name === 'node_modules' || e.name === 'dist' || PACKED.test(e.name)) continue;
       const r = `${rel}/${e.name}`;
       if (e.isDirectory()) walk(r);
       else if (e.isFile()) out.push(r);

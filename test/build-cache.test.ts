@@ -1,8 +1,10 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildCacheDir, restoreFromCache, saveToCache } from '../deploy/build-cache.ts';
+import { hashOf, inputFiles, root } from '../deploy/current.mjs';
 
 /** The build's machine-wide cache (deploy/build-cache.ts) on real directories. */
 describe('the build cache', () => {
@@ -36,5 +38,23 @@ describe('the build cache', () => {
     writeFileSync(join(work, 'f'), 'x');
     saveToCache(undefined, join(work, 'f'), 'vpic-x', 'vpic-'); // no cache: nothing written, nothing thrown
     expect(restoreFromCache(undefined, 'vpic-x', join(work, 'g'))).toBe(false);
+  });
+});
+
+/** What `cd libs/sdk && pnpm pack` (the README's command) leaves behind is no input of the build, and git ignores it. */
+describe('a packed tarball', () => {
+  it('lands in its package folder, outside the inputs the build hashes, and is ignored by git', () => {
+    const version = JSON.parse(readFileSync(join(root, 'libs/sdk/package.json'), 'utf8')).version;
+    const tarball = join(root, 'libs/sdk', `vcs-sdk-${version}.tgz`); // the name pnpm pack gives it
+    const had = existsSync(tarball);
+    const before = hashOf(inputFiles());
+    try {
+      if (!had) writeFileSync(tarball, 'a tarball');
+      expect(inputFiles().filter((f) => f.endsWith('.tgz'))).toEqual([]);
+      expect(hashOf(inputFiles())).toBe(before);
+      expect(spawnSync('git', ['check-ignore', '-q', tarball], { cwd: root }).status).toBe(0); // 0: ignored
+    } finally {
+      if (!had) rmSync(tarball, { force: true });
+    }
   });
 });
