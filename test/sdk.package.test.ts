@@ -126,6 +126,11 @@ describe('the SDK as an installed package', () => {
       readFileSync(join(app, 'node_modules', '@vcs', 'sdk', 'README.md'), 'utf8'),
     )?.[1];
     expect(example).toMatch(/switch \(a\.type\)/);
+    // It takes the service's address rather than naming one, and the README installs what this suite installs.
+    expect(example).not.toMatch(/127\.0\.0\.1|localhost|:8080/);
+    const readme = readFileSync(join(sdk, 'README.md'), 'utf8');
+    expect(readme).toContain('pnpm@10.34.8 -C libs/sdk pack --pack-destination');
+    expect(readme).not.toMatch(/^npm install @vcs\/sdk/m);
     writeFileSync(join(app, 'use.ts'), example!);
     await sh(process.execPath, [tsc, '-p', 'tsconfig.json'], app).catch((e: { stdout: string }) => {
       throw new Error(`README example: ${e.stdout}`);
