@@ -146,6 +146,20 @@ describe.each(modes())('x402 inside MCP (%s)', (mode) => {
     60_000,
   );
 
+  it('a 2025-11-25 request that names org.x402/payment in its _meta still gets the tool-result binding', async () => {
+    const s = await connectMcp(MCP_CLIENTS[0], base);
+    try {
+      const r = await s.call(
+        'exec',
+        { code: QUOTE },
+        { 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'org.x402/payment': {} } } },
+      );
+      expect(paymentRequiredOf(MCP_CLIENTS[0], r).accepts).toHaveLength(1);
+    } finally {
+      await s.close();
+    }
+  });
+
   it.each([MCP_CLIENTS[0], EXTENSION_CLIENT])(
     '$name: a wrong payment (short of the price) is payment-required again with x402 reason; nothing ran, no money moved',
     async (kind) => {

@@ -17,10 +17,12 @@ export const PAYMENT_EXTENSION = 'org.x402/payment';
 export type Binding = 'extension' | 'tool-result';
 
 /**
- * The extension binding when the request (2026-07-28: client capabilities ride in every request's `_meta`) advertises
- * `org.x402/payment`, as the transport says to prefer it; else the tool-result binding, which every revision has.
+ * The extension binding when a 2026-07-28 request (client capabilities ride in every request's `_meta`) advertises
+ * `org.x402/payment`, as the transport says to prefer it; else the tool-result binding, which every revision has. The
+ * extension needs 2026-07-28: a 2025 request naming it in its `_meta` still gets the tool-result binding.
  */
-export function bindingOf(ctx: ServerContext): Binding {
+export function bindingOf(ctx: ServerContext, era: 'modern' | 'legacy'): Binding {
+  if (era !== 'modern') return 'tool-result';
   // The SDK types the envelope opaquely; its keys are the spec's reserved `io.modelcontextprotocol/*` ones.
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as { extensions?: Record<string, unknown> } | undefined;

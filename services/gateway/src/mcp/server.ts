@@ -146,7 +146,7 @@ export function buildMcpServer(app: FastifyInstance, caller: McpCaller, era: 'mo
     },
     async ({ code }, ctx) => {
       // A payment comes from the MCP client beside the call, never from the code: it pays the offer it names.
-      const binding = bindingOf(ctx);
+      const binding = bindingOf(ctx, era);
       const payment = ctx.mcpReq._meta?.[PAYMENT_META];
       if (payment !== undefined) return payOffer(app, onBehalfOf(caller), payment, binding) as Promise<CallToolResult>;
       const r = await execInIsolate(code, async (method, path, body, headers) => {
