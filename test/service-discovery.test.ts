@@ -34,22 +34,24 @@ describe.runIf(serversFor('service discovery suite'))('NATS service discovery of
   let ns: string;
 
   /**
-   * Every answer to a `$SRV` subject from this run's deployment (others sharing the NATS answer too: each service
-   * names its NATS_NAMESPACE in its metadata), gathered until `enough` of them have come.
+   * Every replica of this run's deployment answering a `$SRV` subject (others sharing the NATS answer too: each service
+   * names its NATS_NAMESPACE in its metadata), its latest answer each, asked until `enough` of them have answered: on a
+   * busy machine one request may not gather every answer before it stops listening.
    */
-  async function ask<T extends ServiceResponse & { metadata?: Record<string, string> }>(
+  async function ask<T extends ServiceResponse & { id: string; metadata?: Record<string, string> }>(
     subject: string,
     enough: number,
   ): Promise<T[]> {
-    let mine: T[] = [];
+    const mine = new Map<string, T>();
     await waitFor(async () => {
       const replies = await nc.requestMany(subject, '', { strategy: 'stall', stall: 300, maxWait: 5000 });
-      const all: T[] = [];
-      for await (const m of replies) all.push(m.json<T>());
-      mine = all.filter((r) => r.metadata?.namespace === ns);
-      return mine.length >= enough;
+      for await (const m of replies) {
+        const r = m.json<T>();
+        if (r.metadata?.namespace === ns) mine.set(r.id, r);
+      }
+      return mine.size >= enough;
     }, 30_000);
-    return mine;
+    return [...mine.values()];
   }
   const stats = async (name: string) =>
     new Map(
