@@ -144,6 +144,31 @@ describe.each(modes())('SDK and MCP at POST /mcp (%s)', (mode) => {
     expect(g.headers.get('allow')).toBe('POST');
   });
 
+  it('answers an unsupported protocol version 400, naming the versions it serves, on either revision', async () => {
+    const headers = { accept: 'application/json, text/event-stream' };
+    // 2026-07-28's per-request envelope naming a revision not served: -32022 with the versions served that way.
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2027-01-01',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    const modern = await call(h.baseUrl, 'POST', '/mcp', {
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: meta } },
+      headers: { ...headers, 'mcp-protocol-version': '2027-01-01', 'mcp-method': 'tools/list' },
+    });
+    expect(modern.status).toBe(400);
+    expect(modern.json.error).toMatchObject({
+      code: -32022,
+      data: { supported: ['2026-07-28'], requested: '2027-01-01' },
+    });
+    // A 2025-era request whose MCP-Protocol-Version header names a version not served: the 2025 versions named.
+    const legacy = await call(h.baseUrl, 'POST', '/mcp', {
+      body: { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      headers: { ...headers, 'mcp-protocol-version': '2024-01-01' },
+    });
+    expect(legacy.status).toBe(400);
+    expect(legacy.json.error.message).toMatch(/Unsupported protocol version.*2025-11-25/);
+  });
+
   it('calls a noun verb with one params object and narrows the Answer', async () => {
     const client = createClient({ baseUrl: h.baseUrl });
     const a = await signing.status({ vin: VIN }, { client });
