@@ -15,10 +15,10 @@ import { builtEntryOf } from '../../deploy/launch.ts';
 import { freePort } from '../support/harness.ts';
 import { sleep, stopAll } from './support.ts';
 
-const START_FLAGS = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
-  .scripts.start.split(' && node ')[1]
-  .split(' ')
-  .filter((a: string) => a.startsWith('--'));
+/** The Node flags of the README's start: its script's last line (`exec node <flags> dist/embedded.js`). */
+const START_FLAGS = /^exec node (.*) dist\/embedded\.js$/m
+  .exec(readFileSync(new URL('../../deploy/start.sh', import.meta.url), 'utf8'))![1]!
+  .split(' ');
 const VIN = '1HGCM82633A004352';
 
 const statusMb = (pid: number, field: 'VmRSS' | 'VmHWM') =>
