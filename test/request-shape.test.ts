@@ -40,7 +40,7 @@ describe('the method and the body a request must have', () => {
     }
   });
 
-  it('names the methods of the paths the issue met, and those a door lens or the record would take', async () => {
+  it('names the methods of the paths a newcomer meets, and those a door lens or the record would take', async () => {
     await expect405('POST', '/signings/status', 'GET');
     await expect405('GET', '/api-keys/mint', 'POST');
     await expect405('GET', '/api-keys/rotate', 'POST');

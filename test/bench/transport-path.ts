@@ -3,7 +3,7 @@ import Fastify from 'fastify';
 import { connect } from '@nats-io/transport-node';
 
 /**
- * A reference for scale, beside the ceiling: the issue's "fastify → NATS → responder written the obvious way",
+ * A reference for scale, beside the ceiling: "fastify → NATS → responder written the obvious way",
  * with `noAsyncTraces: true` and the reply bytes passed through. It measures what the transport alone costs on
  * this machine: none of the gateway's work (key check, rate limit, validation, metering, metrics, CORS, answer
  * metadata) and no handler. The responder answers the same bytes as our free GET.

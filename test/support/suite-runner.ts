@@ -60,7 +60,7 @@ async function runCase(baseUrl: string, ajv: any, c: any): Promise<CaseResult> {
   }
   if (r.status !== c.expect.status)
     return fail(`status ${r.status}, expected ${c.expect.status} (${a?.value?.code ?? a?.type})`);
-  // An OFFER case checks the 402 only (its body is the money issue's to define).
+  // An OFFER case checks the 402 only (the offer's body is the money suites' to check).
   if (c.expect.kind === 'OFFER') return { id: c.id, capability: c.capability, passed: true, status: r.status };
   if (a.type !== c.expect.kind) return fail(`kind ${a.type}, expected ${c.expect.kind}`);
   if (c.expect.code && a.value?.code !== c.expect.code) return fail(`code ${a.value?.code}, expected ${c.expect.code}`);

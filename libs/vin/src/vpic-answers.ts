@@ -1,7 +1,7 @@
 /**
  * Real VINs with the answers NHTSA's vPIC API gave for them, as published in public sources (found with the search
  * tools; each entry names its source). Field names and values are vPIC's own (DecodeVinValues' flat names; a DecodeVin
- * answer's variables are written under the same names). Only the fields the issue judges are kept, and only where vPIC
+ * answer's variables are written under the same names). Only the fields the measure judges are kept, and only where vPIC
  * gave a value: a field absent here is one vPIC left empty (or the source did not show).
  *
  * vPIC's data changes between snapshots and the answers were taken on different days; this service decodes from the
@@ -411,7 +411,7 @@ export const VPIC_ANSWERS: VpicAnswer[] = [
 ];
 
 /**
- * The detail fields the issue judges (trim, series, body class, doors, fuel, cylinders, displacement, engine model
+ * The detail fields the measure judges (trim, series, body class, doors, fuel, cylinders, displacement, engine model
  * and configuration, plant, vehicle type, GVWR).
  */
 export const DETAIL_FIELDS: VpicField[] = [
