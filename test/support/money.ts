@@ -102,6 +102,15 @@ export async function countEvents(db: Queryable, type: string, account: string):
   return Number(rows[0]!.n);
 }
 
+/** Intent.settled@1 events written for one intent: it reached its end (once, when it did). */
+export async function settledEventsOf(db: Queryable, intentId: string): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(
+    `select count(*)::text as n from outbox_events where type = 'Intent.settled@1' and payload::text like $1`,
+    [`%${intentId}%`],
+  );
+  return Number(rows[0]!.n);
+}
+
 /** Call a platform operation on the bus as a pillar would (the deal machine opens offers and handoffs this way). */
 export async function ask<K extends OpKey>(bus: Bus, op: K, input: OpInput<K>, ctx: CallContext): Promise<any> {
   return callOp({ bus, busTimeoutMs: 4000 }, ops[op], input as never, ctx);

@@ -1,6 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { IllegalTransition, lifecycleDiagram, lifecycles, nextState, type Entity } from './lifecycles.ts';
+import {
+  claimOf,
+  IllegalTransition,
+  leaseRunOut,
+  lifecycleDiagram,
+  lifecycles,
+  nextState,
+  type Entity,
+  type Lifecycle,
+} from './lifecycles.ts';
 import { DOC, between } from '../scripts/money-doc.ts';
 
 /** Every (state, event) pair of every entity: the listed ones move where the table says, every other one throws. */
@@ -34,6 +43,36 @@ describe('the money model (lifecycles.ts)', () => {
       }
     });
   }
+
+  for (const [entity, l] of Object.entries(lifecycles) as [Entity, Lifecycle<string, string>][])
+    it(`${entity}: its moves and guards name its own states; final, in flight and open never overlap`, () => {
+      const states = new Set(l.states);
+      const named = [
+        l.initial,
+        ...l.final,
+        ...l.inFlight,
+        ...l.leased,
+        ...l.transitions.flatMap((t) => [...t.from, t.to]),
+      ];
+      expect(named.filter((s) => !states.has(s))).toEqual([]);
+      expect(l.final.filter((s) => l.inFlight.includes(s))).toEqual([]);
+      expect(l.leased.filter((s) => !l.inFlight.includes(s))).toEqual([]);
+      // The one claim rule, from the guards alone.
+      for (const s of l.states) {
+        const held = claimOf(entity, s, new Date(2_000), 1_000);
+        const runOut = claimOf(entity, s, new Date(1_000), 1_000);
+        if (l.final.includes(s)) expect([held, runOut]).toEqual(['final', 'final']);
+        else if (l.leased.includes(s)) expect([held, runOut]).toEqual(['busy', 'take']);
+        else if (l.inFlight.includes(s)) expect([held, runOut]).toEqual(['busy', 'busy']);
+        else expect([held, runOut]).toEqual(['open', 'open']);
+      }
+    });
+
+  it('the lease rule: held before its end, run out at it and after (and with none)', () => {
+    expect(leaseRunOut(new Date(1_001), 1_000)).toBe(false);
+    expect(leaseRunOut(new Date(1_000), 1_000)).toBe(true);
+    expect(leaseRunOut(null, 1_000)).toBe(true);
+  });
 
   it("docs/money.md's diagrams are the table's (regenerate: pnpm gen:money)", () => {
     const doc = readFileSync(DOC, 'utf8');

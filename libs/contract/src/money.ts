@@ -25,6 +25,19 @@ export function offerTerms(c: Capability): {
  * A decimal-string rate as a percentage, by moving the decimal point two places (no float arithmetic):
  * "0.029" → "2.9", "0.05" → "5", "0.1" → "10", "1" → "100".
  */
+/**
+ * What a capability's price pays for: an answer (flat and metered prices: a quote, a document, a lookup) or an act (a
+ * take-rate on work dispatched or money moved, whatever it returns).
+ */
+export const pricedFor = (c: Capability): 'answer' | 'act' => (c.price.model === 'take-rate' ? 'act' : 'answer');
+
+/**
+ * Whether an answer is what the price pays for, so a payment for it is settled: OK always; EMPTY only when the price
+ * is for an act; BLOCKED never (docs/decisions.md, "Paying only for an answer").
+ */
+export const worthItsPrice = (c: Capability, answerType: string): boolean =>
+  answerType === 'OK' || (answerType === 'EMPTY' && pricedFor(c) === 'act');
+
 export function percentText(rate: string): string {
   const m = /^(\d+)(?:\.(\d+))?$/.exec(rate);
   if (!m) throw new Error(`not a decimal rate: ${rate}`);

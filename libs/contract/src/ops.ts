@@ -169,6 +169,21 @@ export const paymentCodes = [
   'payment-unavailable',
   'payment-pending',
 ] as const satisfies readonly BlockedCode[];
+/**
+ * What a paid call's reply carries beside its answer (`intents.pay`): for the gateway, which sends the receipt
+ * (PAYMENT-RESPONSE), a refused payment's fresh offer (PAYMENT-REQUIRED) and the intent's id (Intent-Id), and counts
+ * the call; never sent to a client as it is.
+ */
+export const paidCallMembers = z.object({
+  intentId: z.string().optional().meta({ description: 'The intent the payment pays or was presented for (pi_…)' }),
+  bound: z.boolean().meta({ description: 'This request bound a new payment to its intent: the one call it counts as' }),
+  receipt: paymentReceipt.optional().meta({ description: 'The payment that moved money for this answer' }),
+  refusal: z
+    .object({ x402Error: z.string(), capability: z.string() })
+    .optional()
+    .meta({ description: "A payment refused for good: x402's reason, and the capability whose offer to sign again" }),
+});
+export type PaidCallMembers = z.output<typeof paidCallMembers>;
 /** The Intent@1 value (GET /intents/{id}). */
 const intentValue = z.object({
   id: z.string(),
@@ -344,8 +359,6 @@ export const ops = {
       intentId: id('pi_', 'intent'),
       mandate: setByGateway(mandate.optional()),
       timeoutMs,
-      /** The decoded x402 payment (PAYMENT-SIGNATURE v2 or X-PAYMENT v1); commerce parses it. */
-      payment: setByGateway(z.record(z.string(), z.unknown()).optional()),
     }),
     reply: capabilityAnswer,
     route: {
@@ -359,9 +372,10 @@ export const ops = {
     },
   }),
   intentsPay: op({
-    // A paid call on a capability's route (the offer gate with PAYMENT-SIGNATURE or X-PAYMENT): the payment reaches
-    // the intent it already pays, or the one it names, or — a v1 payment's first presentation — one made now for
-    // this route; it is honoured only for the resource it was offered for (capability and input).
+    // A paid call (PAYMENT-SIGNATURE or X-PAYMENT), on a capability's route (the offer gate) or on its intent's settle
+    // route: the payment reaches the intent it already pays, or the one it names, or — a v1 payment's first
+    // presentation on a route — one made now for that route; it is honoured only for the resource it was offered for
+    // (capability and input). Verified, the capability runs once, and only an answer worth its price is settled.
     name: 'intents.pay',
     subject: 'sys.commerce.intents.pay',
     pillar: 'commerce',
@@ -378,16 +392,19 @@ export const ops = {
       ...paymentCodes,
     ],
     passesCapabilityCodes: true,
-    timeouts: 2,
+    // Verify, the capability (a settlement's time at most) and the settle: three round trips it waits on.
+    timeouts: 3,
     input: z.object({
-      capability: z.string(),
-      input: z.record(z.string(), z.unknown()),
-      /** The intent a v2 payment names (accepted.extra.intentId); absent for v1. */
+      /** The capability route the payment was presented on, with its input (absent on the settle route). */
+      route: z.object({ capability: z.string(), input: z.record(z.string(), z.unknown()) }).optional(),
+      /** The intent the settle route names, or a v2 payment's accepted.extra.intentId; absent for v1 on a route. */
       intentId: id('pi_', 'intent').optional(),
       timeoutMs,
+      /** The decoded x402 payment (PAYMENT-SIGNATURE v2 or X-PAYMENT v1); commerce parses it. */
       payment: setByGateway(z.record(z.string(), z.unknown())),
     }),
     reply: capabilityAnswer,
+    meta: paidCallMembers,
   }),
   intentsReread: op({
     // x402 sign-in-with-x: the wallet that paid for a resource (capability and input) reads its stored answer
@@ -620,7 +637,7 @@ export type OpInput<K extends OpKey> = z.infer<Ops[K]['input']>;
  */
 export type OpAnswer<O extends Op> = z.output<O['reply']> | BlockedAnswer;
 /** The typed members an operation sends beside its answer (`Op.meta`), or never. */
-export type OpMeta<O extends Op> = O['meta'] extends z.ZodType ? z.output<O['meta']> : never;
+export type OpMeta<O extends Op> = NonNullable<O['meta']> extends z.ZodType ? z.output<NonNullable<O['meta']>> : never;
 /** What the server of operation `K` returns: its declared answer or a refusal, and its typed members beside it. */
 export type OpReplyOf<K extends OpKey> = OpReply<OpAnswer<Ops[K]>, OpMeta<Ops[K]>>;
 export const opList: readonly Op[] = Object.values(ops);

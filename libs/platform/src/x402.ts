@@ -19,6 +19,12 @@ export const x402Settings = z.object({
    * longer. A settlement still open then answers 503 payment-pending, and the chain decides it (payments.ts).
    */
   X402_FACILITATOR_TIMEOUT_MS: setting.int(500, 120_000).optional(),
+  /**
+   * How long the gateway holds a paid request whose outcome is still being decided (its capability running, its
+   * settlement in doubt) before it answers 503 payment-pending (ms): the same payment is asked again within it, so a
+   * stock client, which waits this long and does not resend, gets the answer from its first call where it can.
+   */
+  X402_PAYMENT_HOLD_MS: setting.int(0, 120_000).default(25_000),
   /** A JSON-RPC node of X402_NETWORK: the reconciler reads the token's authorizationState there. */
   X402_RPC_URL: z.string().url().optional(),
   /** Who is paid. Unset, offers name a burn address (nothing can be collected there). */

@@ -65,5 +65,6 @@ export function gatewayConfigOf(cfg: GatewayEnv, opts: { embedded: boolean } = {
     metricsOnPublicPort: cfg.METRICS_PORT === 0,
     x402: x402Terms(cfg),
     receiptSigner: receiptSignerOf(cfg.X402_RECEIPT_SIGNING_KEY, opts),
+    paymentHoldMs: cfg.X402_PAYMENT_HOLD_MS,
   };
 }

@@ -23,6 +23,8 @@ export interface GatewayConfig {
    * embedded mode when unset); null: nothing is signed.
    */
   receiptSigner: ReceiptSigner | null;
+  /** How long a paid request is held while its outcome is decided (X402_PAYMENT_HOLD_MS), before a 503. */
+  paymentHoldMs: number;
 }
 
 /** Everything the gateway needs, injected so tests build it with `app.inject()` on real or embedded infra. */

@@ -14,13 +14,8 @@ import type { Caller } from './auth.ts';
 import { publicBaseOf } from './context.ts';
 import type { GatewayDeps } from './deps.ts';
 import { acceptPrice, isDelegated, mandateOf } from './money/headers.ts';
-import {
-  decoratePaymentReply,
-  encodeHeader,
-  paymentOrRefusal,
-  paymentRequiredOf,
-  paymentRequiredV1Of,
-} from './money/x402.ts';
+import { encodeHeader, paymentOrRefusal, paymentRequiredOf, paymentRequiredV1Of } from './money/x402.ts';
+import { payCapabilityCall, sendPaidReply } from './money/pay.ts';
 import { callerOf } from './dispatch.ts';
 import { siwxProof } from './money/siwx.ts';
 import { sameRequest, sendBlocked, sendOpReply } from './reply.ts';
@@ -110,29 +105,17 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
   if (payment === 'refused') return { sent: true };
   const resourceUrl = `${publicBaseOf(req, deps.config)}${c.path}`;
   if (payment) {
-    // Paid: commerce finds the intent the authorization already pays (a retry, v1 or v2), or the one it names, or
-    // makes one for this route, and honours it only for what was offered (this capability, this input).
-    const paid = await callOp(
-      callerOf(deps),
-      ops.intentsPay,
-      { capability: c.name, input, intentId: payment.intentId ?? undefined, payment: payment.payload },
+    // Paid: the one money path (money/pay.ts) — the intent the authorization already pays (a retry, v1 or v2), or the
+    // one it names, or one made for this route, honoured only for what was offered (this capability, this input).
+    const paid = await payCapabilityCall(deps, {
+      route: { capability: c.name, input },
+      intentId: payment.intentId ?? undefined,
+      payment,
       ctx,
-    );
-    const intent =
-      (paid.answer.meter as { payment?: { intentId?: string } } | undefined)?.payment?.intentId ??
-      (paid.answer.value as { intent?: { id?: unknown } } | undefined)?.intent?.id;
-    if (typeof intent === 'string') reply.header('intent-id', intent);
-    sendOpReply(
-      reply,
-      await decoratePaymentReply(
-        reply,
-        paid,
-        payment.version,
-        deps.config.x402,
-        deps.config.receiptSigner,
-        resourceUrl,
-      ),
-    );
+      resourceUrl,
+    });
+    req.paidCall = paid;
+    sendPaidReply(reply, paid);
     return { sent: true };
   }
   // sign-in-with-x: the wallet that paid for this resource reads its stored answer again, no key, no payment.

@@ -4,6 +4,7 @@ import { meterKey, type Kv, type Logger } from '@vcs/platform';
 import { presentedKey } from './auth.ts';
 import type { GatewayDeps } from './deps.ts';
 import { addRouteHook, capabilityOf, servesCapability } from './routeCapability.ts';
+import type { PaidReply } from './money/pay.ts';
 
 /**
  * Calls answered per capability route, settlements (counted by commerce, by whatever path paid), and what they
@@ -82,7 +83,15 @@ export class Meter {
   }
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** A paid call's outcome as the one money path told it (money/pay.ts): whether it counts as a call. */
+    paidCall: Pick<PaidReply, 'countsAsCall'> | null;
+  }
+}
+
 export function registerMeter(app: FastifyInstance, deps: GatewayDeps, meter: Meter) {
+  app.decorateRequest('paidCall', null);
   // A callback-style hook, only on capability routes: an anonymous call (no key) costs no promise here.
   addRouteHook(
     app,
@@ -91,12 +100,13 @@ export function registerMeter(app: FastifyInstance, deps: GatewayDeps, meter: Me
       done();
       const capability = capabilityOf(req)?.name;
       // Anonymous calls are not metered; rate-limited calls, idempotent replays and 503s (an outcome not known yet:
-      // the caller is told to ask again, and that retry is the call) did not run as calls of their own.
-      // A paid request (x402) is counted by commerce, once per payment.
+      // the caller is told to ask again, and that retry is the call) did not run as calls of their own. A paid request
+      // (x402) is a call when it bound a new payment, whatever its answer: once per payment, however many 503s and
+      // retries it goes through (the money path says which, money/pay.ts).
       const s = reply.statusCode;
-      const paid = req.headers['payment-signature'] !== undefined || req.headers['x-payment'] !== undefined;
-      if (!capability || !presentedKey(req) || paid || s === 429 || s === 503 || reply.getHeader('idempotent-replayed'))
-        return;
+      if (!capability || !presentedKey(req) || s === 429) return;
+      const paid = req.paidCall;
+      if (paid ? !paid.countsAsCall : s === 503 || reply.getHeader('idempotent-replayed')) return;
       if (req.caller.kind === 'key') meter.count(req.caller.account, capability);
     },
     servesCapability,

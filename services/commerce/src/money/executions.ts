@@ -1,6 +1,8 @@
 import {
   blockedReply,
   capabilityByName,
+  claimOf,
+  leaseRunOutSql,
   lifecycles,
   newId,
   platformEvent,
@@ -20,14 +22,13 @@ import {
   busCallerOf,
   callCapability,
   countSettlement,
-  leaseHeld,
   leaseSecondsLeft,
   leaseUntil,
   writeEvents,
   type CallContext,
   type Queryable,
-  type Services,
 } from '@vcs/platform';
+import type { CommerceServices as Services } from '../config.ts';
 import { json } from './common.ts';
 import { move, mustMove } from './transition.ts';
 
@@ -77,13 +78,16 @@ export type Finisher = (
   status: number,
 ) => Promise<Finished>;
 /**
- * What a finisher made: the cents collected, its events (written with Execution.finished in one statement), and the
- * answer as its caller sees it.
+ * What a finisher made: whether its source is settled now (counted once, with the cents it collected; a paid intent
+ * whose answer waits on its payment is not yet), its events (written with Execution.finished in one statement), the
+ * answer as its caller sees it, and its source's record as it left it (for the caller that drives it on).
  */
 export interface Finished {
+  settled: boolean;
   chargedCents: number;
   events: Parameters<typeof writeEvents>[1];
   answer?: PillarAnswer;
+  record?: unknown;
 }
 /** What finishing an execution does for each source that has a record of its own (a deal step has its event). */
 export type Finishers = Partial<Record<ExecutionSource, Finisher>>;
@@ -105,6 +109,8 @@ export type ExecutionOutcome =
       answer: PillarAnswer;
       replayed: boolean;
       recorded?: boolean;
+      /** Recorded by this attempt: its source's record as the finisher left it. */
+      record?: unknown;
     }
   /** Claimed by another attempt whose lease still runs. */
   | { kind: 'busy'; row: ExecutionRow; retryAfterSeconds: number }
@@ -216,8 +222,6 @@ export async function findExecution(
   return rows[0];
 }
 
-const finished = (r: ExecutionRow) => r.status === 'succeeded' || r.status === 'failed';
-
 /** Take the execution for one attempt: its final answer, busy under another's lease, or claimed (a new lease). */
 async function claim(
   services: Services,
@@ -230,11 +234,11 @@ async function claim(
   return services.db.tx(async (q) => {
     const { rows } = await q.query<ExecutionRow>('select * from executions where id = $1 for update', [id]);
     const r = rows[0]!;
-    if (finished(r))
+    // Anyone but its creator waits for the lease to run out (the table's claim rule).
+    const decision = claimOf('execution', r.status, r.lease_until, services.clock.now().getTime());
+    if (decision === 'final')
       return { kind: 'done', row: r, status: r.answer_status ?? 200, answer: json(r.answer), replayed: true };
-    // Anyone but its creator waits for the lease to run out.
-    const now = services.clock.now();
-    if (r.status === 'running' && leaseHeld(services.clock, r.lease_until))
+    if (decision === 'busy')
       return { kind: 'busy', row: r, retryAfterSeconds: leaseSecondsLeft(services.clock, r.lease_until) };
     const lease = leaseFor(services, timeoutMs);
     await mustMove(q, 'execution', id, r.status, 'claim', {
@@ -345,17 +349,27 @@ async function record(
         ),
       ]);
     else await writeEvents(q, finished.events);
-    return { done, chargedCents: finished?.chargedCents ?? 0, answer: finished?.answer ?? answer };
+    return { done, finished, answer: finished?.answer ?? answer };
   });
   if (kept) {
-    // Counted once: only the attempt that recorded the answer counts it (a crash right here loses one count, never
-    // doubles it).
-    const account = (json(kept.done.ctx) as StoredContext).account;
-    if (account)
-      await countSettlement(services.kv, account, kept.done.capability, kept.chargedCents).catch((err) =>
-        services.log.warn({ err, account }, 'usage: a settlement could not be counted'),
+    // Counted once: only the attempt that recorded a settled source counts it (a crash right here loses one count,
+    // never doubles it). A paid intent still charging is counted when it collects (pay.ts).
+    if (!kept.finished || kept.finished.settled)
+      await countSettled(
+        services,
+        (json(kept.done.ctx) as StoredContext).account,
+        kept.done.capability,
+        kept.finished?.chargedCents ?? 0,
       );
-    return { kind: 'done', row: kept.done, status, answer: kept.answer, replayed, recorded: true };
+    return {
+      kind: 'done',
+      row: kept.done,
+      status,
+      answer: kept.answer,
+      replayed,
+      recorded: true,
+      record: kept.finished?.record,
+    };
   }
   const { rows } = await services.db.query<ExecutionRow>('select * from executions where id = $1', [row.id]);
   return {
@@ -365,6 +379,14 @@ async function record(
     answer: json(rows[0]!.answer),
     replayed: true,
   };
+}
+
+/** Count one settlement in usage (Kv), once, by whoever moved its source to its final state. */
+export async function countSettled(services: Services, account: string | null, capability: string, cents: number) {
+  if (!account) return;
+  await countSettlement(services.kv, account, capability, cents).catch((err) =>
+    services.log.warn({ err, account }, 'usage: a settlement could not be counted'),
+  );
 }
 
 /**
@@ -431,9 +453,9 @@ export function pendingReply(
 export async function reconcileExecutions(services: Services): Promise<void> {
   const due = await services.db.query<{ id: string }>(
     `select id from executions
-     where status in ('ready', 'running') and (lease_until is null or lease_until < $1)
+     where not (status = any($2::text[])) and ${leaseRunOutSql(1)}
      order by created_at limit 20`,
-    [services.clock.now().toISOString()],
+    [services.clock.now().toISOString(), lifecycles.execution.final],
   );
   for (const { id } of due.rows) {
     const out = await runExecution(services, id, services.settings.BUS_TIMEOUT_MS);

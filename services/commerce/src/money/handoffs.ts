@@ -1,6 +1,7 @@
 import {
   problemsOf,
   capabilityByName,
+  claimOf,
   newId,
   platformEvent,
   opTimeouts,
@@ -9,12 +10,12 @@ import {
   withoutSecrets,
   type HumanVerb,
   type OpInput,
-  type OpReply,
   type HandoffValue,
   type StateOf,
   type OpReplyOf,
 } from '@vcs/contract';
-import { writeEvents, type CallContext, type Queryable, type Services } from '@vcs/platform';
+import { writeEvents, type CallContext, type Queryable } from '@vcs/platform';
+import type { CommerceServices as Services } from '../config.ts';
 import { iso, json, record, refusal } from './common.ts';
 import {
   createExecution,
@@ -231,7 +232,9 @@ export async function completeHandoff(
             `handoff ${r.id} belongs to another account; complete it with the key of the account that made it`,
           ),
         };
-      if (r.status === 'completed' || r.status === 'refused')
+      // The table's claim rule: final, its record replayed; in flight, its execution waited on; open, the human's act.
+      const decision = claimOf('handoff', r.status, null, services.clock.now().getTime());
+      if (decision === 'final')
         return { reply: { ...record(services, ctx, 'Handoff@1', handoffView(r)), replayed: true } };
       if (req.credential !== r.credential)
         return {
@@ -244,10 +247,7 @@ export async function completeHandoff(
             { next: { method: 'POST', path: `${pollPath(r.id)}/complete` } },
           ),
         };
-      if (r.status === 'completing') {
-        const ex = await findExecution(q, 'handoff', r.id);
-        if (ex) return { execution: ex.id };
-      }
+      if (decision === 'busy') return { execution: (await findExecution(q, 'handoff', r.id))!.id };
       const now = services.clock.now().toISOString();
       if (req.outcome === 'refused' || !r.capability) {
         const status = req.outcome;
@@ -264,7 +264,7 @@ export async function completeHandoff(
         ]);
         return { reply: record(services, ctx, 'Handoff@1', handoffView({ ...r, status, completed_at: now })) };
       }
-      if (r.status === 'pending') await mustMove(q, 'handoff', r.id, r.status, 'run');
+      await mustMove(q, 'handoff', r.id, r.status, 'run');
       const ex = await createExecution(
         q,
         services,
@@ -307,8 +307,9 @@ export const finishHandoff: Finisher = async (q, services, ex, answer, status) =
     result_status: status,
     completed_at: services.clock.now().toISOString(),
   });
-  // A human's act collects nothing here.
+  // A human's act collects nothing here; completed, it is a settlement.
   return {
+    settled: true,
     chargedCents: 0,
     events: [
       handoffEvent(

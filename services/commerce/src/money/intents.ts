@@ -1,5 +1,9 @@
 import {
   capabilityByName,
+  claimOf,
+  edgeOf,
+  isInFlight,
+  worthItsPrice,
   platformEvent,
   problemsOf,
   fromCents,
@@ -18,9 +22,9 @@ import {
   type OpReplyOf,
   type StateOf,
 } from '@vcs/contract';
-import { provenanceOf, type CallContext, type Queryable } from '@vcs/platform';
+import { leaseUntil, provenanceOf, type CallContext, type Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
-import { iso, json, offerCapability, record, refusal } from './common.ts';
+import { answered, iso, json, offerCapability, record, refusal, refuse, Refused } from './common.ts';
 import {
   createExecution,
   findExecution,
@@ -31,7 +35,7 @@ import {
   type StoredContext,
 } from './executions.ts';
 import { refund, reserveMandate, type Reservation } from './mandates.ts';
-import { intentTermsOf, paymentPending, railOf, receiptOf, type PaymentRow } from './payments.ts';
+import { facilitatorTimeoutMs, intentTermsOf, paymentPending, railOf, receiptOf, type PaymentRow } from './payments.ts';
 import { mustMove } from './transition.ts';
 
 /** How long an offer stays settleable (also the x402 maxTimeoutSeconds). */
@@ -63,6 +67,8 @@ export interface IntentRow {
   settled_at: string | Date | null;
   charged_cents: string | number | null;
   payment_id: string | null;
+  /** When a paid answer reached its payer; null while it is owed. */
+  delivered_at: string | Date | null;
 }
 
 export const settlePath = (id: string) => `/intents/${id}/settle`;
@@ -173,10 +179,11 @@ export async function createIntent(services: Services, req: CreateIntentRequest)
   return { status: 402, answer: offerAnswer(services, req.ctx, made.row) };
 }
 
+/** The status a caller reads: work under way is still pending to it; a pending intent past its life is expired. */
 function publicStatus(r: IntentRow, now: Date): IntentValue['status'] {
-  if (r.status === 'settling') return 'pending';
-  if (r.status === 'pending' && new Date(r.expires_at) <= now) return 'expired';
-  return r.status;
+  if (isInFlight('intent', r.status)) return 'pending';
+  if (claimOf('intent', r.status, null, now.getTime()) === 'open' && new Date(r.expires_at) <= now) return 'expired';
+  return r.status as IntentValue['status'];
 }
 
 function intentView(r: IntentRow, now: Date, payment: PaymentRow | undefined): IntentValue {
@@ -234,9 +241,11 @@ export async function getIntent(
   return record(services, req.ctx, 'Intent@1', intentView(r, services.clock.now(), rows[0]));
 }
 
+/** What taking an intent for a settlement came to: its stored answer, or its execution to run or wait on. */
 type Claim =
-  | { kind: 'reply'; reply: OpReply<Blocked, never> }
   | { kind: 'replay'; row: IntentRow }
+  /** Past its life: moved to expired in the claim's transaction, refused after it. */
+  | { kind: 'expired'; row: IntentRow }
   /** The intent's execution: just created and claimed by this request, or made by an earlier one. */
   | { kind: 'execution'; id: string; claimed?: ExecutionRow };
 
@@ -246,10 +255,31 @@ export function callAgain(capability: string) {
   return { method: c?.method ?? 'POST', path: c?.path ?? '/catalog' };
 }
 
+/** The intent `id`, or the 404 that says where intent ids come from. */
+export async function intentOrRefuse(services: Services, q: Queryable, ctx: CallContext, id: string, lock = false) {
+  const r = await findIntent(q, id, lock);
+  if (!r) refuse(services, ctx, 'intent-not-found', `no intent ${id}; intent ids start pi_ and come from a 402 OFFER`);
+  return r;
+}
+
+/** The 410 for an intent past its life: nothing was charged; the capability's route makes a fresh offer. */
+export function refuseExpired(services: Services, ctx: CallContext, r: IntentRow): never {
+  const again = callAgain(r.capability);
+  return refuse(
+    services,
+    ctx,
+    'intent-expired',
+    `intent ${r.id} expired at ${iso(r.expires_at)}; nothing was charged: ` +
+      `call ${again.method} ${again.path} (${r.capability}) again for a fresh offer`,
+    { intent: { id: r.id, status: 'expired' }, next: again },
+  );
+}
+
 /**
- * Take the intent for this settlement under a row lock: refuse, replay its answer, or hand over its execution —
- * the one made now (pending → settling, the execution created and claimed in the same transaction) or the one an
- * earlier settlement made.
+ * Take the intent for a settlement with a key (or Accept-Price, or a Mandate) under a row lock, as the table's claim
+ * rule says: final, its answer replayed (or 410 for one expired); in flight, its execution waited on (or, while its
+ * x402 payment is being settled, 503 payment-pending); open, pending → settling with its execution made and claimed in
+ * the same transaction. Refusals are thrown.
  */
 async function claim(
   services: Services,
@@ -259,64 +289,36 @@ async function claim(
   timeoutMs: number,
 ): Promise<Claim> {
   const { ctx } = req;
-  const r = await findIntent(q, String(req.intentId), true);
-  if (!r)
-    return {
-      kind: 'reply',
-      reply: refusal(
-        services,
-        ctx,
-        'intent-not-found',
-        `no intent ${req.intentId}; intent ids start pi_ and come from a 402 OFFER`,
-      ),
-    };
-  if (r.account_id && r.account_id !== ctx.account) {
-    return {
-      kind: 'reply',
-      reply: refusal(
-        services,
-        ctx,
-        'intent-other-account',
-        `intent ${r.id} belongs to another account; settle it with the key of the account that made it`,
-        { intent: { id: r.id } },
-      ),
-    };
+  const r = await intentOrRefuse(services, q, ctx, String(req.intentId), true);
+  if (r.account_id && r.account_id !== ctx.account)
+    refuse(
+      services,
+      ctx,
+      'intent-other-account',
+      `intent ${r.id} belongs to another account; settle it with the key of the account that made it`,
+      { intent: { id: r.id } },
+    );
+  const decision = claimOf('intent', r.status, null, now.getTime());
+  if (decision === 'final') {
+    if (r.status === 'expired') refuseExpired(services, ctx, r);
+    return { kind: 'replay', row: r };
   }
-  if (r.status === 'settled' || r.status === 'failed') return { kind: 'replay', row: r };
-  if (r.status === 'settling') {
-    const ex = await findExecution(q, 'intent', r.id);
+  if (decision === 'busy') {
+    // An x402 payment holds it: its answer waits on that payment, and it is not settled a second way.
+    const ex = r.payment_id ? undefined : await findExecution(q, 'intent', r.id);
     if (ex) return { kind: 'execution', id: ex.id };
-  }
-  // A payment on its way for this intent is not settled a second way (money would move for an answer given already).
-  const paying = await q.query<{ id: string }>(
-    `select id from payments where intent_id = $1 and status in ('settling', 'unknown')`,
-    [r.id],
-  );
-  if (paying.rows[0])
-    return {
-      kind: 'reply',
-      reply: paymentPending(
+    throw new Refused(
+      paymentPending(
         intentTermsOf(r),
         'payment-pending',
-        `an x402 payment (${paying.rows[0].id}) for intent ${r.id} is being settled; ` +
-          `read the outcome with GET /intents/${r.id}`,
+        `an x402 payment for intent ${r.id} is being settled; read the outcome with GET /intents/${r.id}`,
         2,
       ),
-    };
-  if (r.status === 'expired' || new Date(r.expires_at) <= now) {
-    if (r.status === 'pending') await mustMove(q, 'intent', r.id, r.status, 'expire');
-    const again = callAgain(r.capability);
-    return {
-      kind: 'reply',
-      reply: refusal(
-        services,
-        ctx,
-        'intent-expired',
-        `intent ${r.id} expired at ${iso(r.expires_at)}; ` +
-          `call ${again.method} ${again.path} (${r.capability}) again for a fresh offer`,
-        { intent: { id: r.id, status: 'expired' }, next: again },
-      ),
-    };
+    );
+  }
+  if (new Date(r.expires_at) <= now) {
+    await mustMove(q, 'intent', r.id, r.status, 'expire');
+    return { kind: 'expired', row: r };
   }
   const trigger = (ctx.environment === 'sandbox' ? ctx.trigger : null) ?? r.trigger;
   if (trigger === 'offer-declined') {
@@ -335,14 +337,11 @@ async function claim(
       answer_status: declined.status,
       settled_at: now.toISOString(),
     });
-    return { kind: 'reply', reply: declined };
+    // Declining is its outcome, stored in this transaction: answered, not thrown (a throw would roll it back).
+    return { kind: 'replay', row: { ...r, answer: declined.answer, answer_status: declined.status } };
   }
-  let reserved: Reservation | null = null;
-  if (req.mandate !== undefined) {
-    const got = await reserveMandate(services, q, ctx, r, req.mandate, now);
-    if ('reply' in got) return { kind: 'reply', reply: got.reply };
-    reserved = got.reserved;
-  }
+  const reserved: Reservation | null =
+    req.mandate !== undefined ? await reserveMandate(services, q, ctx, r, req.mandate, now) : null;
   await mustMove(q, 'intent', r.id, r.status, 'claim', {
     account_id: r.account_id ?? ctx.account,
     claimed_at: now.toISOString(),
@@ -389,21 +388,22 @@ export const intentExecution = (
  */
 export async function settleIntent(services: Services, req: SettleIntentRequest): Promise<OpReplyOf<'intentsSettle'>> {
   const timeoutMs = opTimeouts(ops.intentsSettle, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
-  if (!req.ctx.account) {
-    return refusal(
-      services,
-      req.ctx,
-      'key-required',
-      `settling intent ${req.intentId} needs a key (Authorization: Bearer <key>; mint one with POST /keys) ` +
-        'or an x402 payment (PAYMENT-SIGNATURE or X-PAYMENT) for its offer',
-      { next: { method: 'POST', path: '/keys' } },
-    );
-  }
-  const got = await services.db.tx((q) => claim(services, q, req, services.clock.now(), timeoutMs));
-  if (got.kind === 'reply') return got.reply;
-  if (got.kind === 'replay')
-    return { status: got.row.answer_status ?? 200, answer: json(got.row.answer), replayed: true };
-  return answerOfExecution(services, got.id, got.claimed, req.ctx.requestId, timeoutMs, String(req.intentId));
+  return answered(async () => {
+    if (!req.ctx.account)
+      refuse(
+        services,
+        req.ctx,
+        'key-required',
+        `settling intent ${req.intentId} needs a key (Authorization: Bearer <key>; mint one with POST /keys) ` +
+          'or an x402 payment (PAYMENT-SIGNATURE or X-PAYMENT) for its offer',
+        { next: { method: 'POST', path: '/keys' } },
+      );
+    const got = await services.db.tx((q) => claim(services, q, req, services.clock.now(), timeoutMs));
+    if (got.kind === 'expired') refuseExpired(services, req.ctx, got.row);
+    if (got.kind === 'replay')
+      return { status: got.row.answer_status ?? 200, answer: json(got.row.answer), replayed: true };
+    return answerOfExecution(services, got.id, got.claimed, req.ctx.requestId, timeoutMs, String(req.intentId));
+  });
 }
 
 /** Run (or wait on) an intent's execution and answer with it: the capability's answer, or why there is none yet. */
@@ -418,91 +418,114 @@ export async function answerOfExecution(
   const retry = { method: 'POST' as const, path: settlePath(intentId) };
   const out = await settleExecution(services, executionId, timeoutMs, retry, { claimed, requestId });
   if (out.kind !== 'done') return pendingReply(out, retry);
-  // Recorded by this request: the finisher's answer, with its meter. Otherwise the intent's stored answer.
+  // Recorded by this request: the finisher's answer, with its meter (and any secret, this once). Otherwise the
+  // intent's stored answer, recorded with the execution in one transaction.
   if (out.recorded) return { status: out.status, answer: out.answer, replayed: out.replayed };
-  const { rows } = await services.db.query<IntentRow>('select * from intents where id = $1', [intentId]);
-  const r = rows[0];
-  if (r?.answer) return { status: r.answer_status ?? out.status, answer: json(r.answer), replayed: true };
-  return {
-    status: out.status,
-    answer: withMeter(out.answer, r, await paymentOfIntent(services.db, r)),
-    replayed: out.replayed,
-  };
+  const r = await findIntent(services.db, intentId);
+  return { status: r?.answer_status ?? out.status, answer: json(r?.answer) ?? out.answer, replayed: true };
 }
 
 /**
- * The meter of a settled answer: what this settlement collected. A payment taken on the configured network is
- * money that moved (test money on a test network included); a simulated settlement (the key route, Accept-Price,
- * a Mandate in the sandbox) collects nothing: 0.00.
+ * An answer with its meter: what the payer was charged in the end. An x402 payment proven on chain charged its amount
+ * (test money on a test network included) and names its receipt; a simulated settlement (the key route, Accept-Price,
+ * a Mandate in the sandbox) and a paid answer not worth its price (its payment voided) charged nothing: 0.00.
  */
-export function withMeter<A extends PillarAnswer>(answer: A, r: IntentRow | undefined, payment?: PaymentRow): A {
-  const cents = Number(r?.charged_cents ?? 0);
+export function withMeter<A extends PillarAnswer>(answer: A, cents: number, payment?: PaymentRow): A {
   return {
     ...answer,
     meter: { charged: fromCents(cents), posted: true, ...(payment ? { payment: receiptOf(payment) } : {}) },
   };
 }
 
-export const paymentOfIntent = async (q: Queryable, r: IntentRow | undefined) =>
-  r?.payment_id
-    ? (await q.query<PaymentRow>('select * from payments where id = $1', [r.payment_id])).rows[0]
-    : undefined;
+/** The intent's Intent.settled@1: its answer's kind and what it charged, with its origin (a deal step's). */
+export function settledEvent(
+  services: Services,
+  r: IntentRow,
+  ex: Pick<ExecutionRow, 'id' | 'ctx'>,
+  answer: PillarAnswer,
+  cents: number,
+) {
+  const value = (answer.value ?? {}) as { vin?: unknown };
+  const input = json(r.input) as { vin?: unknown };
+  return platformEvent(
+    'Intent.settled@1',
+    {
+      occurredAt: services.clock.now().toISOString(),
+      account: r.account_id,
+      capability: r.capability,
+      vin: typeof value.vin === 'string' ? value.vin : typeof input.vin === 'string' ? input.vin : null,
+      simulated: (json(ex.ctx) as StoredContext).environment === 'sandbox',
+    },
+    {
+      intentId: r.id,
+      capability: r.capability,
+      origin: json(r.origin) ?? null,
+      answerType: answer.type as EventAnswerType,
+      executionId: ex.id,
+      charged: fromCents(cents),
+    },
+  );
+}
 
 /**
- * An intent's execution finished: the intent is settled (or failed) with its answer and event, in the same
- * transaction.
+ * An intent's execution answered, in the transaction that records it. Paid with x402 and worth its price: the answer
+ * is stored and withheld (settling → charging) and its payment sent to settle (held → settling, under a lease); the
+ * payment proven, the intent collects (pay.ts). Otherwise it is settled (or failed) now, charging nothing: a simulated
+ * settlement, or a paid answer not worth its price, whose payment is voided — nothing moves.
  */
 export const finishIntent: Finisher = async (q, services, ex, answer, answerStatus) => {
-  // The intent and the payment that paid it, in one look.
+  // The intent and the payment held for it, in one look.
   const { rows } = await q.query<IntentRow & { payment_row: PaymentRow | null }>(
     `select i.*, to_jsonb(p) as payment_row
      from intents i left join payments p on p.id = i.payment_id
      where i.id = $1 for update of i`,
     [ex.source_id],
   );
-  const r = rows[0]!;
-  const type = String(answer.type);
-  const status = type === 'OK' || type === 'EMPTY' ? 'settled' : 'failed';
+  const { payment_row, ...r } = rows[0]!;
+  const payment: PaymentRow | undefined = json(payment_row) ?? undefined;
   const now = services.clock.now().toISOString();
-  const stored = withMeter(answer, r, json(r.payment_row) ?? undefined);
-  // The first settle answers the secret an answer may carry; the stored copy (replays, GET) never holds it.
-  await mustMove(q, 'intent', r.id, r.status, status === 'settled' ? 'succeed' : 'fail', {
+  // The first delivery carries the secret an answer may hold; the stored copy (replays, GET) never does.
+  if (payment && worthItsPrice(capabilityByName(r.capability)!, answer.type)) {
+    const intent = await mustMove<IntentRow, 'intent'>(q, 'intent', r.id, r.status, 'charge', {
+      answer: withoutSecrets(JSON.stringify(answer)),
+      answer_status: answerStatus,
+      executions: 1,
+    });
+    const sent = await mustMove<PaymentRow, 'payment'>(q, 'payment', payment.id, payment.status, 'send', {
+      lease_until: leaseUntil(services.clock, facilitatorTimeoutMs(services)).toISOString(),
+      updated_at: now,
+    });
+    return { settled: false, chargedCents: 0, events: [], answer, record: { intent, payment: sent } };
+  }
+  const stored = withMeter(answer, 0);
+  const ok = answer.type === 'OK' || answer.type === 'EMPTY';
+  const intent = await mustMove<IntentRow, 'intent'>(q, 'intent', r.id, r.status, ok ? 'succeed' : 'fail', {
     answer: withoutSecrets(JSON.stringify(stored)),
     answer_status: answerStatus,
     settled_at: now,
     executions: 1,
   });
-  if (status === 'failed' && r.mandate_principal && r.mandate_id) {
+  const voided = payment
+    ? await mustMove<PaymentRow, 'payment'>(q, 'payment', payment.id, payment.status, 'void', {
+        reason: `not settled: the answer was ${answer.type}, which its price does not pay for`,
+        lease_until: null,
+        updated_at: now,
+      })
+    : undefined;
+  if (!ok && r.mandate_principal && r.mandate_id)
     await refund(q, {
       account: r.account_id!,
       principal: r.mandate_principal,
       id: r.mandate_id,
       cents: Number(r.ceiling_cents),
     });
-  }
-  const value = (answer.value ?? {}) as { vin?: unknown };
-  const input = json(r.input) as { vin?: unknown };
-  const events = [
-    platformEvent(
-      'Intent.settled@1',
-      {
-        occurredAt: now,
-        account: r.account_id,
-        capability: r.capability,
-        vin: typeof value.vin === 'string' ? value.vin : typeof input.vin === 'string' ? input.vin : null,
-        simulated: (json(ex.ctx) as { environment?: string }).environment === 'sandbox',
-      },
-      {
-        intentId: r.id,
-        capability: r.capability,
-        origin: json(r.origin) ?? null,
-        answerType: type as EventAnswerType,
-        executionId: ex.id,
-        charged: fromCents(Number(r.charged_cents ?? 0)),
-      },
-    ),
-  ];
-  return { chargedCents: Number(r.charged_cents ?? 0), events, answer: stored };
+  return {
+    settled: true,
+    chargedCents: 0,
+    events: [settledEvent(services, r, ex, answer, 0)],
+    answer: stored,
+    record: { intent, payment: voided },
+  };
 };
 
 /**
@@ -515,13 +538,13 @@ export async function rereadPaid(
 ): Promise<OpReplyOf<'intentsReread'>> {
   const c = offerCapability(req.capability);
   const input = c?.request.safeParse(req.input);
+  // Paid: its payment proven on chain (the state `prove` moves a payment to), so its intent collected.
   const { rows } = input?.success
     ? await services.db.query<IntentRow>(
         `select i.* from intents i join payments p on p.id = i.payment_id
-         where i.capability = $1 and i.input = $2::jsonb and lower(p.payer) = lower($3)
-           and i.status in ('settled', 'failed') and p.status = 'settled'
+         where i.capability = $1 and i.input = $2::jsonb and lower(p.payer) = lower($3) and p.status = $4
          order by i.settled_at desc limit 1`,
-        [req.capability, JSON.stringify(input.data), req.payer],
+        [req.capability, JSON.stringify(input.data), req.payer, edgeOf('payment', 'prove').to],
       )
     : { rows: [] };
   const r = rows[0];
@@ -532,5 +555,15 @@ export async function rereadPaid(
       'intent-not-found',
       `wallet ${req.payer} has paid for no answer of ${req.capability} with this input; pay the offer to get one`,
     );
+  await markDelivered(services.db, r);
   return { status: r.answer_status ?? 200, answer: json(r.answer), replayed: true };
+}
+
+/** A paid answer reached its payer: it is owed no more (pay.ts `owed`). */
+export async function markDelivered(q: Queryable, r: Pick<IntentRow, 'id' | 'delivered_at'>, at = new Date()) {
+  if (!r.delivered_at)
+    await q.query('update intents set delivered_at = $2 where id = $1 and delivered_at is null', [
+      r.id,
+      at.toISOString(),
+    ]);
 }

@@ -1,17 +1,8 @@
 import { createHash } from 'node:crypto';
-import {
-  canonicalJson,
-  checkMandate,
-  fromCents,
-  mandate as mandateSchema,
-  toCents,
-  type Mandate,
-  type OpReply,
-  type Blocked,
-} from '@vcs/contract';
+import { canonicalJson, checkMandate, fromCents, mandate as mandateSchema, toCents, type Mandate } from '@vcs/contract';
 import type { CallContext, Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
-import { json, refusal } from './common.ts';
+import { json, refuse } from './common.ts';
 
 /**
  * The mandate ledger: a delegated settlement reserves the call's hard ceiling against the mandate's ceiling in the
@@ -38,7 +29,7 @@ interface Reserving {
 
 const digestOf = (m: Mandate) => createHash('sha256').update(canonicalJson(m)).digest('hex');
 
-/** Reserve the intent's ceiling under `mandate`, or the refusal that says why not. */
+/** Reserve the intent's ceiling under `mandate`; a refusal that says why not is thrown (the transaction undone). */
 export async function reserveMandate(
   services: Services,
   q: Queryable,
@@ -46,15 +37,12 @@ export async function reserveMandate(
   r: Reserving,
   mandate: unknown,
   now: Date,
-): Promise<{ reply: OpReply<Blocked, never> } | { reserved: Reservation }> {
+): Promise<Reservation> {
   // Spend is the presenting account's (docs/money.md): the same principal and id under another account is another
   // ledger.
   const account = r.account_id ?? ctx.account!;
   const m = mandateSchema.safeParse(mandate);
-  if (!m.success)
-    return {
-      reply: refusal(services, ctx, 'invalid-mandate', 'the mandate does not match the Mandate schema'),
-    };
+  if (!m.success) refuse(services, ctx, 'invalid-mandate', 'the mandate does not match the Mandate schema');
   const price = json(r.price) as { currency: string };
   const violation = checkMandate(m.data, {
     capability: r.capability,
@@ -63,12 +51,10 @@ export async function reserveMandate(
     now,
   });
   if (violation)
-    return {
-      reply: refusal(services, ctx, violation.code, violation.message, {
-        ...(violation.tripwire ? { tripwire: violation.tripwire } : {}),
-        intent: { id: r.id, status: 'pending' },
-      }),
-    };
+    refuse(services, ctx, violation.code, violation.message, {
+      ...(violation.tripwire ? { tripwire: violation.tripwire } : {}),
+      intent: { id: r.id, status: 'pending' },
+    });
   const cents = Number(r.ceiling_cents);
   const ceilingCents = toCents(m.data.ceiling.amount) ?? 0;
   await q.query(
@@ -82,15 +68,13 @@ export async function reserveMandate(
     [m.data.principal, m.data.id, account],
   );
   if (held.rows[0]!.digest !== digestOf(m.data)) {
-    return {
-      reply: refusal(
-        services,
-        ctx,
-        'invalid-mandate',
-        `mandate ${m.data.id} of ${m.data.principal} was first used with other terms; ` +
-          'a changed mandate needs a new id',
-      ),
-    };
+    refuse(
+      services,
+      ctx,
+      'invalid-mandate',
+      `mandate ${m.data.id} of ${m.data.principal} was first used with other terms; ` +
+        'a changed mandate needs a new id',
+    );
   }
   const took = await q.query(
     `update mandate_spend set spent_cents = spent_cents + $3, updated_at = now()
@@ -99,26 +83,24 @@ export async function reserveMandate(
   );
   if (took.rowCount === 0) {
     const spent = Number(held.rows[0]!.spent_cents);
-    return {
-      reply: refusal(
-        services,
-        ctx,
-        'mandate-ceiling-exceeded',
-        `${r.capability} can cost ${fromCents(cents)} but mandate ${m.data.id} has ` +
-          `${fromCents(Number(held.rows[0]!.ceiling_cents) - spent)} of its ` +
-          `${m.data.ceiling.amount} ${m.data.ceiling.currency} left; ask the principal for a larger ceiling`,
-        {
-          mandate: {
-            id: m.data.id,
-            ceiling: m.data.ceiling,
-            spent: { amount: fromCents(spent), currency: m.data.ceiling.currency },
-          },
-          intent: { id: r.id, status: 'pending' },
+    refuse(
+      services,
+      ctx,
+      'mandate-ceiling-exceeded',
+      `${r.capability} can cost ${fromCents(cents)} but mandate ${m.data.id} has ` +
+        `${fromCents(Number(held.rows[0]!.ceiling_cents) - spent)} of its ` +
+        `${m.data.ceiling.amount} ${m.data.ceiling.currency} left; ask the principal for a larger ceiling`,
+      {
+        mandate: {
+          id: m.data.id,
+          ceiling: m.data.ceiling,
+          spent: { amount: fromCents(spent), currency: m.data.ceiling.currency },
         },
-      ),
-    };
+        intent: { id: r.id, status: 'pending' },
+      },
+    );
   }
-  return { reserved: { account, principal: m.data.principal, id: m.data.id, cents } };
+  return { account, principal: m.data.principal, id: m.data.id, cents };
 }
 
 export const refund = (q: Queryable, res: Reservation) =>

@@ -4,7 +4,7 @@ import { lookupKey, mintAnonymousKey } from '../keys.ts';
 import { runExecutionOp, wireFinishers } from './executions.ts';
 import { completeHandoff, createHandoff, finishHandoff, getHandoff } from './handoffs.ts';
 import { createIntent, finishIntent, getIntent, rereadPaid, settleIntent } from './intents.ts';
-import { payIntent, payOnRoute } from './pay.ts';
+import { payCall } from './pay.ts';
 
 /** What an execution's answer finishes, by its source (a deal step is closed by its Execution.finished@1 event). */
 export const wireMoney = (services: CommerceServices) =>
@@ -18,12 +18,8 @@ export const commerceOps = (services: CommerceServices): OpsImpl<'commerce'> => 
     keysLookup: (input) => lookupKey(services, input.prefix),
     intentsCreate: (input, ctx) => createIntent(services, { ...input, ctx }),
     intentsGet: (input, ctx) => getIntent(services, { ...input, ctx }),
-    // The settle route with an x402 payment pays; with a key (or a Mandate) it settles.
-    intentsSettle: (input, ctx) =>
-      input.payment !== undefined
-        ? payIntent(services, { ctx, payment: input.payment, timeoutMs: input.timeoutMs, intentId: input.intentId })
-        : settleIntent(services, { ...input, ctx }),
-    intentsPay: (input, ctx) => payOnRoute(services, { ...input, ctx }),
+    intentsSettle: (input, ctx) => settleIntent(services, { ...input, ctx }),
+    intentsPay: (input, ctx) => payCall(services, { ...input, ctx }),
     intentsReread: (input, ctx) => rereadPaid(services, { ...input, ctx }),
     executionsRun: (input, ctx) => runExecutionOp(services, { ...input, ctx }),
     handoffsCreate: (input, ctx) => createHandoff(services, { ...input, ctx }),

@@ -1,104 +1,166 @@
 import {
   canonicalJson,
   capabilityByName,
+  claimOf,
+  edgeOf,
+  inFlightStates,
+  isFinal,
+  isInFlight,
+  type InFlightOf,
   newId,
   opTimeouts,
   ops,
   problemsOf,
+  type Blocked,
   type OpInput,
   type OpReply,
   type OpReplyOf,
-  type Blocked,
+  type PaidCallMembers,
+  type PillarAnswer,
 } from '@vcs/contract';
-import { extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
-import type { PaymentPayload } from '@x402/core/types';
 import {
-  centsOfAtomic,
-  countCall,
-  leaseSecondsLeft,
-  leaseUntil,
-  type CallContext,
-  type Queryable,
-} from '@vcs/platform';
+  isPaymentIdentifierExtension,
+  PAYMENT_IDENTIFIER,
+  validatePaymentIdentifier,
+} from '@x402/extensions/payment-identifier';
+import { type CallContext, type Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
-import { iso, json, refusal } from './common.ts';
-import { findExecution, runExecution, type ExecutionRow } from './executions.ts';
+import { json, refuse, Refused } from './common.ts';
+import { charged } from './charge.ts';
+import { findExecution, pendingReply, settleExecution, type ExecutionRow } from './executions.ts';
 import {
-  answerOfExecution,
-  callAgain,
-  findIntent,
   insertIntent,
   intentExecution,
+  intentOrRefuse,
+  markDelivered,
+  refuseExpired,
   settlePath,
+  withMeter,
   type IntentRow,
 } from './intents.ts';
 import {
-  chainVerdict,
   checkPayment,
-  facilitatorTimeoutMs,
   intentTermsOf,
   paymentHeader,
   paymentPending,
   paymentRefusal,
   railOf,
+  receiptOf,
   requirementFor,
-  settleOnce,
+  signedBy,
+  verifyOnce,
   type IntentTerms,
+  type PaymentPayload,
   type PaymentRow,
-  type Refusal,
 } from './payments.ts';
 import { move } from './transition.ts';
 
 /**
- * Paying an intent with x402, on the payment's lifecycle (libs/contract lifecycles.ts): find what the authorization
- * already pays (a retry is a retry, v1 or v2, on any route) or bind it to the intent it was offered for; send it
- * once to the facilitator; and whenever the answer is not a clear yes or a clear pre-broadcast no, let the chain
- * decide — never our clock, never a 402 for money that may have moved. Only a payment the chain proves executes
- * its intent, once.
+ * A paid call (x402), in the order it runs: the one pipeline every paid request takes (on a capability's route, on
+ * its intent's settle route, from MCP through the settle route), each step a function below, in this order:
+ *
+ *   parsed → found | owed | offered → verified → bound → executed → charged → delivered
+ *
+ * 1. **parsed**: the header is an x402 exact EVM payment.
+ * 2. **found**: the authorization (or its payment-identifier) was presented before: a retry, v1 or v2, on any route,
+ *    reaches its intent; none of the checks for a new payment applies to it.
+ * 3. **owed**: this wallet paid for this capability and this input and the answer never reached it: that answer, and
+ *    the new authorization is never bound nor sent (nothing moves).
+ * 4. **offered**: the intent it pays (the one it names, or — a v1 payment on a route — one made now for that route),
+ *    honoured only for what was offered, and its terms checked against the offer (no network).
+ * 5. **verified**: the facilitator's /verify (the signature, the funds, the nonce): nothing moves.
+ * 6. **bound**: the payment held against its intent, the intent settling and its execution made, in one transaction.
+ * 7. **executed**: the capability runs once; an answer worth its price is stored and withheld (intents.ts
+ *    `finishIntent`); any other answer voids the payment: nothing moves, 0.00 charged.
+ * 8. **charged**: the held payment settled by the facilitator, any doubt decided by the chain (charge.ts); proven,
+ *    the intent collects (its answer released with the receipt); refused or expired unused, the answer is withheld.
+ * 9. **delivered**: the answer with its meter and receipt, marked delivered (owed no more).
+ *
+ * A refusal is thrown (common.ts `Refused`) from any step and answered once, here, with what a paid call carries
+ * beside its answer (`PaidCallMembers`: the intent, whether this request bound a new payment, the receipt, a refused
+ * payment's x402 reason).
  */
+export async function payCall(
+  services: Services,
+  req: OpInput<'intentsPay'> & { ctx: CallContext },
+): Promise<OpReplyOf<'intentsPay'>> {
+  const timeoutMs = opTimeouts(ops.intentsPay, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
+  const deadline = services.clock.now().getTime() + timeoutMs;
+  // 7–8, for this request: driven on until final or waiting, then 9.
+  const answer = async (p: Paying) =>
+    delivered(services, await advanced(services, { ...p, requestId: req.ctx.requestId }, deadline), deadline);
+  try {
+    const pr = parsed(services, req);
+    const known = await found(services, pr);
+    if (known) return await answer(known);
+    const debt = await owed(services, pr);
+    if (debt) {
+      const out = await advanced(services, { ...debt, requestId: req.ctx.requestId }, deadline);
+      // Withheld after all (its payment never landed): nothing is owed; this payment pays for a new answer.
+      if (!withheld(out)) return await delivered(services, out, deadline);
+    }
+    const offer = await offered(services, pr);
+    if ('settled' in offer) return replay(offer.settled);
+    const requirements = await verified(services, pr, offer).catch(async (e: unknown) => {
+      // Refused — unless a copy of this payment was bound (and settled) meanwhile: that is what the facilitator saw.
+      const copy = await found(services, pr);
+      if (!copy) throw e;
+      return copy;
+    });
+    if (isPaying(requirements)) return await answer(requirements);
+    // A copy of this payment bound it first: it is a retry now.
+    const paying = (await bound(services, pr, offer, requirements)) ?? (await found(services, pr));
+    if (!paying)
+      throw new Refused(
+        paymentPending(offer.terms, 'payment-pending', `intent ${offer.terms.id} is being settled another way`, 2),
+        { intentId: offer.terms.id },
+      );
+    return await answer(paying);
+  } catch (e) {
+    if (!(e instanceof Refused)) throw e;
+    const members: PaidCallMembers = { intentId: e.members.intentId ?? req.intentId, bound: false };
+    if (e.members.refusal) members.refusal = e.members.refusal;
+    return { ...e.reply, meta: members };
+  }
+}
 
-type PayRequest = {
-  ctx: CallContext;
-  payment: unknown;
-  timeoutMs?: number;
-  /** The intent the payment names: the settle route's, or a v2 payment's accepted.extra.intentId. */
-  intentId?: string;
-  /** The capability route the payment was presented on, with its input: what it must have been offered for. */
-  route?: { capability: string; input: Record<string, unknown> };
-};
+/** A payment as presented: the payload, its authorization's one key, its payment-identifier, and where it came. */
+interface Presented {
+  p: PaymentPayload;
+  /** The authorization's one key: network, asset, payer, nonce (addresses and nonces compare without case). */
+  key: [network: string, asset: string, payer: string, nonce: string];
+  identifier: string | null;
+  req: OpInput<'intentsPay'> & { ctx: CallContext };
+}
 
-/** `sys.commerce.intents.pay` (a paid call on a capability's route). */
-export const payOnRoute = (services: Services, req: OpInput<'intentsPay'> & { ctx: CallContext }) =>
-  payIntent(services, {
-    ctx: req.ctx,
-    payment: req.payment,
-    timeoutMs: req.timeoutMs,
-    intentId: req.intentId,
-    route: { capability: req.capability, input: req.input },
-  });
+/**
+ * A payment on its way to its answer: its intent and payment as last read or moved (charge.ts moves them on).
+ * `answer` is the capability's answer as this request's execution recorded it (a secret it holds is shown this once);
+ * `fresh`, this request moved the intent to its final state (its answer is not a replay); `pending`, why there is no
+ * answer yet (a 503 that says when to ask again).
+ */
+export interface Paying {
+  intent: IntentRow;
+  payment: PaymentRow;
+  bound: boolean;
+  /** The request answering with it (none: the reconciler, which answers nobody). */
+  requestId?: string;
+  claimed?: ExecutionRow;
+  answer?: PillarAnswer;
+  sendNow?: boolean;
+  fresh?: boolean;
+  pending?: OpReply<Blocked, never>;
+}
 
-/** How long one request may drive a payment before anyone else (a retry, the reconciler) may: the facilitator's time. */
-const leaseFrom = (services: Services) => leaseUntil(services.clock, facilitatorTimeoutMs(services)).toISOString();
+const isPaying = (x: Paying | Record<string, unknown>): x is Paying => 'payment' in x && 'intent' in x;
 
-type Bound =
-  | { reply: OpReplyOf<'intentsPay'> }
-  | { execution: string; intentId: string }
-  | { payment: PaymentRow; fresh: boolean; t: IntentTerms; firstCall?: boolean };
-
-/** Hold `key` until this transaction ends (every replica: Postgres's advisory locks; PGlite has them too). */
-const lockFor = (q: Queryable, key: string) => q.query('select pg_advisory_xact_lock(hashtext($1))', [key]);
-
-/** The one key of an authorization: network, asset, payer, nonce (addresses and nonces compare without case). */
-const authorizationKey = (network: string, asset: string, payer: string, nonce: string) =>
-  [network, asset.toLowerCase(), payer.toLowerCase(), nonce.toLowerCase()].join(':');
-
-export async function payIntent(services: Services, req: PayRequest): Promise<OpReplyOf<'intentsPay'>> {
+/** 1. The header is an x402 exact-scheme EVM payment, v2 or v1, and this deployment takes payments. */
+function parsed(services: Services, req: Presented['req']): Presented {
   const { ctx } = req;
   const rail = railOf(services);
-  const timeoutMs = opTimeouts(ops.intentsSettle, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
   const named = req.intentId ?? '(none)';
-  if (!rail.terms.live) {
-    return refusal(
+  if (!rail.terms.live)
+    refuse(
       services,
       ctx,
       'payments-not-accepted',
@@ -106,238 +168,199 @@ export async function payIntent(services: Services, req: PayRequest): Promise<Op
         `settle intent ${named} with POST ${settlePath(named)} and a key`,
       { next: { method: 'POST', path: settlePath(named) } },
     );
-  }
-  const parsed = paymentHeader.safeParse(req.payment);
-  if (!parsed.success) {
-    return refusal(
+  const header = paymentHeader.safeParse(req.payment);
+  if (!header.success)
+    refuse(
       services,
       ctx,
       'payment-invalid',
       'the payment is not an x402 exact-scheme EVM payment (v2 PAYMENT-SIGNATURE or v1 X-PAYMENT: ' +
         'base64 JSON with payload.signature and payload.authorization); fix each problem listed',
-      { problems: problemsOf(parsed.error.issues, 'header'), x402Error: 'invalid_payload' },
+      { problems: problemsOf(header.error.issues, 'header'), x402Error: 'invalid_payload' },
+    );
+  const p = header.data;
+  const a = p.payload.authorization;
+  return {
+    p,
+    key: [rail.terms.network, rail.terms.asset, a.from, a.nonce],
+    identifier: identifierOf(services, ctx, p),
+    req,
+  };
+}
+
+/** x402's payment-identifier (a v2 payload's extensions): the client's own id for this payment, checked by the extension. */
+function identifierOf(services: Services, ctx: CallContext, p: PaymentPayload): string | null {
+  const ext = p.x402Version === 2 ? p.extensions?.[PAYMENT_IDENTIFIER] : undefined;
+  if (!ext) return null;
+  const validation = validatePaymentIdentifier(ext);
+  if (!validation.valid || !isPaymentIdentifierExtension(ext))
+    refuse(
+      services,
+      ctx,
+      'payment-invalid',
+      `the payment-identifier extension is not valid (${validation.errors?.join('; ')}); ` +
+        'an id is 16-128 letters, digits, - and _',
+      { x402Error: 'invalid_payload' },
+    );
+  // The offer's declaration echoed back without an id names no payment.
+  return ext.info.id ?? null;
+}
+
+/** A payment row with its intent's row beside it (one look). */
+type PaymentWithIntent = PaymentRow & { intent_row: IntentRow };
+const paying = (row: PaymentWithIntent, bound = false): Paying => {
+  const { intent_row, ...payment } = row;
+  return { intent: json(intent_row), payment, bound };
+};
+
+/**
+ * 2. The authorization seen before (or its payment-identifier): a retry reaches the intent it pays, whoever sends it
+ * and on whichever route — but only for that intent, and only for what it was offered for.
+ */
+async function found(services: Services, pr: Presented): Promise<Paying | null> {
+  const { ctx, intentId, route } = pr.req;
+  const [network, asset, payer, nonce] = pr.key;
+  const { rows } = await services.db.query<PaymentWithIntent>(
+    `select p.*, to_jsonb(i) as intent_row from payments p join intents i on i.id = p.intent_id
+     where (p.network = $1 and lower(p.asset) = lower($2) and lower(p.payer) = lower($3) and lower(p.nonce) = lower($4))
+        or p.payment_identifier = $5`,
+    [network, asset, payer, nonce, pr.identifier],
+  );
+  if (!rows.length) return null;
+  const same = rows.find(
+    (r) => r.payer.toLowerCase() === payer.toLowerCase() && r.nonce.toLowerCase() === nonce.toLowerCase(),
+  );
+  if (!same) {
+    const first = rows[0]!;
+    refuse(
+      services,
+      ctx,
+      'payment-identifier-conflict',
+      `payment id ${pr.identifier} was first sent with another payment (${first.id}, for intent ` +
+        `${first.intent_id}); nothing was charged: send that payment again to read its answer, or use a new id`,
+      { intent: { id: first.intent_id }, next: { method: 'POST', path: settlePath(first.intent_id) } },
     );
   }
-  const p = parsed.data;
-  const a = p.payload.authorization;
-  const key = authorizationKey(rail.terms.network, rail.terms.asset, a.from, a.nonce);
-  // x402's payment-identifier (a v2 payload's extensions): the client's own id for this payment.
-  const identified = p.x402Version === 2 ? identifierOf(p) : { id: null };
-  if ('problems' in identified)
-    return refusal(services, ctx, 'payment-invalid', identified.problems, { x402Error: 'invalid_payload' });
-  const step = await services.db.tx(async (q): Promise<Bound> => {
-    // The id's lock before the authorization's (one order everywhere): one id, one payment, even at once.
-    if (identified.id) await lockFor(q, `pid:${identified.id}`);
-    // One authorization at a time, in every replica: the same header sent ten times at once is one binding.
-    await lockFor(q, key);
-    if (identified.id) {
-      const first = (await q.query<PaymentRow>('select * from payments where payment_identifier = $1', [identified.id]))
-        .rows[0];
-      if (first && authorizationKey(first.network, first.asset, first.payer, first.nonce) !== key)
-        return {
-          reply: refusal(
-            services,
-            ctx,
-            'payment-identifier-conflict',
-            `payment id ${identified.id} was first sent with another payment (${first.id}, for intent ` +
-              `${first.intent_id}); nothing was charged: send that payment again to read its answer, or use a new id`,
-            { intent: { id: first.intent_id }, next: { method: 'POST', path: settlePath(first.intent_id) } },
-          ),
-        };
-    }
-    const had = (
-      await q.query<PaymentRow>(
-        `select * from payments where network = $1 and lower(asset) = lower($2) and lower(payer) = lower($3)
-           and lower(nonce) = lower($4) for update`,
-        [rail.terms.network, rail.terms.asset, a.from, a.nonce],
-      )
-    ).rows[0];
-    if (had && req.intentId && req.intentId !== had.intent_id && !req.route)
-      return {
-        reply: refusal(
-          services,
-          ctx,
-          'payment-other-intent',
-          `this payment authorization already pays for intent ${had.intent_id}; one authorization pays for one ` +
-            `intent only: read its answer by sending it to POST ${settlePath(had.intent_id)}`,
-          { intent: { id: had.intent_id }, next: { method: 'POST', path: settlePath(had.intent_id) } },
-        ),
-      };
-    // The intent: the one this authorization already pays, the one it names, or (v1 on a route) one made now.
-    const intentId = had?.intent_id ?? req.intentId;
-    let r = intentId ? await findIntent(q, intentId, true) : undefined;
-    if (!r && intentId)
-      return {
-        reply: refusal(
-          services,
-          ctx,
-          'intent-not-found',
-          `no intent ${intentId}; intent ids start pi_ and come from a 402 OFFER`,
-        ),
-      };
-    if (!r) {
-      const made = await insertIntent(services, q, ctx, req.route!.capability, req.route!.input);
-      if ('reply' in made) return made;
-      r = made.row;
-    }
-    const wrong = req.route ? await wrongResource(services, ctx, r, req.route) : null;
-    if (wrong) return { reply: wrong };
-    // An authorization already bound is its own credential: its retries reach its intent whoever sends them.
-    if (!had && r.account_id && r.account_id !== ctx.account)
-      return {
-        reply: refusal(
-          services,
-          ctx,
-          'intent-other-account',
-          `intent ${r.id} belongs to another account; pay it with the key of the account that made it, ` +
-            'or without a key for an offer made without one',
-          { intent: { id: r.id } },
-        ),
-      };
-    if (r.status === 'settled' || r.status === 'failed')
-      return { reply: { status: r.answer_status ?? 200, answer: json(r.answer), replayed: true } };
-    if (r.status === 'settling') {
-      const ex = await findExecution(q, 'intent', r.id);
-      if (ex) return { execution: ex.id, intentId: r.id };
-    }
-    const t = intentTermsOf(r);
-    // Bound, and not refused or released: a retry. The checks for a new payment never apply to it.
-    if (had && (had.status === 'settling' || had.status === 'unknown' || had.status === 'settled'))
-      return { payment: had, fresh: false, t };
-    if (had?.status === 'expired')
-      return {
-        reply: paymentRefusal(services, ctx, t, {
-          code: 'payment-expired',
-          message:
-            "the chain has passed this authorization's validBefore with it unused: it can never move money; " +
-            'nothing was charged: sign a new one',
-          x402Error: 'invalid_exact_evm_payload_authorization_valid_before',
-        }),
-      };
-    const live = (
-      await q.query<{ id: string }>(
-        `select id from payments where intent_id = $1 and status in ('settling', 'unknown', 'settled')`,
-        [r.id],
-      )
-    ).rows[0];
-    if (live)
-      return {
-        reply: paymentPending(
-          t,
-          'payment-pending',
-          `another payment (${live.id}) for intent ${t.id} is being settled; read the outcome with GET /intents/${t.id}`,
-          2,
-        ),
-      };
-    const now = services.clock.now();
-    if (r.status === 'expired' || new Date(r.expires_at) <= now) {
-      const again = callAgain(r.capability);
-      return {
-        reply: refusal(
-          services,
-          ctx,
-          'intent-expired',
-          `intent ${r.id} expired at ${iso(r.expires_at)}; nothing was charged: ` +
-            `call ${again.method} ${again.path} (${r.capability}) again for a fresh offer`,
-          { intent: { id: r.id, status: 'expired' }, next: again },
-        ),
-      };
-    }
-    const bad = checkPayment(rail, t, p, now.getTime());
-    if (bad) return { reply: paymentRefusal(services, ctx, t, bad) };
-    // Who pays is stored now: what the reconciler finishes is run and counted for this account.
-    if (!r.account_id && ctx.account)
-      await q.query('update intents set account_id = $2 where id = $1', [r.id, ctx.account]);
-    const payer = { account_id: ctx.account, key_id: ctx.keyId, environment: ctx.environment };
-    if (had) {
-      const again = await move<PaymentRow, 'payment'>(q, 'payment', had.id, 'rebind', {
-        reason: null,
-        payload: JSON.stringify(p),
-        lease_until: leaseFrom(services),
-        updated_at: now.toISOString(),
-        ...payer,
-      });
-      return { payment: again!, fresh: true, t };
-    }
-    const made = await q.query<PaymentRow>(
-      `insert into payments(
-         id, intent_id, network, asset, pay_to, payer, nonce, amount_atomic, valid_before, x402_version, payload,
-         requirements, status, lease_until, account_id, key_id, environment, payment_identifier, created_at, updated_at
-       )
-       values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,'settling',$13,$14,$15,$16,$18,$17,$17) returning *`,
-      [
-        newId('payment'),
-        t.id,
-        rail.terms.network,
-        rail.terms.asset,
-        rail.terms.payTo,
-        a.from,
-        a.nonce,
-        a.value,
-        a.validBefore,
-        p.x402Version,
-        JSON.stringify(p),
-        JSON.stringify(requirementFor(rail, t, p.x402Version)),
-        leaseFrom(services),
-        payer.account_id,
-        payer.key_id,
-        payer.environment,
-        now.toISOString(),
-        identified.id,
-      ],
-    );
-    return { payment: made.rows[0]!, fresh: true, t, firstCall: true };
-  });
-  if ('reply' in step) return step.reply;
-  if ('execution' in step)
-    return answerOfExecution(services, step.execution, undefined, ctx.requestId, timeoutMs, step.intentId);
-  // A paid call is one call, however many 503s it is retried through (the gateway leaves paid requests to us).
-  if (step.firstCall && ctx.account && req.route)
-    await countCall(services.kv, ctx.account, req.route.capability).catch((err) =>
-      services.log.warn({ err, account: ctx.account }, 'usage: a paid call could not be counted'),
-    );
-  const drove = await drive(services, step.payment, step.fresh, timeoutMs);
-  if (drove.kind === 'paid')
-    return answerOfExecution(
+  if (intentId && !route && intentId !== same.intent_id)
+    refuse(
       services,
-      drove.execution.id,
-      drove.execution.claimed,
-      ctx.requestId,
-      timeoutMs,
-      step.t.id,
+      ctx,
+      'payment-other-intent',
+      `this payment authorization already pays for intent ${same.intent_id}; one authorization pays for one ` +
+        `intent only: read its answer by sending it to POST ${settlePath(same.intent_id)}`,
+      { intent: { id: same.intent_id }, next: { method: 'POST', path: settlePath(same.intent_id) } },
     );
-  if (drove.kind === 'refused') return paymentRefusal(services, ctx, step.t, drove.refusal);
-  return paymentPending(step.t, drove.code, drove.message, drove.retryAfter);
+  const known = paying(same);
+  if (route) wrongResource(services, ctx, known.intent, route);
+  return known;
 }
 
-/** The payment-identifier a payload carries: none, a valid id, or why it is not one (the extension's own check). */
-function identifierOf(p: unknown): { id: string | null } | { problems: string } {
-  const ext = (p as { extensions?: Record<string, unknown> }).extensions?.[PAYMENT_IDENTIFIER];
-  if (ext === undefined) return { id: null };
-  const { id, validation } = extractAndValidatePaymentIdentifier(p as PaymentPayload);
-  if (!validation.valid)
-    return {
-      problems:
-        `the payment-identifier extension is not valid (${validation.errors?.join('; ')}); ` +
-        'an id is 16-128 letters, digits, - and _',
-    };
-  return { id };
+/**
+ * 3. An answer this wallet paid for, for this capability and this input, that never reached it (its caller was told
+ * 503 and went away): answered now, with nothing charged for the new authorization — which is never bound, nor sent.
+ * The new authorization must be signed by that wallet (checked offline, EIP-712): no one else reads what it paid for.
+ */
+async function owed(services: Services, pr: Presented): Promise<Paying | null> {
+  const { route, intentId } = pr.req;
+  const c = route ? capabilityByName(route.capability) : undefined;
+  const input = c?.request.safeParse(route!.input);
+  if (route && !input?.success) return null; // not what any offer was made for: offered() refuses it
+  // The resource: the route's capability and input, or the intent the payment names.
+  const { rows } = await services.db.query<PaymentWithIntent>(
+    `with wanted as (
+       select $3::text as capability, $4::jsonb as input where $5::text is null
+       union all select capability, input from intents where id = $5)
+     select p.*, to_jsonb(i) as intent_row from payments p join intents i on i.id = p.intent_id, wanted w
+     where lower(p.payer) = lower($1) and p.status = any($2::text[]) and i.delivered_at is null
+       and i.capability = w.capability and i.input = w.input
+     order by p.created_at desc limit 1`,
+    [
+      pr.key[2],
+      [...inFlightStates('payment'), edgeOf('payment', 'prove').to],
+      route?.capability ?? null,
+      input?.success ? JSON.stringify(input.data) : null,
+      route ? null : (intentId ?? null),
+    ],
+  );
+  if (!rows[0] || !(await signedBy(railOf(services), pr.p))) return null;
+  return paying(rows[0]);
 }
+
+/** A payment whose intent ended without its answer (the payment refused or expired unused): nothing was paid. */
+const withheld = (p: Paying) => !p.pending && isFinal('intent', p.intent.status) && !paid(p);
+const paid = (p: Paying) => p.payment.status === edgeOf('payment', 'prove').to;
+
+/** What a new payment pays: its intent, open for payment, and the offer's terms it was checked against. */
+interface Offer {
+  intent: IntentRow;
+  terms: IntentTerms;
+}
+
+/**
+ * 4. The intent a new payment pays — the one it names (the settle route's, or a v2 payment's accepted.extra.intentId),
+ * or for a v1 payment on a route (v1 names none) one made now for that route — honoured only for what was offered
+ * and only while it is open; then its terms checked against the offer, before anything is sent anywhere. An intent
+ * already settled another way answers its stored answer, charging nothing.
+ */
+async function offered(services: Services, pr: Presented): Promise<Offer | { settled: IntentRow }> {
+  const { ctx, route, intentId } = pr.req;
+  let r: IntentRow;
+  if (intentId) r = await intentOrRefuse(services, services.db, ctx, intentId);
+  else {
+    const made = await insertIntent(services, services.db, ctx, route!.capability, route!.input);
+    if ('reply' in made) throw new Refused(made.reply);
+    r = made.row;
+  }
+  if (route) wrongResource(services, ctx, r, route);
+  if (r.account_id && r.account_id !== ctx.account)
+    refuse(
+      services,
+      ctx,
+      'intent-other-account',
+      `intent ${r.id} belongs to another account; pay it with the key of the account that made it, ` +
+        'or without a key for an offer made without one',
+      { intent: { id: r.id } },
+    );
+  const t = intentTermsOf(r);
+  const now = services.clock.now();
+  const decision = claimOf('intent', r.status, null, now.getTime());
+  if (decision === 'final') {
+    if (r.status === 'expired') refuseExpired(services, ctx, r);
+    return { settled: r };
+  }
+  if (decision === 'busy')
+    throw new Refused(
+      paymentPending(
+        t,
+        'payment-pending',
+        `intent ${t.id} is being settled; read the outcome with GET /intents/${t.id}`,
+        2,
+      ),
+      { intentId: t.id },
+    );
+  if (new Date(r.expires_at) <= now) refuseExpired(services, ctx, r);
+  const bad = checkPayment(railOf(services), t, pr.p, now.getTime());
+  if (bad)
+    throw new Refused(paymentRefusal(services, ctx, t, bad), { intentId: t.id, refusal: refusalOf(t, bad.x402Error) });
+  return { intent: r, terms: t };
+}
+
+const refusalOf = (t: IntentTerms, x402Error: string) => ({ x402Error, capability: t.capability });
 
 /** Honoured only for what was offered: the intent's capability, and its input (parsed as the capability parses it). */
-async function wrongResource(
+function wrongResource(
   services: Services,
   ctx: CallContext,
   r: IntentRow,
-  route: NonNullable<PayRequest['route']>,
-): Promise<OpReply<Blocked, never> | null> {
+  route: NonNullable<Presented['req']['route']>,
+): void {
   const c = capabilityByName(route.capability);
   const input = c?.request.safeParse(route.input);
   const same =
     route.capability === r.capability && input?.success && canonicalJson(input.data) === canonicalJson(json(r.input));
-  if (same) return null;
-  const offered = capabilityByName(r.capability);
-  return refusal(
+  if (same) return;
+  const offeredAt = capabilityByName(r.capability);
+  refuse(
     services,
     ctx,
     'payment-wrong-resource',
@@ -345,171 +368,170 @@ async function wrongResource(
       ? `this payment was made for ${r.capability} with another input (intent ${r.id}); nothing was charged: ` +
           `send it with that intent's input, or sign the offer this request is answered with`
       : `this payment was made for ${r.capability} (intent ${r.id}), not ${route.capability}; nothing was charged ` +
-          `here: send it on ${offered?.method ?? 'POST'} ${offered?.path ?? settlePath(r.id)}, or pay this route's own offer`,
+          `here: send it on ${offeredAt?.method ?? 'POST'} ${offeredAt?.path ?? settlePath(r.id)}, or pay this route's own offer`,
     {
       intent: { id: r.id, capability: r.capability },
-      next: offered ? { method: offered.method, path: offered.path } : { method: 'POST', path: settlePath(r.id) },
+      next: offeredAt ? { method: offeredAt.method, path: offeredAt.path } : { method: 'POST', path: settlePath(r.id) },
     },
   );
 }
 
-/** Where driving a payment one step got to. */
-type Drove =
-  | { kind: 'paid'; execution: { id: string; claimed?: ExecutionRow } }
-  | { kind: 'refused'; refusal: Refusal }
-  | { kind: 'waiting'; code: 'payment-pending' | 'payment-unavailable'; message: string; retryAfter: number };
+/**
+ * 5. The facilitator would settle it (x402's /verify: the signature, the funds, the nonce unused, the validity
+ * window); nothing moves. Its requirement, in the payment's own version's form, is what will be settled.
+ */
+async function verified(services: Services, pr: Presented, offer: Offer): Promise<Record<string, unknown>> {
+  const requirements = requirementFor(railOf(services), offer.terms, pr.p.x402Version);
+  const v = await verifyOnce(services, pr.key.join(':').toLowerCase(), pr.p, requirements);
+  if (v.kind === 'refused')
+    throw new Refused(paymentRefusal(services, pr.req.ctx, offer.terms, v.refusal), {
+      intentId: offer.terms.id,
+      refusal: refusalOf(offer.terms, v.refusal.x402Error),
+    });
+  if (v.kind === 'unavailable')
+    throw new Refused(paymentPending(offer.terms, 'payment-unavailable', v.message, 2), { intentId: offer.terms.id });
+  return requirements;
+}
 
-const pending = (message: string, retryAfter = 2): Drove => ({
-  kind: 'waiting',
-  code: 'payment-pending',
-  message: `${message}; it will not be charged twice: send the same request again in ${retryAfter} s`,
-  retryAfter,
+/**
+ * 6. Held: the payment bound to its intent (who pays stored with it, so what the reconciler finishes is that account's),
+ * the intent settling, its execution made and claimed by this request — one transaction. Null: a copy of this payment
+ * (or of its payment-identifier) was bound first, or the intent was taken another way: found() decides.
+ */
+async function bound(
+  services: Services,
+  pr: Presented,
+  offer: Offer,
+  requirements: Record<string, unknown>,
+): Promise<Paying | null> {
+  const { ctx } = pr.req;
+  const a = pr.p.payload.authorization;
+  const [network, asset] = pr.key;
+  const now = services.clock.now().toISOString();
+  return services.db.tx(async (q: Queryable) => {
+    const r = await intentOrRefuse(services, q, ctx, offer.intent.id, true);
+    if (claimOf('intent', r.status, null, Date.parse(now)) !== 'open') return null;
+    const { rows } = await q.query<PaymentRow>(
+      `insert into payments(
+         id, intent_id, network, asset, pay_to, payer, nonce, amount_atomic, valid_before, x402_version, payload,
+         requirements, status, account_id, key_id, environment, payment_identifier, created_at, updated_at
+       )
+       values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$18)
+       on conflict do nothing returning *`,
+      [
+        newId('payment'),
+        r.id,
+        network,
+        asset,
+        railOf(services).terms.payTo,
+        a.from,
+        a.nonce,
+        a.value,
+        a.validBefore,
+        pr.p.x402Version,
+        JSON.stringify(pr.p),
+        JSON.stringify(requirements),
+        edgeOf('payment', 'send').from[0],
+        ctx.account,
+        ctx.keyId,
+        ctx.environment,
+        pr.identifier,
+        now,
+      ],
+    );
+    const payment = rows[0];
+    if (!payment) return null;
+    const account = r.account_id ?? ctx.account;
+    const intent = (await move<IntentRow, 'intent'>(q, 'intent', r.id, 'pay', {
+      account_id: account,
+      claimed_at: now,
+      payment_id: payment.id,
+    }))!;
+    const claimed = await intentExecution(
+      q,
+      services,
+      intent,
+      {
+        account,
+        keyId: ctx.keyId,
+        environment: ctx.environment,
+        trigger: (ctx.environment === 'sandbox' ? ctx.trigger : null) ?? r.trigger,
+      },
+      opTimeouts(ops.intentsSettle, services.settings.BUS_TIMEOUT_MS).innerMs,
+    );
+    return { intent, payment, bound: true, claimed };
+  });
+}
+
+/**
+ * 7–8. Drive the intent on as the table says until it is final or has to wait: settling, its execution runs (or is
+ * waited on); charging, its payment is settled and the chain decides any doubt (charge.ts). Shared by the paying
+ * request, its retries, an owed answer's new request and the reconciler.
+ */
+export async function advanced(services: Services, p: Paying, deadline: number): Promise<Paying> {
+  // The work each in-flight state waits on (the compiler checks every one has its step).
+  const steps: Record<InFlightOf<'intent'>, (p: Paying) => Promise<Paying>> = {
+    settling: (p) => executed(services, p, deadline),
+    charging: (p) => charged(services, p, deadline),
+  };
+  for (let state = p.intent.status; !p.pending && isInFlight('intent', state); state = p.intent.status)
+    p = await steps[state](p);
+  return p;
+}
+
+/** 7. The intent's execution, run by this request (it just made it) or waited on; its finisher moved the intent on. */
+async function executed(services: Services, p: Paying, deadline: number): Promise<Paying> {
+  const retry = { method: 'POST' as const, path: settlePath(p.intent.id) };
+  const id = p.claimed?.id ?? (await findExecution(services.db, 'intent', p.intent.id))!.id;
+  // The capability gets what is left of the call's time, and no more than a settlement's (the key route's).
+  const left = deadline - services.clock.now().getTime();
+  const runMs = Math.max(1000, Math.min(left, opTimeouts(ops.intentsSettle, services.settings.BUS_TIMEOUT_MS).innerMs));
+  const out = await settleExecution(services, id, runMs, retry, {
+    claimed: p.claimed,
+    requestId: p.requestId,
+  });
+  if (out.kind !== 'done') return { ...p, claimed: undefined, pending: pendingReply(out, retry) };
+  if (out.recorded && out.record)
+    return { ...p, ...out.record, claimed: undefined, answer: out.answer, sendNow: true, fresh: true };
+  // Recorded by another attempt: the intent and its payment as it left them.
+  return { ...(await payingOf(services.db, p.payment.id))!, bound: p.bound, requestId: p.requestId };
+}
+
+/** A payment and its intent, as stored. */
+export async function payingOf(q: Queryable, paymentId: string): Promise<Paying | undefined> {
+  const { rows } = await q.query<PaymentWithIntent>(
+    'select p.*, to_jsonb(i) as intent_row from payments p join intents i on i.id = p.intent_id where p.id = $1',
+    [paymentId],
+  );
+  return rows[0] && paying(rows[0]);
+}
+
+/** An intent settled before this payment came (another way, or by another payment): its stored answer, nothing charged. */
+const replay = (r: IntentRow): OpReplyOf<'intentsPay'> => ({
+  status: r.answer_status ?? 200,
+  answer: json(r.answer),
+  replayed: true,
+  meta: { intentId: r.id, bound: false },
 });
 
 /**
- * One step of a payment: a fresh one is sent to the facilitator; one already bound is asked of the chain first
- * (used: paid at once, whoever is driving it), and sent again only once its lease ran out and the chain says it
- * can still land. Shared by the paying request, its retries and the reconciler.
+ * 9. The answer as its payer gets it: the capability's (with its meter: what was charged in the end, and the receipt
+ * of the payment that moved money), or its refusal, or the 503 that says when to ask again; with the members a paid
+ * call carries beside it. A paid answer delivered within the caller's time is owed no more.
  */
-export async function drive(services: Services, row: PaymentRow, fresh: boolean, timeoutMs: number): Promise<Drove> {
-  if (row.status === 'settled')
-    return { kind: 'paid', execution: await paid(services, row, row.transaction, timeoutMs) };
-  if (!fresh) {
-    const v = await chainVerdict(services, row);
-    if (v.kind === 'used') return { kind: 'paid', execution: await paid(services, row, v.transaction, timeoutMs) };
-    if (v.kind === 'never') {
-      await move(services.db, 'payment', row.id, 'expire', {
-        reason: 'the chain passed validBefore with the authorization unused',
-        lease_until: null,
-        updated_at: services.clock.now().toISOString(),
-      });
-      return {
-        kind: 'refused',
-        refusal: {
-          code: 'payment-expired',
-          message: "the chain passed the payment's validBefore with it unused: nothing was charged: sign a new one",
-          x402Error: 'invalid_exact_evm_payload_authorization_valid_before',
-        },
-      };
-    }
-    if (v.kind === 'unknown')
-      return pending("the chain node is not answering, so the payment's outcome is not known yet");
-    // Open on chain. Someone holds it under a live lease: wait for them. Otherwise take it and send it again.
-    const now = services.clock.now();
-    const taken = await move<PaymentRow, 'payment'>(
-      services.db,
-      'payment',
-      row.id,
-      'resubmit',
-      { lease_until: leaseFrom(services), updated_at: now.toISOString() },
-      { sql: 'lease_until is null or lease_until <= $1', params: [now.toISOString()] },
-    );
-    if (!taken)
-      return pending(
-        `payment ${row.id} is being settled now (transfer sent, not yet seen on chain)`,
-        Math.min(5, leaseSecondsLeft(services.clock, row.lease_until)),
-      );
-    return send(services, taken, timeoutMs, false);
-  }
-  return send(services, row, timeoutMs, true);
+async function delivered(services: Services, p: Paying, deadline: number): Promise<OpReplyOf<'intentsPay'>> {
+  const members: PaidCallMembers = { intentId: p.intent.id, bound: p.bound };
+  if (p.pending) return { ...p.pending, meta: members };
+  const proven = p.payment && paid(p);
+  if (proven) members.receipt = receiptOf(p.payment);
+  else if (p.payment?.reason && p.intent.status === 'failed' && p.payment.status !== 'voided')
+    members.refusal = refusalOf(intentTermsOf(p.intent), p.payment.reason);
+  // This request's answer carries what it alone may show (a secret, this once); any other is the stored one.
+  const answer: PillarAnswer =
+    p.fresh && p.answer
+      ? withMeter(p.answer, proven ? centsOf(p.intent) : 0, proven ? p.payment : undefined)
+      : json(p.intent.answer);
+  if (proven && !p.fresh && services.clock.now().getTime() < deadline) await markDelivered(services.db, p.intent);
+  return { status: p.intent.answer_status ?? 200, answer, replayed: !p.fresh, meta: members };
 }
-
-/**
- * Send the payment to the facilitator and move it by what came back. Only a first send can be refused: a send
- * again may be refused by a facilitator that cannot see the first one's transfer (still in the pool; validBefore
- * near by its clock), so its refusal is a doubt the chain decides.
- */
-async function send(services: Services, row: PaymentRow, timeoutMs: number, first: boolean): Promise<Drove> {
-  const s = await settleOnce(services, row, first);
-  const now = services.clock.now().toISOString();
-  if (s.kind === 'settled') return { kind: 'paid', execution: await paid(services, row, s.transaction, timeoutMs) };
-  if (s.kind === 'refused') {
-    await move(services.db, 'payment', row.id, 'refuse', {
-      reason: s.refusal.x402Error,
-      lease_until: null,
-      updated_at: now,
-    });
-    return { kind: 'refused', refusal: s.refusal };
-  }
-  if (s.kind === 'unreached') {
-    await move(services.db, 'payment', row.id, 'release', { lease_until: null, updated_at: now });
-    return { kind: 'waiting', code: 'payment-unavailable', message: s.message, retryAfter: 2 };
-  }
-  await move(services.db, 'payment', row.id, 'doubt', {
-    reason: s.reason,
-    transaction: s.transaction ?? row.transaction,
-    lease_until: leaseFrom(services),
-    updated_at: now,
-  });
-  // Often the chain already knows (a lost answer after the transfer landed): ask it once before answering 503.
-  const v = await chainVerdict(services, { ...row, transaction: s.transaction ?? row.transaction });
-  if (v.kind === 'used') return { kind: 'paid', execution: await paid(services, row, v.transaction, timeoutMs) };
-  return pending(`the payment's settlement is not confirmed yet (${s.reason}); it is being checked on chain`);
-}
-
-/**
- * The chain has the transfer: the payment is settled and its intent paid — charged, the paying account bound, its
- * one execution made — in one transaction, under the authorization's lock (the order every payment write takes).
- */
-async function paid(
-  services: Services,
-  row: PaymentRow,
-  transaction: string | null,
-  timeoutMs: number,
-): Promise<{ id: string; claimed?: ExecutionRow }> {
-  return services.db.tx(async (q) => {
-    await lockFor(q, authorizationKey(row.network, row.asset, row.payer, row.nonce));
-    const now = services.clock.now().toISOString();
-    const p =
-      (await move<PaymentRow, 'payment'>(q, 'payment', row.id, 'prove', {
-        transaction: transaction ?? row.transaction,
-        lease_until: null,
-        updated_at: now,
-      })) ?? (await q.query<PaymentRow>('select * from payments where id = $1', [row.id])).rows[0]!;
-    const r = (await findIntent(q, p.intent_id, true))!;
-    if (r.status !== 'pending' && r.status !== 'expired') {
-      const existing = await findExecution(q, 'intent', r.id);
-      if (existing) return { id: existing.id };
-    }
-    await move(q, 'intent', r.id, 'pay', {
-      account_id: r.account_id ?? p.account_id,
-      claimed_at: now,
-      charged_cents: centsOfAtomic(p.amount_atomic),
-      payment_id: p.id,
-    });
-    const ex = await intentExecution(
-      q,
-      services,
-      r,
-      {
-        account: r.account_id ?? p.account_id,
-        keyId: p.key_id,
-        environment: p.environment ?? 'sandbox',
-        trigger: r.trigger,
-      },
-      timeoutMs,
-    );
-    return { id: ex.id, claimed: ex };
-  });
-}
-
-/**
- * The payments reconciler's pass: every payment not proven final (settling past its lease, unknown) is asked of
- * the chain until it proves the transfer happened (then its intent executes, as its own retry would have) or that
- * it never can.
- */
-export async function reconcileOpenPayments(services: Services, q: Queryable = services.db): Promise<void> {
-  if (!railOf(services).terms.live) return;
-  const now = services.clock.now().toISOString();
-  const { rows } = await q.query<PaymentRow>(
-    `select * from payments
-     where status = 'unknown' or (status = 'settling' and (lease_until is null or lease_until <= $1))
-     order by updated_at limit 20`,
-    [now],
-  );
-  for (const row of rows) {
-    const d = await drive(services, row, false, services.settings.BUS_TIMEOUT_MS);
-    if (d.kind === 'paid' && d.execution.claimed)
-      await runExecution(services, d.execution.id, services.settings.BUS_TIMEOUT_MS, { claimed: d.execution.claimed });
-  }
-}
+const centsOf = (r: IntentRow) => Number(r.charged_cents ?? 0);

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { HTTPFacilitatorClient } from '@x402/core/server';
-import { createPublicClient, http, parseAbi, parseAbiItem, type PublicClient } from 'viem';
+import { SettleError, VerifyError } from '@x402/core/types';
+import { createPublicClient, http, parseAbi, parseAbiItem, verifyTypedData, type PublicClient } from 'viem';
 import {
   blockedReply,
-  newId,
   capabilityByName,
   type BlockedCode,
   type OpReply,
@@ -18,18 +18,17 @@ import {
   requirementV1Of,
   x402Terms,
   type CallContext,
-  type Queryable,
   type X402Terms,
 } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { json } from './common.ts';
 
 /**
- * The x402 rail as commerce drives it: a payment checked against its offer, sent once to the facilitator
- * (`HTTPFacilitatorClient`, x402's standard HTTP API), and — whenever that answer is not a clear yes or a clear
- * pre-broadcast no — decided from the chain (the token's `authorizationState` and the latest block's time), never
- * from our own clock. The states a payment moves through are the table's (libs/contract lifecycles.ts); pay.ts moves
- * them.
+ * The x402 rail as commerce drives it: a payment checked against its offer, verified by the facilitator
+ * (`HTTPFacilitatorClient`, x402's standard HTTP API: nothing moves), sent once to settle only when its answer is worth
+ * its price, and — whenever that answer is not a clear yes or a clear pre-broadcast no — decided from the chain (the
+ * token's `authorizationState` and the latest block's time), never from our own clock. The states a payment moves
+ * through are the table's (libs/contract lifecycles.ts); pay.ts moves them.
  */
 
 const authorization = z.object({
@@ -52,6 +51,7 @@ const payloadV2 = z.looseObject({
     extra: z.record(z.string(), z.unknown()).optional(),
   }),
   payload: evmPayload,
+  extensions: z.record(z.string(), z.unknown()).optional(),
 });
 const payloadV1 = z.looseObject({
   x402Version: z.literal(1),
@@ -61,7 +61,7 @@ const payloadV1 = z.looseObject({
 });
 /** A decoded PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1) header, as the gateway passes it on. */
 export const paymentHeader = z.union([payloadV2, payloadV1]);
-type PaymentPayload = z.infer<typeof paymentHeader>;
+export type PaymentPayload = z.infer<typeof paymentHeader>;
 
 export interface PaymentRow {
   id: string;
@@ -250,25 +250,117 @@ export function paymentPending(
   });
 }
 
+/** What the facilitator's /verify said of a payment: nothing moves either way. */
+export type Verified =
+  | { kind: 'valid' }
+  /** Not a payment the facilitator would settle: the signature, the funds, the nonce, the validity window. */
+  | { kind: 'refused'; refusal: Refusal }
+  /** The facilitator did not answer (refused the connection, timed out, failed): nothing was sent, nothing ran. */
+  | { kind: 'unavailable'; message: string };
+
+/** The verifications under way in this process, by authorization: copies of one payment sent at once ask once. */
+const verifying = new Map<string, Promise<Verified>>();
+
+/**
+ * Ask the facilitator's /verify whether it would settle the payment for `requirements` (x402's sellers' first step);
+ * copies of the same authorization presented at once in this process share the one question.
+ */
+export function verifyOnce(
+  services: Services,
+  key: string,
+  payload: PaymentPayload,
+  requirements: Record<string, unknown>,
+): Promise<Verified> {
+  let v = verifying.get(key);
+  if (!v) {
+    v = verifyNow(services, payload, requirements).finally(() => verifying.delete(key));
+    verifying.set(key, v);
+  }
+  return v;
+}
+
+async function verifyNow(
+  services: Services,
+  payload: PaymentPayload,
+  requirements: Record<string, unknown>,
+): Promise<Verified> {
+  try {
+    const v = await railOf(services).facilitator.verify(payload as never, requirements as never);
+    if (v.isValid) return { kind: 'valid' };
+    const reason = v.invalidReason ?? 'invalid_payload';
+    return { kind: 'refused', refusal: refused(codeOfReason(reason), verifyMessage(reason, v.invalidMessage), reason) };
+  } catch (e) {
+    if (e instanceof VerifyError) {
+      const reason = e.invalidReason ?? 'invalid_payload';
+      return {
+        kind: 'refused',
+        refusal: refused(codeOfReason(reason), verifyMessage(reason, e.invalidMessage), reason),
+      };
+    }
+    services.log.warn({ err: e }, 'x402 facilitator did not verify the payment');
+    return {
+      kind: 'unavailable',
+      message:
+        `the payment facilitator is not answering (${(e as Error).message}); ` +
+        'nothing was charged and nothing ran: send the same request again in a moment',
+    };
+  }
+}
+const verifyMessage = (reason: string, message?: string) =>
+  `the payment was not accepted: ${reason}${message ? ` (${message})` : ''}; nothing was charged: sign a new one`;
+
+/**
+ * Whether the authorization is signed by the wallet it names (EIP-712 over the token's domain, recovered offline: no
+ * network, nothing moves). What proves a wallet asking for an answer it already paid for is that wallet.
+ */
+export async function signedBy(rail: Rail, p: PaymentPayload): Promise<boolean> {
+  const a = p.payload.authorization;
+  const chainId = Number(rail.terms.network.split(':')[1]);
+  try {
+    return await verifyTypedData({
+      address: a.from as `0x${string}`,
+      domain: {
+        name: rail.terms.token.name,
+        version: rail.terms.token.version,
+        chainId,
+        verifyingContract: rail.terms.asset as `0x${string}`,
+      },
+      types: {
+        TransferWithAuthorization: [
+          { name: 'from', type: 'address' },
+          { name: 'to', type: 'address' },
+          { name: 'value', type: 'uint256' },
+          { name: 'validAfter', type: 'uint256' },
+          { name: 'validBefore', type: 'uint256' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
+      },
+      primaryType: 'TransferWithAuthorization',
+      message: {
+        from: a.from as `0x${string}`,
+        to: a.to as `0x${string}`,
+        value: BigInt(a.value),
+        validAfter: BigInt(a.validAfter),
+        validBefore: BigInt(a.validBefore),
+        nonce: a.nonce as `0x${string}`,
+      },
+      signature: p.payload.signature as `0x${string}`,
+    });
+  } catch {
+    return false;
+  }
+}
+
 /** What one settle request to the facilitator came to. */
 export type Settled =
   | { kind: 'settled'; transaction: string | null }
   /** Refused before anything was broadcast (a verification failure), and the chain says unused: a 402. */
   | { kind: 'refused'; refusal: Refusal }
-  /** The facilitator was never reached (connection refused): nothing was sent. */
-  | { kind: 'unreached'; message: string }
-  /** No clear answer: time-out, reset, 5xx, settlement_pending, a reason we do not know. The chain decides. */
+  /**
+   * No clear answer: time-out, reset, 5xx, settlement_pending, a reason we do not know, the facilitator not reached
+   * (nothing sent, but the chain has the last word all the same). The chain decides.
+   */
   | { kind: 'doubt'; reason: string; transaction: string | null };
-
-/** A request that never reached its server (connection refused): certainly not acted on. */
-const connectionRefused = (e: unknown): boolean => {
-  const cause = (e as { cause?: { code?: string; errors?: { code?: string }[] } }).cause;
-  return (
-    cause?.code === 'ECONNREFUSED' ||
-    !!cause?.errors?.some((x) => x.code === 'ECONNREFUSED') ||
-    /ECONNREFUSED/.test(String((e as Error).message))
-  );
-};
 
 /**
  * A facilitator's reason that means it refused before broadcasting anything (x402's verification failures). Every
@@ -291,22 +383,12 @@ export async function settleOnce(services: Services, row: PaymentRow, first: boo
     reason = s.errorReason ?? 'settle_failed';
     transaction = s.transaction || null;
   } catch (e) {
-    const data = (e as { response?: { success?: boolean; errorReason?: string; transaction?: string } }).response;
-    if (data && data.success === false) {
-      reason = data.errorReason ?? 'settle_failed';
-      transaction = data.transaction || null;
-    } else if (connectionRefused(e)) {
-      services.log.warn({ err: e, paymentId: row.id }, 'x402 facilitator refused the connection');
-      return {
-        kind: 'unreached',
-        message:
-          `the payment facilitator is not answering (${(e as Error).message}); ` +
-          'nothing was charged and nothing ran: send the same request again in a moment',
-      };
-    } else {
+    if (!(e instanceof SettleError)) {
       services.log.warn({ err: e, paymentId: row.id }, 'x402 settle outcome unknown; decided from the chain');
       return { kind: 'doubt', reason: `settle: ${(e as Error).message}`, transaction: null };
     }
+    reason = e.errorReason ?? 'settle_failed';
+    transaction = e.transaction || null;
   }
   if (!first || transaction || !refusedBeforeBroadcast(reason)) return { kind: 'doubt', reason, transaction };
   // A verification failure: nothing was broadcast by this request, but an earlier attempt's transfer may have

@@ -1,13 +1,16 @@
+import { edgeOf, leaseRunOutSql } from '@vcs/contract';
 import type { Stoppable } from '@vcs/platform';
 import type { CommerceServices } from '../config.ts';
 import { reconcileExecutions } from './executions.ts';
 import { wireMoney } from './ops.ts';
-import { reconcileOpenPayments } from './pay.ts';
+import { advanced, payingOf } from './pay.ts';
+import { railOf } from './payments.ts';
 
 /**
- * The way forward for everything left half-way: payments not proven final (decided from the chain) and executions
- * whose lease ran out. One pass at a time per process, a pass every `intervalMs` of the injected clock (a test
- * moves time instead of sleeping); every commerce replica runs it, and row locks and leases keep them apart.
+ * The way forward for everything left half-way: payments sent and not proven final (decided from the chain, their
+ * intents collecting or withholding as their paying request would have) and executions whose lease ran out. One pass
+ * at a time per process, a pass every `intervalMs` of the injected clock (a test moves time instead of sleeping);
+ * every commerce replica runs it, and leases and conditional moves keep them apart.
  */
 export function startReconciler(services: CommerceServices, intervalMs = 1_000): Stoppable {
   wireMoney(services);
@@ -33,4 +36,25 @@ export function startReconciler(services: CommerceServices, intervalMs = 1_000):
       await current;
     },
   };
+}
+
+/**
+ * The payments' pass: every payment sent and not proven final — in doubt, or sent under a lease that ran out (its
+ * sender died or gave up) — is driven on from the chain, as its own retry would: its intent collects once the chain
+ * proves the transfer, or withholds its answer once the chain proves it never can. A payment still held waits on its
+ * intent's execution (the executions' pass). Nobody is answered: the answer stays owed to its payer.
+ */
+export async function reconcileOpenPayments(services: CommerceServices): Promise<void> {
+  if (!railOf(services).terms.live) return;
+  const now = services.clock.now().toISOString();
+  const { rows } = await services.db.query<{ id: string }>(
+    `select id from payments
+     where status = $2 or (status = $3 and ${leaseRunOutSql(1)})
+     order by lease_until nulls first limit 20`,
+    [now, edgeOf('payment', 'doubt').to, edgeOf('payment', 'send').to],
+  );
+  for (const { id } of rows) {
+    const p = await payingOf(services.db, id);
+    if (p) await advanced(services, p, services.clock.now().getTime() + services.settings.BUS_TIMEOUT_MS);
+  }
 }

@@ -7,13 +7,16 @@ import { move } from './transition.ts';
  * The table walked against commerce's real tables (its migrations, on PGlite): for every state × event, a row in
  * that state is moved exactly when the table lists the move, to the state it names; otherwise it is left untouched.
  */
-const stored = ['intent', 'payment', 'execution', 'handoff'] as const;
+const stored = ['intent', 'payment', 'execution', 'handoff', 'key'] as const;
 
 describe('money/transition.ts: a status is written only through the table', () => {
   let db: Db;
   beforeAll(async () => {
     db = await createPgliteDb('memory://');
     await migrate(db, [ownMigrations('commerce', new URL('../index.ts', import.meta.url).href)]);
+    await db.query(
+      `insert into accounts(id, environment, trust_tier, created_at) values ('acct', 'sandbox', 'anonymous', now())`,
+    );
   });
   afterAll(async () => {
     await db?.close();
@@ -31,6 +34,8 @@ describe('money/transition.ts: a status is written only through the table', () =
       executions: `insert into executions(id, source, source_id, capability, input, ctx, status, created_at)
         values ($1, 'intent', $1, 'signing.quote', '{}', '{}', $2, now())`,
       handoffs: `insert into handoffs(id, verb, credential, terminus, status) values ($1, 'sign', 'signer', '{}', $2)`,
+      api_keys: `insert into api_keys(id, account_id, prefix, secret_hash, scopes, trust_tier, status, created_at)
+        values ($1, 'acct', $1, '\\x00', '{}', 'anonymous', $2, now())`,
     };
     await db.query(insert[t]!, [id, status]);
   }

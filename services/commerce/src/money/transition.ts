@@ -1,14 +1,18 @@
-import { edgeOf, IllegalTransition, lifecycles, type EventOf } from '@vcs/contract';
+import { edgeOf, IllegalTransition, leaseRunOutSql, lifecycles, type EventOf } from '@vcs/contract';
 import type { Queryable } from '@vcs/platform';
 
-/** The money's tables commerce writes; a deal step's moves are in the workflows pillar (it asks the same table). */
-type Stored = 'intent' | 'payment' | 'execution' | 'handoff';
+/** The tables commerce writes a status in; a deal and its steps move in the workflows pillar (it asks the same table). */
+export type Stored = 'intent' | 'payment' | 'execution' | 'handoff' | 'key';
+
+/** A condition of the caller's on the row beside its state: the lease rule (the table's), or its own SQL. */
+export type When = { leaseRunOutAt: string } | { sql: string; params: unknown[] };
 
 /**
  * The one way a status is written: `event` moves the row from a state the table (libs/contract lifecycles.ts)
  * lists for it, to the state it names, with the columns in `set`, in one conditional UPDATE. A row in any other
  * state is not touched (another request moved it first, or the move is not ours to make): the answer is undefined.
- * `when` adds a condition of the caller's (a lease, an attempt) in SQL over the row's columns.
+ * `when` adds a condition: the table's lease rule (its lease ran out at that time), or SQL of the caller's over the
+ * row's columns.
  */
 export async function move<R, K extends Stored>(
   q: Queryable,
@@ -16,22 +20,26 @@ export async function move<R, K extends Stored>(
   id: string,
   event: EventOf<K>,
   set: Record<string, unknown> = {},
-  when?: { sql: string; params: unknown[] },
+  when?: When,
 ): Promise<R | undefined> {
   const { from, to } = edgeOf(entity, event);
+  const { table, column } = lifecycles[entity];
   const cols = Object.keys(set);
   const params: unknown[] = [id, to, from, ...cols.map((c) => set[c])];
-  const assignments = ['status = $2', ...cols.map((c, i) => `${c} = $${i + 4}`)];
+  const assignments = [`${column} = $2`, ...cols.map((c, i) => `${c} = $${i + 4}`)];
   let extra = '';
-  if (when) {
+  if (when && 'leaseRunOutAt' in when) {
+    params.push(when.leaseRunOutAt);
+    extra = ` and ${leaseRunOutSql(params.length)}`;
+  } else if (when) {
     // The caller's placeholders are numbered from $1 within its own params: shift them past ours.
     const base = params.length;
     extra = ` and (${when.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + base}`)})`;
     params.push(...when.params);
   }
   const { rows } = await q.query<R>(
-    `update ${lifecycles[entity].table} set ${assignments.join(', ')}
-     where id = $1 and status = any($3::text[])${extra} returning *`,
+    `update ${table} set ${assignments.join(', ')}
+     where id = $1 and ${column} = any($3::text[])${extra} returning *`,
     params,
   );
   return rows[0];

@@ -1,6 +1,7 @@
-import type { apiKey } from '@vcs/contract';
+import { edgeOf, type apiKey } from '@vcs/contract';
 import { ok, refuse, type CallContext, type KeyRow, type NounHandlers, type Queryable } from '@vcs/platform';
 import { insertKey } from '../keys.ts';
+import { move, mustMove } from '../money/transition.ts';
 import type { CommerceSettings } from '../config.ts';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
@@ -49,8 +50,12 @@ const noKey = () =>
     { next: { method: 'POST', path: '/keys' } },
   );
 
-async function update(tx: Queryable, id: string, set: string, params: unknown[]): Promise<KeyRow> {
-  const { rows } = await tx.query<KeyRow>(`update api_keys set ${set} where id = $1 returning *`, [id, ...params]);
+/** A key's scopes and mandate binding (its status moves through the table: money/transition.ts). */
+async function setBinding(tx: Queryable, id: string, scopes: string[], mandateBinding: string): Promise<KeyRow> {
+  const { rows } = await tx.query<KeyRow>(
+    'update api_keys set scopes = $2, mandate_binding = $3 where id = $1 returning *',
+    [id, scopes, mandateBinding],
+  );
   return rows[0]!;
 }
 
@@ -98,7 +103,8 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey, CommerceSettings> = {
   async rotate(_input, { tx, ctx, clock, settings }) {
     const me = await callingKey(tx, ctx.keyId, ctx.account);
     if (!me) return noKey();
-    if (me.status !== 'active') {
+    // The table says which keys a rotation may supersede (an active one): a superseded key's successor rotates.
+    if (!(edgeOf('key', 'supersede').from as string[]).includes(me.status)) {
       return refuse(
         'forbidden',
         `this key is ${me.status} and cannot be rotated again; ` +
@@ -116,13 +122,17 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey, CommerceSettings> = {
       scopes: me.scopes,
       now,
     });
-    const successor = await update(tx, row.id, 'mandate_binding = $2, last_rotated_at = $3', [me.mandate_binding, now]);
-    const old = await update(
-      tx,
-      me.id,
-      `status = 'superseded', superseded_by = $2, grace_until = $3, last_rotated_at = $4`,
-      [successor.id, graceUntil, now],
-    );
+    const successor = (
+      await tx.query<KeyRow>(
+        'update api_keys set mandate_binding = $2, last_rotated_at = $3 where id = $1 returning *',
+        [row.id, me.mandate_binding, now],
+      )
+    ).rows[0]!;
+    const old = await mustMove<KeyRow, 'key'>(tx, 'key', me.id, me.status, 'supersede', {
+      superseded_by: successor.id,
+      grace_until: graceUntil,
+      last_rotated_at: now,
+    });
     await recordKeyEvent(tx, successor, 'ApiKey.minted@1', now, { supersedes: old.id });
     await recordKeyEvent(tx, old, 'ApiKey.rotated@1', now, {
       successor: successor.id,
@@ -138,7 +148,7 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey, CommerceSettings> = {
     const me = await callingKey(tx, ctx.keyId, ctx.account);
     if (!me) return noKey();
     const now = clock.now();
-    const row = await update(tx, me.id, `status = 'revoked', revoked_at = $2, grace_until = null`, [now]);
+    const row = (await move<KeyRow, 'key'>(tx, 'key', me.id, 'revoke', { revoked_at: now, grace_until: null })) ?? me;
     await recordKeyEvent(tx, row, 'ApiKey.revoked@1', now, { from: me.status });
     return ok(keyRecord(row));
   },
@@ -157,10 +167,7 @@ export const apiKeyHandlers: NounHandlers<typeof apiKey, CommerceSettings> = {
       );
     }
     const now = clock.now();
-    const row = await update(tx, me.id, 'scopes = $2, mandate_binding = $3', [
-      scopes,
-      input.mandateBinding ?? me.mandate_binding,
-    ]);
+    const row = await setBinding(tx, me.id, scopes, input.mandateBinding ?? me.mandate_binding);
     await recordKeyEvent(tx, row, 'ApiKey.scoped@1', now, {
       scopes: row.scopes,
       mandateBinding: row.mandate_binding,

@@ -1,17 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import {
-  capabilityByName,
-  problemsOf,
-  type Capability,
-  type OpReply,
-  type PaymentReceipt,
-  type Problem,
-} from '@vcs/contract';
-import { offerFactsOf, requirementOf, requirementV1Of, type OfferFacts, type X402Terms } from '@vcs/platform';
+import { problemsOf, type Capability, type Problem } from '@vcs/contract';
+import { requirementOf, requirementV1Of, type OfferFacts, type X402Terms } from '@vcs/platform';
 import { z } from 'zod';
 import { sameRequest, sendBlocked } from '../reply.ts';
-import { OFFER_RECEIPT } from '@x402/extensions/offer-receipt';
-import { extensionsOf, signReceipt, type ReceiptSigner } from './extensions.ts';
+import { extensionsOf, type ReceiptSigner } from './extensions.ts';
 
 /**
  * x402 on the wire: the 402's PAYMENT-REQUIRED (v2 header) and body members (v1), the payment a client sends back
@@ -112,50 +104,4 @@ export function paymentOrRefusal(req: FastifyRequest, reply: FastifyReply): Sent
     { problems: payment.problems, next: sameRequest(req) },
   );
   return 'refused';
-}
-
-/**
- * Send a settlement's answer to an x402 payer: the receipt in PAYMENT-RESPONSE (v2) or X-PAYMENT-RESPONSE (v1)
- * when a payment moved, signed (offer-receipt) when there is a signer, and the signed receipt in `meter.payment` too;
- * a payment refused for good is x402's own 402 again, its `error` naming the reason (with our code in the envelope);
- * anything else as it is (a 503 with Retry-After when the outcome is not known yet).
- */
-export async function decoratePaymentReply(
-  reply: FastifyReply,
-  r: OpReply,
-  version: 1 | 2,
-  terms: X402Terms,
-  signer: ReceiptSigner | null,
-  resourceUrl: string,
-): Promise<OpReply> {
-  const meter = r.answer.meter as { payment?: PaymentReceipt } | undefined;
-  if (meter?.payment) {
-    const p = meter.payment;
-    // The spec's receipt names the network in CAIP-2 for v1 clients too; the facilitator's members keep v1's word.
-    const signed = signer
-      ? await signReceipt(signer, { resourceUrl, payer: p.payer, network: p.network, transaction: p.transaction })
-      : undefined;
-    const receipt = {
-      success: true,
-      transaction: p.transaction ?? '',
-      network: version === 2 ? p.network : (terms.v1Network ?? p.network),
-      payer: p.payer,
-      ...(signed ? { extensions: { [OFFER_RECEIPT]: { info: { receipt: signed } } } } : {}),
-    };
-    reply.header(version === 2 ? 'payment-response' : 'x-payment-response', encodeHeader(receipt));
-    if (!signed) return r;
-    const signedReceipt = {
-      format: signed.format,
-      signature: signed.signature,
-      ...('payload' in signed ? { payload: { ...signed.payload } } : {}),
-    };
-    const payment: PaymentReceipt = { ...p, signedReceipt };
-    return { ...r, answer: { ...r.answer, meter: { ...meter, payment } } };
-  }
-  const value = r.answer.value as { x402Error?: string; capability?: string; intent?: { id?: string } } | undefined;
-  const c = value?.capability ? capabilityByName(value.capability) : undefined;
-  if (r.status !== 402 || !value?.x402Error || !c || !value.intent?.id) return r;
-  const facts = offerFactsOf(c, value.intent.id, resourceUrl);
-  reply.header('payment-required', encodeHeader(await paymentRequiredOf(terms, c, facts, signer, value.x402Error)));
-  return { ...r, answer: { ...r.answer, ...paymentRequiredV1Of(terms, facts, value.x402Error) } };
 }

@@ -1,16 +1,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MINT_KEY, ops, problemsOf, setByGatewayMembers, type Op, type OpReply } from '@vcs/contract';
-import { callOp } from '@vcs/platform';
+import { callOp, type CallContext } from '@vcs/platform';
 import { publicBaseOf, requestContext } from '../context.ts';
 import { callerOf } from '../dispatch.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { mandateOf } from '../money/headers.ts';
-import { decoratePaymentReply, paymentOf, paymentOrRefusal } from '../money/x402.ts';
+import { paymentOrRefusal } from '../money/x402.ts';
+import { payCapabilityCall, sendPaidReply } from '../money/pay.ts';
 import { refuseMethod } from '../methods.ts';
 import { bodyObject, refuseMalformedId, sameRequest, sendBlocked, sendOpReply } from '../reply.ts';
 
 /** What a route adds to its operation's declaration: only what HTTP alone knows. */
 interface RouteOptions {
+  /** Answer the request another way (its answer sent) when it calls for one; null: the operation answers it. */
+  instead?(req: FastifyRequest, reply: FastifyReply, ctx: CallContext): Promise<FastifyReply | null>;
   /** Input members taken from the request beyond path parameters and body (headers). */
   extra?(req: FastifyRequest, reply: FastifyReply): Record<string, unknown> | null;
   /** Shape the answer for HTTP (POST /keys adds its links), else it is sent as the pillar answered. */
@@ -38,6 +41,8 @@ function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOpt
       for (const p of params) if (refuseMalformedId(reply, idKinds[p], path[p]!)) return reply;
       const ctx = requestContext(req, reply, route.key, op.name);
       if (!ctx) return reply;
+      const answered = opts.instead ? await opts.instead(req, reply, ctx) : null;
+      if (answered) return answered;
       const extra = opts.extra ? opts.extra(req, reply) : {};
       if (!extra) return reply; // the refusal is sent
       const sent = route.method === 'POST' ? bodyObject(req, reply) : {};
@@ -76,6 +81,15 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
   });
   routeOp(app, deps, ops.intentsGet);
   routeOp(app, deps, ops.intentsSettle, {
+    // With an x402 payment the intent is paid through the one money path (money/pay.ts); with a key, settled.
+    async instead(req, reply, ctx) {
+      const payment = paymentOrRefusal(req, reply);
+      if (payment === 'refused') return reply;
+      if (!payment) return null;
+      const intentId = (req.params as { intentId: string }).intentId;
+      const resourceUrl = `${publicBaseOf(req, deps.config)}${req.url.split('?')[0]}`;
+      return sendPaidReply(reply, await payCapabilityCall(deps, { intentId, payment, ctx, resourceUrl }));
+    },
     extra(req, reply) {
       const m = mandateOf(req);
       if (m && 'problems' in m) {
@@ -87,18 +101,8 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
         );
         return null;
       }
-      const payment = paymentOrRefusal(req, reply);
-      if (payment === 'refused') return null;
       reply.header('intent-id', (req.params as { intentId: string }).intentId);
-      return { mandate: m?.mandate, payment: payment?.payload };
-    },
-    async send(reply, r, req) {
-      const payment = paymentOf(req);
-      if (!payment || 'problems' in payment) return sendOpReply(reply, r);
-      const base = publicBaseOf(req, deps.config);
-      const { x402, receiptSigner } = deps.config;
-      const url = `${base}${req.url.split('?')[0]}`;
-      return sendOpReply(reply, await decoratePaymentReply(reply, r, payment.version, x402, receiptSigner, url));
+      return { mandate: m?.mandate };
     },
   });
   routeOp(app, deps, ops.handoffsGet);

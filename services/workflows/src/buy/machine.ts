@@ -1,7 +1,9 @@
 import {
   blocked,
   blockedCodes,
-  capabilityByName,
+  claimOf,
+  isFinal,
+  isLeased,
   newId,
   nextState,
   opTimeouts,
@@ -20,7 +22,6 @@ import {
   busCallerOf,
   callOp,
   LEASE_MARGIN_MS,
-  leaseHeld,
   recordAnswer,
   type CallContext,
   type Queryable,
@@ -191,12 +192,13 @@ export class DealMachine {
     return this.s.db.tx(async (q) => {
       const d = await loadDeal(q, dealId, { lock: true });
       if (!d || (account !== null && d.account_id !== account)) return { kind: 'not-found' };
-      if (d.state === 'SETTLED' || !d.current_step) return { kind: 'settled', deal: d };
+      if (isFinal('deal', d.state) || !d.current_step) return { kind: 'settled', deal: d };
       const step = d.checklist[d.current_step - 1]!;
-      if (step.status === 'awaiting') return { kind: 'pending', deal: d, step };
       const now = this.now();
-      if (step.status === 'running' && step.startedAt && leaseHeld(this.s.clock, stepLeaseEnd(this.s, step.startedAt)))
-        return { kind: 'busy', deal: d, step };
+      // The table's claim rule: awaiting its offer or handoff, it is pending; running under a live lease, busy.
+      const lease = step.startedAt ? stepLeaseEnd(this.s, step.startedAt) : null;
+      if (claimOf('dealStep', step.status, lease, now.getTime()) === 'busy')
+        return { kind: isLeased('dealStep', step.status) ? 'busy' : 'pending', deal: d, step };
       if (freeOnly && (kindOf(stepDef(step.position)).kind !== 'execute' || step.status === 'failed'))
         return { kind: 'stop', deal: d };
       // A step taken up after its lease ran out keeps its attempt: its capability is the same durable execution
@@ -205,7 +207,7 @@ export class DealMachine {
       step.status = nextState('dealStep', step.status, 'claim');
       step.startedAt = now.toISOString();
       step.pending = null;
-      d.state = 'IN_PROGRESS';
+      d.state = nextState('deal', d.state, 'start');
       const saved = await saveDeal(q, d, now);
       await appendEvent(
         q,
@@ -311,7 +313,7 @@ export class DealMachine {
       if (r.outcome === 'pending') {
         step.status = nextState('dealStep', step.status, 'await');
         step.pending = { kind: r.kind, id: r.id, answer: r.answer };
-        d.state = r.kind === 'offer' ? 'AWAITING_PAYMENT' : 'AWAITING_HUMAN';
+        d.state = nextState('deal', d.state, r.kind === 'offer' ? 'awaitPayment' : 'awaitHuman');
         return saveDeal(q, d, now);
       }
       return this.finish(
@@ -343,7 +345,7 @@ export class DealMachine {
     step.pending = null;
     if (failed) {
       step.status = nextState('dealStep', step.status, 'fail');
-      d.state = 'STEP_FAILED';
+      d.state = nextState('deal', d.state, 'fail');
       const saved = await saveDeal(q, d, now);
       await appendEvent(
         q,
@@ -364,7 +366,7 @@ export class DealMachine {
     step.status = nextState('dealStep', step.status, 'succeed');
     const last = step.position === d.checklist.length;
     d.current_step = last ? null : step.position + 1;
-    d.state = last ? 'SETTLED' : 'IN_PROGRESS';
+    d.state = nextState('deal', d.state, last ? 'settle' : 'proceed');
     const saved = await saveDeal(q, d, now);
     await appendEvent(
       q,

@@ -1,0 +1,212 @@
+import { edgeOf } from '@vcs/contract';
+import { centsOfAtomic, leaseSecondsLeft, leaseUntil, writeEvents, type Queryable } from '@vcs/platform';
+import type { CommerceServices as Services } from '../config.ts';
+import { json } from './common.ts';
+import { countSettled } from './executions.ts';
+import { findIntent, settledEvent, withMeter, type IntentRow } from './intents.ts';
+import type { Paying } from './pay.ts';
+import {
+  chainVerdict,
+  facilitatorTimeoutMs,
+  intentTermsOf,
+  paymentPending,
+  paymentRefusal,
+  settleOnce,
+  type PaymentRow,
+  type Refusal,
+} from './payments.ts';
+import { move } from './transition.ts';
+
+/**
+ * 8. A paid intent's answer is stored and withheld (charging); its held payment is settled now — and only now, for an
+ * answer worth its price. The facilitator's clear yes proves it; a first send refused before any broadcast (the chain
+ * saying unused) refuses it; anything else is a doubt the chain decides (`authorizationState` at one block), never our
+ * clock, never a 402 for money that may have moved. Proven, the intent collects (its answer released with its receipt
+ * and charge); refused, or expired unused on chain, the intent withholds its answer: nothing moved.
+ */
+export async function charged(services: Services, p: Paying, deadline: number): Promise<Paying> {
+  const d = await driven(services, p.payment, !!p.sendNow);
+  const now = services.clock.now().getTime();
+  // Collected while a request is answering with it, within its time: delivered now, not owed.
+  const delivering = !!p.requestId && now < deadline;
+  if (d.kind === 'paid') return collected(services, { ...p, sendNow: false }, d.transaction, delivering);
+  if (d.kind === 'refused') return withheldNow(services, { ...p, sendNow: false }, d.payment, d.refusal);
+  return {
+    ...p,
+    sendNow: false,
+    pending: paymentPending(
+      intentTermsOf(p.intent),
+      'payment-pending',
+      `${d.message}; it will not be charged twice: send the same request again in ${d.retryAfter} s`,
+      d.retryAfter,
+    ),
+  };
+}
+
+/** How long one request may drive a payment before anyone else (a retry, the reconciler) may: the facilitator's time. */
+export const paymentLease = (services: Services) =>
+  leaseUntil(services.clock, facilitatorTimeoutMs(services)).toISOString();
+
+/** Where driving a payment one step got to. */
+type Driven =
+  | { kind: 'paid'; transaction: string | null }
+  | { kind: 'refused'; payment: PaymentRow | undefined; refusal: Refusal }
+  | { kind: 'waiting'; message: string; retryAfter: number };
+
+/**
+ * One step of a sent payment: this request's first send goes to the facilitator; one sent before is asked of the
+ * chain first (used: paid at once, whoever is driving it), and sent again only once its lease ran out (the table's
+ * lease rule) while the chain says it can still land.
+ */
+async function driven(services: Services, row: PaymentRow, sendNow: boolean): Promise<Driven> {
+  if (row.status === edgeOf('payment', 'prove').to) return { kind: 'paid', transaction: row.transaction };
+  if (sendNow) return sent(services, row, true);
+  const v = await chainVerdict(services, row);
+  if (v.kind === 'used') return { kind: 'paid', transaction: v.transaction };
+  if (v.kind === 'never') {
+    const gone = await move<PaymentRow, 'payment'>(services.db, 'payment', row.id, 'expire', {
+      reason: 'invalid_exact_evm_payload_authorization_valid_before',
+      lease_until: null,
+      updated_at: services.clock.now().toISOString(),
+    });
+    return {
+      kind: 'refused',
+      payment: gone,
+      refusal: {
+        code: 'payment-expired',
+        message: "the chain passed the payment's validBefore with it unused: nothing was charged: sign a new one",
+        x402Error: 'invalid_exact_evm_payload_authorization_valid_before',
+      },
+    };
+  }
+  if (v.kind === 'unknown')
+    return {
+      kind: 'waiting',
+      message: "the chain node is not answering, so the payment's outcome is not known yet",
+      retryAfter: 2,
+    };
+  // Open on chain. Someone holds it under a live lease: wait for them. Otherwise take it and send it again.
+  const now = services.clock.now().toISOString();
+  const taken = await move<PaymentRow, 'payment'>(
+    services.db,
+    'payment',
+    row.id,
+    'resubmit',
+    { lease_until: paymentLease(services), updated_at: now },
+    { leaseRunOutAt: now },
+  );
+  if (!taken)
+    return {
+      kind: 'waiting',
+      message: `payment ${row.id} is being settled now (transfer sent, not yet seen on chain)`,
+      retryAfter: Math.min(5, leaseSecondsLeft(services.clock, row.lease_until)),
+    };
+  return sent(services, taken, false);
+}
+
+/**
+ * Send the payment to the facilitator and move it by what came back. Only a first send can be refused: a send again
+ * may be refused by a facilitator that cannot see the first one's transfer (still in the pool; validBefore near by
+ * its clock), so its refusal is a doubt the chain decides.
+ */
+async function sent(services: Services, row: PaymentRow, first: boolean): Promise<Driven> {
+  const s = await settleOnce(services, row, first);
+  const now = services.clock.now().toISOString();
+  if (s.kind === 'settled') return { kind: 'paid', transaction: s.transaction };
+  if (s.kind === 'refused') {
+    const gone = await move<PaymentRow, 'payment'>(services.db, 'payment', row.id, 'refuse', {
+      reason: s.refusal.x402Error,
+      lease_until: null,
+      updated_at: now,
+    });
+    return { kind: 'refused', payment: gone, refusal: s.refusal };
+  }
+  const transaction = s.transaction ?? row.transaction;
+  await move(services.db, 'payment', row.id, 'doubt', {
+    reason: s.reason,
+    transaction,
+    lease_until: paymentLease(services),
+    updated_at: now,
+  });
+  // Often the chain already knows (a lost answer after the transfer landed): ask it once before answering 503.
+  const v = await chainVerdict(services, { ...row, transaction });
+  if (v.kind === 'used') return { kind: 'paid', transaction: v.transaction };
+  return {
+    kind: 'waiting',
+    message: `the payment's settlement is not confirmed yet (${s.reason}); it is being checked on chain`,
+    retryAfter: 2,
+  };
+}
+
+/**
+ * The chain has the transfer: the payment is settled and its intent collects — its withheld answer released with its
+ * meter (the amount charged, the receipt), Intent.settled@1 written — in one transaction, then the settlement counted
+ * once by whoever moved it. `deliver`: a request is answering with it now (not the reconciler): it is not owed.
+ */
+async function collected(services: Services, p: Paying, transaction: string | null, deliver: boolean): Promise<Paying> {
+  const now = services.clock.now().toISOString();
+  const moved = await services.db.tx(async (q) => {
+    const payment =
+      (await move<PaymentRow, 'payment'>(q, 'payment', p.payment.id, 'prove', {
+        transaction: transaction ?? p.payment.transaction,
+        lease_until: null,
+        updated_at: now,
+      })) ?? (await paymentById(q, p.payment.id));
+    const cents = centsOfAtomic(payment.amount_atomic);
+    const intent = await move<IntentRow, 'intent'>(q, 'intent', p.intent.id, 'collect', {
+      answer: JSON.stringify(withMeter(json(p.intent.answer), cents, payment)),
+      charged_cents: cents,
+      settled_at: now,
+      delivered_at: deliver ? now : null,
+    });
+    if (intent)
+      await writeEvents(q, [settledEvent(services, intent, await executionOf(q, intent), json(intent.answer), cents)]);
+    return { payment, intent, cents };
+  });
+  if (!moved.intent)
+    return { ...p, payment: moved.payment, intent: (await findIntent(services.db, p.intent.id))!, fresh: false };
+  await countSettled(services, moved.intent.account_id, moved.intent.capability, moved.cents);
+  return { ...p, payment: moved.payment, intent: moved.intent, fresh: true };
+}
+
+/**
+ * The payment refused at settlement (the payer's funds or authorization gone since it was verified), or expired unused
+ * on chain: nothing moved, and the intent withholds its answer — its refusal stored in its place, Intent.settled@1
+ * written (BLOCKED, 0.00), the settlement counted.
+ */
+async function withheldNow(
+  services: Services,
+  p: Paying,
+  payment: PaymentRow | undefined,
+  r: Refusal,
+): Promise<Paying> {
+  const t = intentTermsOf(p.intent);
+  const refused = paymentRefusal(services, { environment: environmentOf(p) }, t, r);
+  const intent = await services.db.tx(async (q) => {
+    const moved = await move<IntentRow, 'intent'>(q, 'intent', p.intent.id, 'withhold', {
+      answer: JSON.stringify(refused.answer),
+      answer_status: refused.status,
+      settled_at: services.clock.now().toISOString(),
+    });
+    if (moved) await writeEvents(q, [settledEvent(services, moved, await executionOf(q, moved), refused.answer, 0)]);
+    return moved;
+  });
+  if (intent) await countSettled(services, intent.account_id, intent.capability, 0);
+  return {
+    ...p,
+    payment: payment ?? (await paymentById(services.db, p.payment.id)),
+    intent: intent ?? (await findIntent(services.db, p.intent.id))!,
+    fresh: !!intent,
+  };
+}
+
+const environmentOf = (p: Paying) => p.payment.environment ?? 'sandbox';
+const paymentById = async (q: Queryable, id: string) =>
+  (await q.query<PaymentRow>('select * from payments where id = $1', [id])).rows[0]!;
+const executionOf = async (q: Queryable, r: IntentRow) =>
+  (
+    await q.query<{ id: string; ctx: unknown }>(
+      `select id, ctx from executions where source = 'intent' and source_id = $1`,
+      [r.id],
+    )
+  ).rows[0]!;
