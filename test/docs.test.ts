@@ -52,6 +52,18 @@ describe('docs say what is true now', () => {
     expect(found).toEqual([]);
   });
 
+  it("decisions.md's table of contents lists every subject, in order, by its GitHub anchor", () => {
+    const text = readFileSync(join(root, 'docs', 'decisions.md'), 'utf8');
+    const subjects = [...text.matchAll(/^## (.+)$/gm)].map((m) => m[1]!);
+    const anchor = (title: string) =>
+      title
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replace(/ /g, '-');
+    const listed = [...text.matchAll(/^- \[(.+)\]\(#(.+)\)$/gm)].map((m) => [m[1], m[2]]);
+    expect(listed).toEqual(subjects.map((t) => [t, anchor(t)]));
+  });
+
   it('the journal patterns catch what they are for', () => {
     const caught = (line: string) => journal.some((p) => p.test(line));
     // Each example is put together from pieces, so that this file holds none of them whole.
