@@ -24,4 +24,21 @@ describe.runIf(serversFor('faults suite'))('faults (distributed: needs NATS_URL,
     await h.start!('services-pillar');
     await waitFor(async () => (await call(h.baseUrl, 'GET', `/signings/status?vin=${VIN}`)).status === 200, 30_000);
   });
+
+  it('answers a VIN decoded before from the gateway while the data pillar is down; an unseen VIN is 503', async () => {
+    const before = await call(h.baseUrl, 'GET', `/decode/${VIN}`);
+    expect(before.status).toBe(200);
+    await h.kill!('data');
+    try {
+      const again = await call(h.baseUrl, 'GET', `/decode/${VIN}`);
+      expect([again.status, again.text]).toEqual([200, before.text]);
+      const unseen = await call(h.baseUrl, 'GET', '/decode/KM8K2CAB4PU001140');
+      expect(unseen.status).toBe(503);
+      expect(unseen.json.value).toMatchObject({ code: 'pillar-unavailable', pillar: 'data' });
+    } finally {
+      await h.start!('data');
+    }
+    // A refusal is not kept: the same VIN is asked of the pillar again once it is back.
+    await waitFor(async () => (await call(h.baseUrl, 'GET', '/decode/KM8K2CAB4PU001140')).status === 200, 30_000);
+  });
 });

@@ -1,8 +1,25 @@
 import type { FastifyInstance } from 'fastify';
 import { normaliseVin, vinProblem } from '@vcs/contract';
-import { decodeThroughData } from '../decode.ts';
+import { decodeThroughData, type DecodedOk } from '../decode.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { sendBlocked } from '../reply.ts';
+
+/** The face's JSON, made once per decode this gateway keeps (decode.ts): a warm VIN is answered by its bytes. */
+const bodies = new WeakMap<DecodedOk, string>();
+const bodyOf = (r: DecodedOk) => {
+  let body = bodies.get(r);
+  if (body === undefined)
+    bodies.set(
+      r,
+      (body = JSON.stringify({
+        type: 'OK',
+        decode: r.decode,
+        provenance: r.provenance,
+        links: { record: `/${r.decode.vin}` },
+      })),
+    );
+  return body;
+};
 
 /**
  * GET /decode/{vin}: keyless; the data pillar decodes from NHTSA vPIC; values vPIC does not give are simulated and
@@ -21,9 +38,6 @@ export async function decodeRoutes(app: FastifyInstance, deps: GatewayDeps) {
         .code(r.status)
         .type('application/json')
         .send(r.body instanceof Uint8Array ? Buffer.from(r.body) : r.body);
-    return reply
-      .code(200)
-      .type('application/json')
-      .send({ type: 'OK', decode: r.decode, provenance: r.provenance, links: { record: `/${r.decode.vin}` } });
+    return reply.code(200).type('application/json').send(bodyOf(r));
   });
 }
