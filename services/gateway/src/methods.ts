@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import { isIdOf, normaliseVin, vinProblem } from '@vcs/contract';
+import { normaliseVin, vinProblem } from '@vcs/contract';
 import { sendBlocked } from './reply.ts';
 
 declare module 'fastify' {
@@ -15,14 +15,12 @@ declare module 'fastify' {
 }
 
 /**
- * A path parameter names something only when it has the shape of what it names: `POST /anything` is an unknown path
- * (404), not a wrong method on `GET /{vin}`. Parameters not listed here name something whatever they hold.
+ * A VIN parameter names something only when it has a VIN's length: `GET /{vin}` and the doors' `GET /<door>/{vin}`
+ * take any one- or two-segment path, and `POST /anything` is an unknown path (404), not a wrong method on them. Other
+ * parameters (ids) sit in paths of their own, which are known whatever the id holds.
  */
 const NAMES: Record<string, (segment: string) => boolean> = {
   vin: (s) => vinProblem(normaliseVin(s))?.rule !== 'length',
-  intentId: (s) => isIdOf('intent', s),
-  handoffId: (s) => isIdOf('handoff', s),
-  dealId: (s) => isIdOf('deal', s),
 };
 /** HEAD is GET without the body: a path that refuses one refuses the other. */
 const twins = (a: string, b: string) => a === b || (a === 'HEAD' && b === 'GET') || (a === 'GET' && b === 'HEAD');
