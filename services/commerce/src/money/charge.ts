@@ -1,4 +1,4 @@
-import { edgeOf } from '@vcs/contract';
+import { claimOf, edgeOf } from '@vcs/contract';
 import { centsOfAtomic, leaseSecondsLeft, leaseUntil, writeEvents, type Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { json } from './common.ts';
@@ -85,16 +85,20 @@ async function driven(services: Services, row: PaymentRow, sendNow: boolean): Pr
       message: "the chain node is not answering, so the payment's outcome is not known yet",
       retryAfter: 2,
     };
-  // Open on chain. Someone holds it under a live lease: wait for them. Otherwise take it and send it again.
-  const now = services.clock.now().toISOString();
-  const taken = await move<PaymentRow, 'payment'>(
-    services.db,
-    'payment',
-    row.id,
-    'resubmit',
-    { lease_until: paymentLease(services), updated_at: now },
-    { leaseRunOutAt: now },
-  );
+  // Open on chain. The table's claim rule: under a live lease someone is sending it — wait for them; run out, take it
+  // and send it again (the move checks the lease once more, so one taker wins).
+  const now = services.clock.now();
+  const taken =
+    claimOf('payment', row.status, row.lease_until, now.getTime()) === 'take'
+      ? await move<PaymentRow, 'payment'>(
+          services.db,
+          'payment',
+          row.id,
+          'resubmit',
+          { lease_until: paymentLease(services), updated_at: now.toISOString() },
+          { leaseRunOutAt: now.toISOString() },
+        )
+      : undefined;
   if (!taken)
     return {
       kind: 'waiting',

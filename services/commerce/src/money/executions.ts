@@ -6,7 +6,6 @@ import {
   lifecycles,
   newId,
   platformEvent,
-  type EventAnswerType,
   opTimeouts,
   ops,
   requestText,
@@ -230,7 +229,7 @@ async function claim(
   held?: ExecutionRow,
 ): Promise<ExecutionOutcome | { kind: 'claimed'; row: ExecutionRow }> {
   // The creator claimed it when it made it (createExecution), in its own transaction: nothing to read again.
-  if (held?.status === 'running') return { kind: 'claimed', row: held };
+  if (held?.status === lifecycles.execution.initial) return { kind: 'claimed', row: held };
   return services.db.tx(async (q) => {
     const { rows } = await q.query<ExecutionRow>('select * from executions where id = $1 for update', [id]);
     const r = rows[0]!;
@@ -300,8 +299,7 @@ async function record(
   status: number,
   replayed: boolean,
 ): Promise<ExecutionOutcome> {
-  const type = String(answer.type);
-  const outcome = type === 'OK' || type === 'EMPTY' ? 'succeeded' : 'failed';
+  const outcome = answer.type === 'BLOCKED' ? 'failed' : 'succeeded';
   const now = services.clock.now().toISOString();
   const kept = await services.db.tx(async (q) => {
     // The stored copy never holds a secret shown once; the first caller gets it in this answer only. An answer is
@@ -343,7 +341,7 @@ async function record(
             capability: done.capability,
             origin: json(done.origin) ?? null,
             status: outcome,
-            answerType: type as EventAnswerType,
+            answerType: answer.type,
             answers: typeof answer.answers === 'string' ? answer.answers : null,
           },
         ),

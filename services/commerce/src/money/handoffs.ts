@@ -2,6 +2,7 @@ import {
   problemsOf,
   capabilityByName,
   claimOf,
+  isInFlight,
   newId,
   platformEvent,
   opTimeouts,
@@ -54,7 +55,8 @@ const verbs = Object.keys(sandboxDesks) as HumanVerb[];
 function handoffView(r: HandoffRow): HandoffValue {
   return {
     id: r.id,
-    status: r.status === 'completing' ? 'pending' : r.status,
+    // Its capability running, it is still pending to the human's caller.
+    status: isInFlight('handoff', r.status) ? 'pending' : r.status,
     verb: r.verb,
     credential: r.credential,
     capability: r.capability,

@@ -13,7 +13,6 @@ import {
   ops,
   withoutSecrets,
   type Capability,
-  type EventAnswerType,
   type OpInput,
   type OpReply,
   type Blocked,
@@ -300,7 +299,7 @@ async function claim(
     );
   const decision = claimOf('intent', r.status, null, now.getTime());
   if (decision === 'final') {
-    if (r.status === 'expired') refuseExpired(services, ctx, r);
+    if (r.status === edgeOf('intent', 'expire').to) refuseExpired(services, ctx, r);
     return { kind: 'replay', row: r };
   }
   if (decision === 'busy') {
@@ -445,7 +444,6 @@ export function settledEvent(
   answer: PillarAnswer,
   cents: number,
 ) {
-  const value = (answer.value ?? {}) as { vin?: unknown };
   const input = json(r.input) as { vin?: unknown };
   return platformEvent(
     'Intent.settled@1',
@@ -453,14 +451,14 @@ export function settledEvent(
       occurredAt: services.clock.now().toISOString(),
       account: r.account_id,
       capability: r.capability,
-      vin: typeof value.vin === 'string' ? value.vin : typeof input.vin === 'string' ? input.vin : null,
+      vin: typeof answer.value.vin === 'string' ? answer.value.vin : typeof input.vin === 'string' ? input.vin : null,
       simulated: (json(ex.ctx) as StoredContext).environment === 'sandbox',
     },
     {
       intentId: r.id,
       capability: r.capability,
       origin: json(r.origin) ?? null,
-      answerType: answer.type as EventAnswerType,
+      answerType: answer.type,
       executionId: ex.id,
       charged: fromCents(cents),
     },

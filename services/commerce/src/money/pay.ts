@@ -325,7 +325,7 @@ async function offered(services: Services, pr: Presented): Promise<Offer | { set
   const now = services.clock.now();
   const decision = claimOf('intent', r.status, null, now.getTime());
   if (decision === 'final') {
-    if (r.status === 'expired') refuseExpired(services, ctx, r);
+    if (r.status === edgeOf('intent', 'expire').to) refuseExpired(services, ctx, r);
     return { settled: r };
   }
   if (decision === 'busy')
@@ -524,7 +524,8 @@ async function delivered(services: Services, p: Paying, deadline: number): Promi
   if (p.pending) return { ...p.pending, meta: members };
   const proven = p.payment && paid(p);
   if (proven) members.receipt = receiptOf(p.payment);
-  else if (p.payment?.reason && p.intent.status === 'failed' && p.payment.status !== 'voided')
+  // Refused at settlement, or expired unused on chain: x402's reason, so the client is offered the payment again.
+  else if (p.payment?.reason && refusedStates.includes(p.payment.status))
     members.refusal = refusalOf(intentTermsOf(p.intent), p.payment.reason);
   // This request's answer carries what it alone may show (a secret, this once); any other is the stored one.
   const answer: PillarAnswer =
@@ -535,3 +536,4 @@ async function delivered(services: Services, p: Paying, deadline: number): Promi
   return { status: p.intent.answer_status ?? 200, answer, replayed: !p.fresh, meta: members };
 }
 const centsOf = (r: IntentRow) => Number(r.charged_cents ?? 0);
+const refusedStates: string[] = [edgeOf('payment', 'refuse').to, edgeOf('payment', 'expire').to];
