@@ -164,7 +164,7 @@ async function collected(services: Services, p: Paying, transaction: string | nu
       delivered_at: deliver ? now : null,
     });
     if (intent)
-      await writeEvents(q, [settledEvent(services, intent, await executionOf(q, intent), json(intent.answer), cents)]);
+      await writeEvents(q, [settledEvent(services, intent, await executionOf(q, p), json(intent.answer), cents)]);
     return { payment, intent, cents };
   });
   if (!moved.intent)
@@ -192,7 +192,7 @@ async function withheldNow(
       answer_status: refused.status,
       settled_at: services.clock.now().toISOString(),
     });
-    if (moved) await writeEvents(q, [settledEvent(services, moved, await executionOf(q, moved), refused.answer, 0)]);
+    if (moved) await writeEvents(q, [settledEvent(services, moved, await executionOf(q, p), refused.answer, 0)]);
     return moved;
   });
   if (intent) await countSettled(services, intent.account_id, intent.capability, 0);
@@ -207,10 +207,14 @@ async function withheldNow(
 const environmentOf = (p: Paying) => p.payment.environment ?? 'sandbox';
 const paymentById = async (q: Queryable, id: string) =>
   (await q.query<PaymentRow>('select * from payments where id = $1', [id])).rows[0]!;
-const executionOf = async (q: Queryable, r: IntentRow) =>
-  (
-    await q.query<{ id: string; ctx: unknown }>(
-      `select id, ctx from executions where source = 'intent' and source_id = $1`,
-      [r.id],
-    )
-  ).rows[0]!;
+/** The intent's execution (the event of its end names it) and the environment it ran in, known or read. */
+const executionOf = async (q: Queryable, p: Paying) => ({
+  id:
+    p.executionId ??
+    (
+      await q.query<{ id: string }>(`select id from executions where source = 'intent' and source_id = $1`, [
+        p.intent.id,
+      ])
+    ).rows[0]!.id,
+  environment: environmentOf(p),
+});

@@ -28,6 +28,8 @@ import {
   type Queryable,
 } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
+import type { IntentRow } from './intents.ts';
+import type { PaymentRow } from './payments.ts';
 import { json } from './common.ts';
 import { move, mustMove } from './transition.ts';
 
@@ -59,8 +61,16 @@ export interface ExecutionRow {
   finished_at: string | Date | null;
 }
 
-/** What an execution carries of its caller's context: who, which environment, the trigger, the mandate. */
-export type StoredContext = Pick<CallContext, 'account' | 'keyId' | 'environment' | 'trigger' | 'intentId' | 'mandate'>;
+/**
+ * What an execution carries of its caller's context: who, which environment, the trigger, the mandate — and for a
+ * paid intent, the payment held for it (its finisher settles or voids it).
+ */
+export type StoredContext = Pick<
+  CallContext,
+  'account' | 'keyId' | 'environment' | 'trigger' | 'intentId' | 'mandate'
+> & {
+  paymentId?: string | null;
+};
 
 /** After a pillar was certainly not reached, the execution waits this long before the reconciler tries again. */
 const NOT_RUN_BACKOFF_MS = 1_000;
@@ -86,7 +96,12 @@ export interface Finished {
   chargedCents: number;
   events: Parameters<typeof writeEvents>[1];
   answer?: PillarAnswer;
-  record?: unknown;
+  record?: SourceRecord;
+}
+/** An intent as its finisher left it, with the payment held for it (a handoff's finisher leaves none). */
+export interface SourceRecord {
+  intent: IntentRow;
+  payment?: PaymentRow;
 }
 /** What finishing an execution does for each source that has a record of its own (a deal step has its event). */
 export type Finishers = Partial<Record<ExecutionSource, Finisher>>;
@@ -109,7 +124,7 @@ export type ExecutionOutcome =
       replayed: boolean;
       recorded?: boolean;
       /** Recorded by this attempt: its source's record as the finisher left it. */
-      record?: unknown;
+      record?: SourceRecord;
     }
   /** Claimed by another attempt whose lease still runs. */
   | { kind: 'busy'; row: ExecutionRow; retryAfterSeconds: number }
@@ -147,6 +162,7 @@ export async function createExecution(
     trigger: e.ctx.trigger ?? null,
     intentId: e.ctx.intentId ?? null,
     mandate: e.ctx.mandate,
+    ...(e.ctx.paymentId ? { paymentId: e.ctx.paymentId } : {}),
   };
   const made = await q.query<ExecutionRow>(
     `insert into executions(

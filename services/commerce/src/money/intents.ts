@@ -3,6 +3,7 @@ import {
   claimOf,
   edgeOf,
   isInFlight,
+  lifecycles,
   worthItsPrice,
   platformEvent,
   problemsOf,
@@ -440,7 +441,7 @@ export function withMeter<A extends PillarAnswer>(answer: A, cents: number, paym
 export function settledEvent(
   services: Services,
   r: IntentRow,
-  ex: Pick<ExecutionRow, 'id' | 'ctx'>,
+  ex: { id: string; environment: CallContext['environment'] },
   answer: PillarAnswer,
   cents: number,
 ) {
@@ -452,7 +453,7 @@ export function settledEvent(
       account: r.account_id,
       capability: r.capability,
       vin: typeof answer.value.vin === 'string' ? answer.value.vin : typeof input.vin === 'string' ? input.vin : null,
-      simulated: (json(ex.ctx) as StoredContext).environment === 'sandbox',
+      simulated: ex.environment === 'sandbox',
     },
     {
       intentId: r.id,
@@ -472,55 +473,49 @@ export function settledEvent(
  * settlement, or a paid answer not worth its price, whose payment is voided — nothing moves.
  */
 export const finishIntent: Finisher = async (q, services, ex, answer, answerStatus) => {
-  // The intent and the payment held for it, in one look.
-  const { rows } = await q.query<IntentRow & { payment_row: PaymentRow | null }>(
-    `select i.*, to_jsonb(p) as payment_row
-     from intents i left join payments p on p.id = i.payment_id
-     where i.id = $1 for update of i`,
-    [ex.source_id],
-  );
-  const { payment_row, ...r } = rows[0]!;
-  const payment: PaymentRow | undefined = json(payment_row) ?? undefined;
+  const { paymentId, environment } = json(ex.ctx) as StoredContext;
   const now = services.clock.now().toISOString();
+  // Only this attempt recorded the execution (its move won), so the intent is in flight: each move below happens.
+  const from = lifecycles.intent.inFlight.join('|');
   // The first delivery carries the secret an answer may hold; the stored copy (replays, GET) never does.
-  if (payment && worthItsPrice(capabilityByName(r.capability)!, answer.type)) {
-    const intent = await mustMove<IntentRow, 'intent'>(q, 'intent', r.id, r.status, 'charge', {
+  if (paymentId && worthItsPrice(capabilityByName(ex.capability)!, answer.type)) {
+    const intent = await mustMove<IntentRow, 'intent'>(q, 'intent', ex.source_id, from, 'charge', {
       answer: withoutSecrets(JSON.stringify(answer)),
       answer_status: answerStatus,
       executions: 1,
     });
-    const sent = await mustMove<PaymentRow, 'payment'>(q, 'payment', payment.id, payment.status, 'send', {
+    const sent = await mustMove<PaymentRow, 'payment'>(q, 'payment', paymentId, 'held', 'send', {
       lease_until: leaseUntil(services.clock, facilitatorTimeoutMs(services)).toISOString(),
       updated_at: now,
     });
     return { settled: false, chargedCents: 0, events: [], answer, record: { intent, payment: sent } };
   }
   const stored = withMeter(answer, 0);
-  const ok = answer.type === 'OK' || answer.type === 'EMPTY';
-  const intent = await mustMove<IntentRow, 'intent'>(q, 'intent', r.id, r.status, ok ? 'succeed' : 'fail', {
+  const ok = answer.type !== 'BLOCKED';
+  const intent = await mustMove<IntentRow, 'intent'>(q, 'intent', ex.source_id, from, ok ? 'succeed' : 'fail', {
     answer: withoutSecrets(JSON.stringify(stored)),
     answer_status: answerStatus,
     settled_at: now,
     executions: 1,
   });
-  const voided = payment
-    ? await mustMove<PaymentRow, 'payment'>(q, 'payment', payment.id, payment.status, 'void', {
+  const voided = paymentId
+    ? await mustMove<PaymentRow, 'payment'>(q, 'payment', paymentId, 'held', 'void', {
         reason: `not settled: the answer was ${answer.type}, which its price does not pay for`,
         lease_until: null,
         updated_at: now,
       })
     : undefined;
-  if (!ok && r.mandate_principal && r.mandate_id)
+  if (!ok && intent.mandate_principal && intent.mandate_id)
     await refund(q, {
-      account: r.account_id!,
-      principal: r.mandate_principal,
-      id: r.mandate_id,
-      cents: Number(r.ceiling_cents),
+      account: intent.account_id!,
+      principal: intent.mandate_principal,
+      id: intent.mandate_id,
+      cents: Number(intent.ceiling_cents),
     });
   return {
     settled: true,
     chargedCents: 0,
-    events: [settledEvent(services, r, ex, answer, 0)],
+    events: [settledEvent(services, intent, { id: ex.id, environment }, answer, 0)],
     answer: stored,
     record: { intent, payment: voided },
   };

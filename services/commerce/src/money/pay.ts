@@ -3,6 +3,7 @@ import {
   capabilityByName,
   claimOf,
   edgeOf,
+  lifecycles,
   inFlightStates,
   isFinal,
   isInFlight,
@@ -91,25 +92,26 @@ export async function payCall(
     delivered(services, await advanced(services, { ...p, requestId: req.ctx.requestId }, deadline), deadline);
   try {
     const pr = parsed(services, req);
-    const known = await found(services, pr);
+    const seen = await looked(services, pr);
+    const known = found(services, pr, seen.own);
     if (known) return await answer(known);
-    const debt = await owed(services, pr);
+    const debt = await owed(services, pr, seen.owed);
     if (debt) {
       const out = await advanced(services, { ...debt, requestId: req.ctx.requestId }, deadline);
       // Withheld after all (its payment never landed): nothing is owed; this payment pays for a new answer.
       if (!withheld(out)) return await delivered(services, out, deadline);
     }
-    const offer = await offered(services, pr);
+    const offer = await offered(services, pr, seen.named);
     if ('settled' in offer) return replay(offer.settled);
     const requirements = await verified(services, pr, offer).catch(async (e: unknown) => {
       // Refused — unless a copy of this payment was bound (and settled) meanwhile: that is what the facilitator saw.
-      const copy = await found(services, pr);
+      const copy = await foundAfresh(services, pr);
       if (!copy) throw e;
       return copy;
     });
     if (isPaying(requirements)) return await answer(requirements);
     // A copy of this payment bound it first: it is a retry now.
-    const paying = (await bound(services, pr, offer, requirements)) ?? (await found(services, pr));
+    const paying = (await bound(services, pr, offer, requirements)) ?? (await foundAfresh(services, pr));
     if (!paying)
       throw new Refused(
         paymentPending(offer.terms, 'payment-pending', `intent ${offer.terms.id} is being settled another way`, 2),
@@ -146,6 +148,8 @@ export interface Paying {
   /** The request answering with it (none: the reconciler, which answers nobody). */
   requestId?: string;
   claimed?: ExecutionRow;
+  /** The intent's execution, when this request knows it (the event of its end names it). */
+  executionId?: string;
   answer?: PillarAnswer;
   sendNow?: boolean;
   fresh?: boolean;
@@ -214,24 +218,73 @@ const paying = (row: PaymentWithIntent, bound = false): Paying => {
 };
 
 /**
+ * What the steps below decide on, read in one statement: the payments this authorization (or its payment-identifier)
+ * already is (`own`, for found), the latest answer this wallet paid for this resource and never got (`owed`), and
+ * the intent the payment names (`named`, for offered). The resource is the route's capability and input, or the
+ * named intent's.
+ */
+interface Looked {
+  own: PaymentWithIntent[];
+  owed?: PaymentWithIntent;
+  named?: IntentRow;
+}
+async function looked(services: Services, pr: Presented): Promise<Looked> {
+  const { route, intentId } = pr.req;
+  const [network, asset, payer, nonce] = pr.key;
+  const c = route ? capabilityByName(route.capability) : undefined;
+  const input = route ? c?.request.safeParse(route.input) : undefined;
+  const { rows } = await services.db.query<{
+    kind: 'own' | 'owed' | 'named';
+    payment: PaymentRow | null;
+    intent: IntentRow;
+  }>(
+    `with named as (select * from intents where id = $6),
+     wanted as (
+       select $7::text as capability, $8::jsonb as input where $7::text is not null
+       union all select capability, input from named where $7::text is null)
+     select 'own' as kind, to_jsonb(p) as payment, to_jsonb(i) as intent
+     from payments p join intents i on i.id = p.intent_id
+     where (p.network = $1 and lower(p.asset) = lower($2) and lower(p.payer) = lower($3) and lower(p.nonce) = lower($4))
+        or p.payment_identifier = $5
+     union all (
+       select 'owed', to_jsonb(p), to_jsonb(i) from payments p join intents i on i.id = p.intent_id, wanted w
+       where lower(p.payer) = lower($3) and p.status = any($9::text[]) and i.delivered_at is null
+         and i.capability = w.capability and i.input = w.input
+       order by p.created_at desc limit 1)
+     union all select 'named', null, to_jsonb(n) from named n`,
+    [
+      network,
+      asset,
+      payer,
+      nonce,
+      pr.identifier,
+      intentId ?? null,
+      input?.success ? route!.capability : null,
+      input?.success ? JSON.stringify(input.data) : null,
+      [...inFlightStates('payment'), edgeOf('payment', 'prove').to],
+    ],
+  );
+  const withIntent = (r: (typeof rows)[number]): PaymentWithIntent => ({ ...json(r.payment), intent_row: r.intent });
+  return {
+    own: rows.filter((r) => r.kind === 'own').map(withIntent),
+    owed: rows.filter((r) => r.kind === 'owed').map(withIntent)[0],
+    named: rows.find((r) => r.kind === 'named') && json(rows.find((r) => r.kind === 'named')!.intent),
+  };
+}
+
+/**
  * 2. The authorization seen before (or its payment-identifier): a retry reaches the intent it pays, whoever sends it
  * and on whichever route — but only for that intent, and only for what it was offered for.
  */
-async function found(services: Services, pr: Presented): Promise<Paying | null> {
+function found(services: Services, pr: Presented, own: PaymentWithIntent[]): Paying | null {
   const { ctx, intentId, route } = pr.req;
-  const [network, asset, payer, nonce] = pr.key;
-  const { rows } = await services.db.query<PaymentWithIntent>(
-    `select p.*, to_jsonb(i) as intent_row from payments p join intents i on i.id = p.intent_id
-     where (p.network = $1 and lower(p.asset) = lower($2) and lower(p.payer) = lower($3) and lower(p.nonce) = lower($4))
-        or p.payment_identifier = $5`,
-    [network, asset, payer, nonce, pr.identifier],
-  );
-  if (!rows.length) return null;
-  const same = rows.find(
+  const [, , payer, nonce] = pr.key;
+  if (!own.length) return null;
+  const same = own.find(
     (r) => r.payer.toLowerCase() === payer.toLowerCase() && r.nonce.toLowerCase() === nonce.toLowerCase(),
   );
   if (!same) {
-    const first = rows[0]!;
+    const first = own[0]!;
     refuse(
       services,
       ctx,
@@ -255,35 +308,17 @@ async function found(services: Services, pr: Presented): Promise<Paying | null> 
   return known;
 }
 
+/** The authorization bound meanwhile (a copy of it won the binding): found(), read afresh. */
+const foundAfresh = async (services: Services, pr: Presented) => found(services, pr, (await looked(services, pr)).own);
+
 /**
  * 3. An answer this wallet paid for, for this capability and this input, that never reached it (its caller was told
  * 503 and went away): answered now, with nothing charged for the new authorization — which is never bound, nor sent.
  * The new authorization must be signed by that wallet (checked offline, EIP-712): no one else reads what it paid for.
  */
-async function owed(services: Services, pr: Presented): Promise<Paying | null> {
-  const { route, intentId } = pr.req;
-  const c = route ? capabilityByName(route.capability) : undefined;
-  const input = c?.request.safeParse(route!.input);
-  if (route && !input?.success) return null; // not what any offer was made for: offered() refuses it
-  // The resource: the route's capability and input, or the intent the payment names.
-  const { rows } = await services.db.query<PaymentWithIntent>(
-    `with wanted as (
-       select $3::text as capability, $4::jsonb as input where $5::text is null
-       union all select capability, input from intents where id = $5)
-     select p.*, to_jsonb(i) as intent_row from payments p join intents i on i.id = p.intent_id, wanted w
-     where lower(p.payer) = lower($1) and p.status = any($2::text[]) and i.delivered_at is null
-       and i.capability = w.capability and i.input = w.input
-     order by p.created_at desc limit 1`,
-    [
-      pr.key[2],
-      [...inFlightStates('payment'), edgeOf('payment', 'prove').to],
-      route?.capability ?? null,
-      input?.success ? JSON.stringify(input.data) : null,
-      route ? null : (intentId ?? null),
-    ],
-  );
-  if (!rows[0] || !(await signedBy(railOf(services), pr.p))) return null;
-  return paying(rows[0]);
+async function owed(services: Services, pr: Presented, debt: PaymentWithIntent | undefined): Promise<Paying | null> {
+  if (!debt || !(await signedBy(railOf(services), pr.p))) return null;
+  return paying(debt);
 }
 
 /** A payment whose intent ended without its answer (the payment refused or expired unused): nothing was paid. */
@@ -302,11 +337,23 @@ interface Offer {
  * and only while it is open; then its terms checked against the offer, before anything is sent anywhere. An intent
  * already settled another way answers its stored answer, charging nothing.
  */
-async function offered(services: Services, pr: Presented): Promise<Offer | { settled: IntentRow }> {
+async function offered(
+  services: Services,
+  pr: Presented,
+  named: IntentRow | undefined,
+): Promise<Offer | { settled: IntentRow }> {
   const { ctx, route, intentId } = pr.req;
   let r: IntentRow;
-  if (intentId) r = await intentOrRefuse(services, services.db, ctx, intentId);
-  else {
+  if (intentId) {
+    if (!named)
+      refuse(
+        services,
+        ctx,
+        'intent-not-found',
+        `no intent ${intentId}; intent ids start pi_ and come from a 402 OFFER`,
+      );
+    r = named;
+  } else {
     const made = await insertIntent(services, services.db, ctx, route!.capability, route!.input);
     if ('reply' in made) throw new Refused(made.reply);
     r = made.row;
@@ -408,60 +455,71 @@ async function bound(
   const a = pr.p.payload.authorization;
   const [network, asset] = pr.key;
   const now = services.clock.now().toISOString();
-  return services.db.tx(async (q: Queryable) => {
-    const r = await intentOrRefuse(services, q, ctx, offer.intent.id, true);
-    if (claimOf('intent', r.status, null, Date.parse(now)) !== 'open') return null;
-    const { rows } = await q.query<PaymentRow>(
-      `insert into payments(
-         id, intent_id, network, asset, pay_to, payer, nonce, amount_atomic, valid_before, x402_version, payload,
-         requirements, status, account_id, key_id, environment, payment_identifier, created_at, updated_at
-       )
-       values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$18)
-       on conflict do nothing returning *`,
-      [
-        newId('payment'),
-        r.id,
-        network,
-        asset,
-        railOf(services).terms.payTo,
-        a.from,
-        a.nonce,
-        a.value,
-        a.validBefore,
-        pr.p.x402Version,
-        JSON.stringify(pr.p),
-        JSON.stringify(requirements),
-        edgeOf('payment', 'send').from[0],
-        ctx.account,
-        ctx.keyId,
-        ctx.environment,
-        pr.identifier,
-        now,
-      ],
-    );
-    const payment = rows[0];
-    if (!payment) return null;
-    const account = r.account_id ?? ctx.account;
-    const intent = (await move<IntentRow, 'intent'>(q, 'intent', r.id, 'pay', {
-      account_id: account,
-      claimed_at: now,
-      payment_id: payment.id,
-    }))!;
-    const claimed = await intentExecution(
-      q,
-      services,
-      intent,
-      {
-        account,
-        keyId: ctx.keyId,
-        environment: ctx.environment,
-        trigger: (ctx.environment === 'sandbox' ? ctx.trigger : null) ?? r.trigger,
-      },
-      opTimeouts(ops.intentsSettle, services.settings.BUS_TIMEOUT_MS).innerMs,
-    );
-    return { intent, payment, bound: true, claimed };
-  });
+  const paymentId = newId('payment');
+  const r = offer.intent;
+  const account = r.account_id ?? ctx.account;
+  try {
+    return await services.db.tx(async (q: Queryable) => {
+      // Still open (the move says so: pending, or nothing), then the one payment of this authorization.
+      const intent = await move<IntentRow, 'intent'>(q, 'intent', r.id, 'pay', {
+        account_id: account,
+        claimed_at: now,
+        payment_id: paymentId,
+      });
+      if (!intent) return null;
+      const { rows } = await q.query<PaymentRow>(
+        `insert into payments(
+           id, intent_id, network, asset, pay_to, payer, nonce, amount_atomic, valid_before, x402_version, payload,
+           requirements, status, account_id, key_id, environment, payment_identifier, created_at, updated_at
+         )
+         values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$18)
+         on conflict do nothing returning *`,
+        [
+          paymentId,
+          r.id,
+          network,
+          asset,
+          railOf(services).terms.payTo,
+          a.from,
+          a.nonce,
+          a.value,
+          a.validBefore,
+          pr.p.x402Version,
+          JSON.stringify(pr.p),
+          JSON.stringify(requirements),
+          lifecycles.payment.initial,
+          ctx.account,
+          ctx.keyId,
+          ctx.environment,
+          pr.identifier,
+          now,
+        ],
+      );
+      const payment = rows[0];
+      if (!payment) throw new Raced(); // undo the intent's move: the authorization (or its id) is bound already
+      const claimed = await intentExecution(
+        q,
+        services,
+        intent,
+        {
+          account,
+          keyId: ctx.keyId,
+          environment: ctx.environment,
+          trigger: (ctx.environment === 'sandbox' ? ctx.trigger : null) ?? r.trigger,
+          paymentId,
+        },
+        opTimeouts(ops.intentsSettle, services.settings.BUS_TIMEOUT_MS).innerMs,
+      );
+      return { intent, payment, bound: true, claimed, executionId: claimed.id };
+    });
+  } catch (e) {
+    if (e instanceof Raced) return null;
+    throw e;
+  }
 }
+
+/** A binding another request made first, found while binding: the transaction is undone. */
+class Raced extends Error {}
 
 /**
  * 7–8. Drive the intent on as the table says until it is final or has to wait: settling, its execution runs (or is
@@ -492,7 +550,16 @@ async function executed(services: Services, p: Paying, deadline: number): Promis
   });
   if (out.kind !== 'done') return { ...p, claimed: undefined, pending: pendingReply(out, retry) };
   if (out.recorded && out.record)
-    return { ...p, ...out.record, claimed: undefined, answer: out.answer, sendNow: true, fresh: true };
+    return {
+      ...p,
+      intent: out.record.intent,
+      payment: out.record.payment ?? p.payment,
+      claimed: undefined,
+      executionId: id,
+      answer: out.answer,
+      sendNow: true,
+      fresh: true,
+    };
   // Recorded by another attempt: the intent and its payment as it left them.
   return { ...(await payingOf(services.db, p.payment.id))!, bound: p.bound, requestId: p.requestId };
 }
