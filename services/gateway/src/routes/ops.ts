@@ -12,8 +12,12 @@ import { bodyObject, refuseMalformedId, sameRequest, sendBlocked, sendOpReply } 
 
 /** What a route adds to its operation's declaration: only what HTTP alone knows. */
 interface RouteOptions {
-  /** Answer the request another way (its answer sent) when it calls for one; null: the operation answers it. */
-  instead?(req: FastifyRequest, reply: FastifyReply, ctx: CallContext): Promise<FastifyReply | null>;
+  /**
+   * Answer the request another way when it calls for one: true, its answer is sent; false, the operation answers it.
+   * A boolean, not the reply: a FastifyReply is a thenable that resolves to nothing, so awaiting it reads as "not
+   * answered" and the operation would run after the answer was sent.
+   */
+  instead?(req: FastifyRequest, reply: FastifyReply, ctx: CallContext): Promise<boolean>;
   /** Input members taken from the request beyond path parameters and body (headers). */
   extra?(req: FastifyRequest, reply: FastifyReply): Record<string, unknown> | null;
   /** Shape the answer for HTTP (POST /keys adds its links), else it is sent as the pillar answered. */
@@ -41,8 +45,7 @@ function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOpt
       for (const p of params) if (refuseMalformedId(reply, idKinds[p], path[p]!)) return reply;
       const ctx = requestContext(req, reply, route.key, op.name);
       if (!ctx) return reply;
-      const answered = opts.instead ? await opts.instead(req, reply, ctx) : null;
-      if (answered) return answered;
+      if (opts.instead && (await opts.instead(req, reply, ctx))) return reply;
       const extra = opts.extra ? opts.extra(req, reply) : {};
       if (!extra) return reply; // the refusal is sent
       const sent = route.method === 'POST' ? bodyObject(req, reply) : {};
@@ -84,11 +87,12 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
     // With an x402 payment the intent is paid through the one money path (money/pay.ts); with a key, settled.
     async instead(req, reply, ctx) {
       const payment = paymentOrRefusal(req, reply);
-      if (payment === 'refused') return reply;
-      if (!payment) return null;
+      if (payment === 'refused') return true;
+      if (!payment) return false;
       const intentId = (req.params as { intentId: string }).intentId;
       const resourceUrl = `${publicBaseOf(req, deps.config)}${req.url.split('?')[0]}`;
-      return sendPaidReply(reply, await payCapabilityCall(deps, { intentId, payment, ctx, resourceUrl }));
+      sendPaidReply(reply, await payCapabilityCall(deps, { intentId, payment, ctx, resourceUrl }));
+      return true;
     },
     extra(req, reply) {
       const m = mandateOf(req);
