@@ -18,7 +18,8 @@ export function sendAnswer(reply: FastifyReply, answer: { type: any; value?: unk
 export function sendOpReply(reply: FastifyReply, r: OpReply) {
   if (r.replayed) reply.header('idempotent-replayed', 'true');
   // An outcome not known yet (a payment or an execution in doubt, a request in flight) says when to ask again.
-  const retryAfter = (r.answer.value as { retryAfter?: unknown } | undefined)?.retryAfter;
+  const value = r.answer.value;
+  const retryAfter = value && typeof value === 'object' && 'retryAfter' in value ? value.retryAfter : undefined;
   if (typeof retryAfter === 'number' && r.status >= 409) reply.header('retry-after', String(retryAfter));
   if (typeof r.answer.type === 'string') reply.header('x-answer-kind', r.answer.type);
   return reply.code(r.status).type('application/json').send(r.answer);
