@@ -86,4 +86,12 @@ describe('bench scripts (smoke: a few requests each)', () => {
     }
     expect(r.out).toMatch(/^ours: embedded\tc=10\tcalls\/s [\d.]+× \((met|NOT met)\)\tp99 [\d.]+× \((met|NOT met)\)$/m);
   }, 240_000);
+
+  it('test/bench/x402-statements.ts pays and counts the statements of each leg', async () => {
+    const r = await runScript('test/bench/x402-statements.ts', { BENCH_STATEMENTS_CALLS: '2' });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(
+      /^statements per paid call: 402 leg [\d.]+, paid leg [\d.]+, after the answer [\d.]+; in all/m,
+    );
+  }, 240_000);
 });

@@ -19,8 +19,8 @@
  *     and names it in accepts[0].extra.intentId; the reference's is computed). Reported as its own row.
  *  2. then, untimed: every payment signed (createPayment(payerKey, accepts[0], resource), payers round-robin;
  *     each EIP-3009 authorization has a fresh random 32-byte nonce; each payment is sent once);
- *  3. the paid leg: the same request with PAYMENT-SIGNATURE → 200 with PAYMENT-RESPONSE (verify + settle on chain
- *     through the facilitator, then the answer). This is the "paid calls/s" figure.
+ *  3. the paid leg: the same request with PAYMENT-SIGNATURE → 200 with PAYMENT-RESPONSE (verified by the facilitator,
+ *     the answer made, then settled on chain: x402's sellers' order, both sellers). This is the "paid calls/s" figure.
  * Each leg is a closed loop of `c` callers (fetch, keep-alive) in this process, for BENCH_X402_SECONDS or until its
  * pre-signed payments are used, whichever comes first. Sellers take turns within each round (drift falls on all).
  */
