@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -8,16 +9,19 @@ import { describe, expect, it } from 'vitest';
  * prose of README.md or docs/ (a date in a code span, such as a protocol's revision name, is not prose).
  */
 const root = join(import.meta.dirname, '..');
-const SKIP = new Set(['node_modules', 'dist', '.cache', '.data', '.git', '.prof']);
-const TEXT = /\.(ts|mts|mjs|js|sql|ya?ml|md|sh)$|^(Dockerfile|run)$/;
+const TEXT = /\.(ts|mts|mjs|js|sql|ya?ml|md|sh)$|(^|\/)(Dockerfile|run)$/;
 
+/** The files of the project below `dir` as git sees them (tracked, or new and not ignored): never a build output or
+ * a bundle a bench script leaves behind, which quote other projects' text. */
 function files(dir: string): string[] {
-  return readdirSync(dir).flatMap((f) => {
-    const p = join(dir, f);
-    if (SKIP.has(f)) return [];
-    if (statSync(p).isDirectory()) return files(p);
-    return TEXT.test(f) ? [p] : [];
+  const listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '--', dir], {
+    cwd: root,
+    encoding: 'utf8',
   });
+  return listed
+    .split('\n')
+    .filter((f) => f && TEXT.test(f))
+    .map((f) => join(root, f));
 }
 
 // Written so that this file does not match them itself.
