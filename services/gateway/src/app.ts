@@ -17,6 +17,7 @@ import { CATALOG, sameRequest, sendAnswer, sendBlocked } from './reply.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
 import { healthRoutes } from './routes/health.ts';
 import { decodeRoutes } from './routes/decode.ts';
+import { newDecodeCache } from './decode.ts';
 import { catalogRoutes } from './routes/discovery/catalog.ts';
 import { documentRoutes } from './routes/discovery/documents.ts';
 import { suiteRoutes } from './routes/discovery/suite.ts';
@@ -108,7 +109,8 @@ class OneLinePerRequest extends LogController {
 }
 
 /** Build the gateway: every route derived from the catalog, every failure a typed envelope. */
-export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
+export async function buildApp(given: GatewayDeps): Promise<FastifyInstance> {
+  const deps: GatewayDeps = { ...given, decodes: newDecodeCache() };
   // Fastify's own logger type (pino's, less what the gateway never asks of it), so the instance is a plain FastifyInstance.
   const loggerInstance: FastifyBaseLogger = deps.log;
   const routerOptions = { maxParamLength: LIMITS.paramLength, ignoreTrailingSlash: true };

@@ -1,12 +1,18 @@
 import { LRUCache } from 'lru-cache';
 import { capabilityByName, type DecodeRecord, type DecodeSources } from '@vcs/contract';
 import type { GatewayDeps } from './deps.ts';
-import { anonymousContext, answerOf, type Bus } from '@vcs/platform';
+import { anonymousContext, answerOf } from '@vcs/platform';
 import { dispatch } from './dispatch.ts';
 
 const DECODE = capabilityByName('vehicle.decode')!;
 
-export type DecodedOk = { ok: true; decode: Record<string, any>; provenance: Record<string, unknown> };
+export type DecodedOk = {
+  ok: true;
+  decode: Record<string, any>;
+  provenance: Record<string, unknown>;
+  /** GET /decode's JSON for this decode, written the first time that face answers it (routes/decode.ts). */
+  faceJson?: string;
+};
 export type Decoded = DecodedOk | { ok: false; status: number; body: Uint8Array | object };
 
 /** vehicle.decode's OK answer as the data pillar sends it (contract vehicle.ts); any other answer is passed on. */
@@ -18,15 +24,11 @@ const isDecodeOk = (answer: Record<string, unknown>): answer is DecodeOk => answ
  * snapshot alone (its simulated values too), so a VIN asked again is answered without the bus round trip, the
  * envelope and its JSON twice over — most of a warm GET /decode's cost. Bounded in count (about 4 KB each) and in
  * age, so a data pillar deployed with a newer snapshot is heard within DECODE_CACHE.ttl. Refusals and outages are
- * never kept. One cache per bus: per deployment, and per test harness in a test process.
+ * never kept. One cache per gateway instance: buildApp makes it (deps.decodes).
  */
 export const DECODE_CACHE = { max: 1_000, ttl: 10 * 60_000 };
-const caches = new WeakMap<Bus, LRUCache<string, DecodedOk>>();
-const cacheOf = (bus: Bus) => {
-  let c = caches.get(bus);
-  if (!c) caches.set(bus, (c = new LRUCache<string, DecodedOk>(DECODE_CACHE)));
-  return c;
-};
+export type DecodeCache = LRUCache<string, DecodedOk>;
+export const newDecodeCache = (): DecodeCache => new LRUCache<string, DecodedOk>(DECODE_CACHE);
 
 /**
  * Decode a VIN by asking the data pillar over the bus, as vehicle.decode does: the gateway holds no vehicle
@@ -35,8 +37,8 @@ const cacheOf = (bus: Bus) => {
  * The answer is shared: callers read it, never change it.
  */
 export async function decodeThroughData(deps: GatewayDeps, vin: string, requestId: string): Promise<Decoded> {
-  const cache = cacheOf(deps.bus);
-  const known = cache.get(vin);
+  const cache = deps.decodes;
+  const known = cache?.get(vin);
   if (known) return known;
   const r = await dispatch(deps.bus, DECODE, { vin }, anonymousContext(requestId), deps.config.busTimeoutMs);
   const answer = answerOf(r);
@@ -46,6 +48,6 @@ export async function decodeThroughData(deps: GatewayDeps, vin: string, requestI
     decode: answer.value.decode,
     provenance: { simulated: true, environment: 'sandbox', ...answer.value.sources },
   };
-  cache.set(vin, decoded);
+  cache?.set(vin, decoded);
   return decoded;
 }

@@ -1,6 +1,7 @@
 import type { Bus, Clock, Db, Kv, Logger, X402Terms } from '@vcs/platform';
 import type { RateLimits } from './rateLimit.ts';
 import type { ReceiptSigner } from './money/extensions.ts';
+import type { DecodeCache } from './decode.ts';
 
 export interface GatewayConfig {
   busTimeoutMs: number;
@@ -35,4 +36,6 @@ export interface GatewayDeps {
   clock: Clock;
   log: Logger;
   config: GatewayConfig;
+  /** The decodes this gateway keeps (decode.ts); buildApp makes one per instance, so callers leave it out. */
+  decodes?: DecodeCache;
 }

@@ -75,7 +75,7 @@ export type IntentValue = {
         [key: string]: unknown;
       };
     };
-    status: 'settling' | 'unknown' | 'settled' | 'refused' | 'released' | 'expired';
+    status: 'held' | 'settling' | 'unknown' | 'settled' | 'voided' | 'refused' | 'expired';
     reason: string | null;
   } | null;
 };

@@ -4,22 +4,14 @@ import { decodeThroughData, type DecodedOk } from '../decode.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { sendBlocked } from '../reply.ts';
 
-/** The face's JSON, made once per decode this gateway keeps (decode.ts): a warm VIN is answered by its bytes. */
-const bodies = new WeakMap<DecodedOk, string>();
-const bodyOf = (r: DecodedOk) => {
-  let body = bodies.get(r);
-  if (body === undefined)
-    bodies.set(
-      r,
-      (body = JSON.stringify({
-        type: 'OK',
-        decode: r.decode,
-        provenance: r.provenance,
-        links: { record: `/${r.decode.vin}` },
-      })),
-    );
-  return body;
-};
+/** The face's JSON, written once per decode this gateway keeps (decode.ts): a warm VIN is answered by its bytes. */
+const bodyOf = (r: DecodedOk) =>
+  (r.faceJson ??= JSON.stringify({
+    type: 'OK',
+    decode: r.decode,
+    provenance: r.provenance,
+    links: { record: `/${r.decode.vin}` },
+  }));
 
 /**
  * GET /decode/{vin}: keyless; the data pillar decodes from NHTSA vPIC; values vPIC does not give are simulated and
