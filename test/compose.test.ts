@@ -310,7 +310,7 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
       [(await compose('ps', '-q', 'gateway')).stdout.trim()],
       '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}',
     );
-    expectGatewayMoved(await (await fetch(`http://${gatewayIp}:9090/metrics`)).text());
+    await expectGatewayMoved(async () => (await fetch(`http://${gatewayIp}:9090/metrics`)).text());
     expect((await call(base, 'GET', '/readyz')).status).toBe(200);
   }, 300_000);
 

@@ -63,7 +63,7 @@ describe.skipIf(!runs)('on a three-node NATS cluster with a 3-replica event stre
     }
     // No process restarted: every one the harness started is still running.
     expect([...h.procs!.values()].flat().filter((c) => c.exitCode !== null || c.signalCode !== null).length).toBe(0);
-    expectGatewayMoved((await call(h.baseUrl, 'GET', '/metrics')).text);
+    await expectGatewayMoved(async () => (await call(h.baseUrl, 'GET', '/metrics')).text);
     expect((await call(h.baseUrl, 'GET', '/readyz')).status).toBe(200);
   }, 240_000);
 });

@@ -68,7 +68,12 @@ async function once(dir: string, start: StartFigures['start'], settleSeconds: nu
   };
   for (const k of ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']) delete env[k];
   const t0 = performance.now();
-  const child = spawn(process.execPath, [...START_FLAGS, builtEntryOf('embedded')], { stdio: 'ignore', env });
+  const child = spawn(process.execPath, [...START_FLAGS, builtEntryOf('embedded')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env,
+  });
+  let stderr = ''; // what a failed start said, for the error below
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
     for (;;) {
@@ -77,7 +82,7 @@ async function once(dir: string, start: StartFigures['start'], settleSeconds: nu
       } catch {
         /* not listening yet */
       }
-      if (child.exitCode !== null) throw new Error(`embedded exited ${child.exitCode}`);
+      if (child.exitCode !== null) throw new Error(`embedded (${start}) exited ${child.exitCode}: ${stderr}`);
       await sleep(20);
     }
     const firstAnswerMs = performance.now() - t0;

@@ -264,9 +264,17 @@ export function expectNodeLossHeld(
   }
 }
 
-/** The gateway says what happened to it (its Prometheus text): it moved to another node, and is connected, relay idle. */
-export function expectGatewayMoved(metrics: string) {
+/**
+ * The gateway says what happened to it (its Prometheus text): it moved to another node, and is connected, and its
+ * relay catches up (the outbox is sampled on scrape, and the last writes of the run may still be a moment old).
+ */
+export async function expectGatewayMoved(scrape: () => Promise<string>) {
+  let metrics = await scrape();
   expect(Number(/^vcs_nats_reconnects_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
   expect(metrics).toMatch(/^vcs_nats_connected 1$/m);
+  for (const until = Date.now() + 20_000; !/^vcs_outbox_lag_seconds 0$/m.test(metrics) && Date.now() < until;) {
+    await new Promise((r) => setTimeout(r, 250));
+    metrics = await scrape();
+  }
   expect(metrics).toMatch(/^vcs_outbox_lag_seconds 0$/m);
 }
