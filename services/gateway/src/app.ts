@@ -18,6 +18,7 @@ import { capabilityRoutes } from './routes/capabilities.ts';
 import { healthRoutes } from './routes/health.ts';
 import { decodeRoutes } from './routes/decode.ts';
 import { newDecodeCache } from './decode.ts';
+import { closeUnusedConnections } from './shutdown.ts';
 import { catalogRoutes } from './routes/discovery/catalog.ts';
 import { documentRoutes } from './routes/discovery/documents.ts';
 import { suiteRoutes } from './routes/discovery/suite.ts';
@@ -284,6 +285,7 @@ export async function buildApp(given: GatewayDeps): Promise<FastifyInstance> {
 
   // Order matters: who is calling first (once, req.caller), then the limit (cheap refusal), then idempotency (needs
   // the parsed body), meter last. The key cache is this app's own, as is every other piece of request state.
+  closeUnusedConnections(app);
   const keys = new KeyCache(deps.bus);
   registerCaller(app, deps, keys);
   registerRateLimits(app, deps);
