@@ -4,7 +4,7 @@
  *
  *   BENCH_X402_SECONDS=15 BENCH_X402_REPEATS=2 pnpm bench:x402
  *   (BENCH_X402_ONLY=reference,embedded,distributed; BENCH_X402_CONCURRENCY=10,50; BENCH_X402_PAYERS=100;
- *    BENCH_SKIP_BUILD=1 reuses dist/, as `pnpm bench` does after its own build;
+ *    BENCH_X402_CPU_PROF=<dir> profiles the embedded seller; BENCH_SKIP_BUILD=1 reuses dist/, as `pnpm bench` does after its own build;
  *    BENCH_SMOKE=1: every seller, leg and row, but a cell is `c` payments and the pauses 100 ms: test/bench.smoke.test.ts)
  *
  * Sellers, each its own OS process (built JavaScript, as deployed):
@@ -121,7 +121,11 @@ async function startEmbedded(rail: RailInfo): Promise<Seller> {
     LOG_LEVEL: 'error',
   };
   for (const k of ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']) delete env[k];
-  const child = spawn(process.execPath, [...NODE_FLAGS, builtEntryOf('embedded')], {
+  // BENCH_X402_CPU_PROF=<dir>: the embedded seller writes a V8 CPU profile there (one per thread) when it stops.
+  const prof = process.env.BENCH_X402_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_X402_CPU_PROF}`]
+    : [];
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...prof, builtEntryOf('embedded')], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
     env,
