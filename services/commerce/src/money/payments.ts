@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { SettleError, VerifyError } from '@x402/core/types';
-import { createPublicClient, http, parseAbi, parseAbiItem, verifyTypedData, type PublicClient } from 'viem';
+import { createPublicClient, http, parseAbiItem, verifyTypedData, type PublicClient } from 'viem';
+import { authorizationTypes, eip3009ABI } from '@x402/evm';
 import {
   blockedReply,
   capabilityByName,
@@ -129,7 +130,6 @@ export function railOf(services: Services): Rail {
   return r;
 }
 
-const tokenAbi = parseAbi(['function authorizationState(address authorizer, bytes32 nonce) view returns (bool)']);
 const authorizationUsed = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
 
 /** The requirement the payment must meet, in its own version's form (what the facilitator checks it against). */
@@ -325,16 +325,7 @@ export async function signedBy(rail: Rail, p: PaymentPayload): Promise<boolean> 
         chainId,
         verifyingContract: rail.terms.asset as `0x${string}`,
       },
-      types: {
-        TransferWithAuthorization: [
-          { name: 'from', type: 'address' },
-          { name: 'to', type: 'address' },
-          { name: 'value', type: 'uint256' },
-          { name: 'validAfter', type: 'uint256' },
-          { name: 'validBefore', type: 'uint256' },
-          { name: 'nonce', type: 'bytes32' },
-        ],
-      },
+      types: authorizationTypes, // EIP-3009's, as x402's exact scheme signs them
       primaryType: 'TransferWithAuthorization',
       message: {
         from: a.from as `0x${string}`,
@@ -420,7 +411,7 @@ export async function chainVerdict(services: Services, row: PaymentRow): Promise
     const block = await chain.getBlock({ blockTag: 'latest' });
     const used = await chain.readContract({
       address: row.asset as `0x${string}`,
-      abi: tokenAbi,
+      abi: eip3009ABI,
       functionName: 'authorizationState',
       args: [row.payer as `0x${string}`, row.nonce as `0x${string}`],
       blockNumber: block.number,
