@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { keyMatches, parseKey, type Environment } from '@vcs/platform';
-import { MINT_KEY, type BlockedCode, type NextRequest } from '@vcs/contract';
+import { isFinal, MINT_KEY, type BlockedCode, type NextRequest } from '@vcs/contract';
 import type { GatewayDeps } from './deps.ts';
 import { KeyCheckUnavailable, type KeyCache } from './keyCache.ts';
 import { sameRequest } from './reply.ts';
@@ -95,7 +95,8 @@ async function identifyOnce(
     );
   }
   if (!row || !keyMatches(key, row.secret_hash)) return refused('key-unknown', 'no such key; mint one with POST /keys');
-  if (row.status === 'revoked') return refused('key-revoked', 'this key was revoked; mint a new one with POST /keys');
+  // Revoked is the key's one final state (the lifecycle table): nothing brings it back.
+  if (isFinal('key', row.status)) return refused('key-revoked', 'this key was revoked; mint a new one with POST /keys');
   if (row.status === 'superseded' && (!row.grace_until || new Date(row.grace_until) <= now)) {
     return refused(
       'key-superseded',

@@ -1,4 +1,11 @@
-import { capabilityByName, eventEnvelope, eventSubject, parsePlatformEvent, type EventEnvelope } from '@vcs/contract';
+import {
+  capabilityByName,
+  isLeased,
+  eventEnvelope,
+  eventSubject,
+  parsePlatformEvent,
+  type EventEnvelope,
+} from '@vcs/contract';
 import { dec, inSpan, SpanKind, type EventDelivery, type Services } from '@vcs/platform';
 import { buyChecklist } from './checklist.ts';
 import type { DealMachine } from './machine.ts';
@@ -74,7 +81,7 @@ export async function onEvent(s: Services, machine: DealMachine, e: EventEnvelop
       s,
       machine,
       origin.dealId,
-      (step) => step.position === origin.step && (step.pending?.id === pendingId || step.status === 'running'),
+      (step) => step.position === origin.step && (step.pending?.id === pendingId || isLeased('dealStep', step.status)),
       verdict,
       e,
     );
@@ -123,13 +130,15 @@ async function settle(
     if (!d || !d.current_step) return 'no' as const;
     const step = d.checklist[d.current_step - 1]!;
     if (!matches(step)) return 'no' as const;
-    // The offer or handoff answered before its step was recorded as awaiting: look again shortly.
-    if (step.status === 'running' && !closesRunning) return retryWhileRunning ? ('retry' as const) : ('no' as const);
-    if (step.status !== 'awaiting' && !(closesRunning && step.status === 'running')) return 'no' as const;
+    // A running step is leased to its runner (the lifecycle table): the offer or handoff answered before its step was
+    // recorded as awaiting: look again shortly.
+    const leased = isLeased('dealStep', step.status);
+    if (leased && !closesRunning) return retryWhileRunning ? ('retry' as const) : ('no' as const);
+    if (step.status !== 'awaiting' && !(closesRunning && leased)) return 'no' as const;
     // A step whose runner may still answer (its own record carries the capability's code) is left to it for twice
     // the bus time-out; the event closes a step only once its runner is in doubt. Until then: look again shortly.
     if (
-      step.status === 'running' &&
+      leased &&
       step.startedAt &&
       s.clock.now().getTime() - Date.parse(step.startedAt) < 2 * s.settings.BUS_TIMEOUT_MS
     )
