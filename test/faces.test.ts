@@ -104,6 +104,11 @@ describe.each(modes())('keyless faces and discovery (%s)', (mode) => {
 
   it('the root route does not shadow static routes and answers non-VINs with a typed 404', async () => {
     expect((await call(h.baseUrl, 'GET', '/catalog')).status).toBe(200);
+    // The bare address is the front door: the catalog, as JSON or as a page.
+    expect((await call(h.baseUrl, 'GET', '/')).json.nouns.map((n: any) => n.noun)).toEqual(nouns.map((n) => n.noun));
+    const home = await call(h.baseUrl, 'GET', '/', { headers: { accept: 'text/html' } });
+    expect(home.headers.get('content-type')).toMatch(/text\/html/);
+    expect(home.text).toContain('href="/catalog/signing"');
     const nf = await call(h.baseUrl, 'GET', '/not-a-vin');
     expect(nf.status).toBe(404);
     expect(nf.json.value.code).toBe('not-found');

@@ -65,6 +65,7 @@ describe.runIf(chromiumFor('the browser pages suite'))('the pages in headless Ch
     // landing, VIN lens, catalog page and live capabilities' pages. The crawl starts from them all.
     const catalog = (await call(h.baseUrl, 'GET', '/catalog')).json;
     const pages = [
+      '/',
       `/${VIN}`,
       '/catalog',
       '/catalog/triggers',

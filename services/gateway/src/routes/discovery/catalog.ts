@@ -8,10 +8,12 @@ import { CATALOG, sendBlocked } from '../../reply.ts';
 
 const triggersJson = () => ({ triggers: Object.fromEntries(capabilities.map((c) => [c.name, c.triggers])) });
 
-/** GET /catalog, /catalog/<noun>, /catalog/<noun>.<action> (live capabilities); `.md` gives Markdown. */
+/** GET / and /catalog (the same face), /catalog/<noun>, /catalog/<noun>.<action> (live capabilities); `.md` gives Markdown. */
 export async function catalogRoutes(app: FastifyInstance, _deps: GatewayDeps) {
   const whole = () => ({ json: catalogJson(), doc: catalogDoc() });
   app.get('/catalog', async (req, reply) => sendFace(req, reply, whole(), CACHE.discovery));
+  // The service's front door is its catalog: a browser opening the bare address reads what is here and where.
+  app.get('/', async (req, reply) => sendFace(req, reply, whole(), CACHE.discovery));
   app.get('/catalog.md', async (req, reply) => sendFace(req, reply, whole(), CACHE.discovery, 'markdown'));
 
   app.get('/catalog/triggers', async (req, reply) =>
