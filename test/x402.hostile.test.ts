@@ -438,4 +438,37 @@ describe.each(modes())('x402 under hostile conditions (%s)', (mode) => {
     },
     120_000,
   );
+
+  it.runIf(mode === 'distributed')(
+    "9b. commerce paused (SIGSTOP) between the capability's answer and the settlement's: the caller's 503 is not a charge; resumed, the same wallet's next payment gets the answer and moves nothing",
+    async () => {
+      const { key, account } = await mintKey(base);
+      const p = nextPayer();
+      const { intentId, payment, nonce } = await offerAndPayment(p, {}, key);
+      const before = await rail.balanceOf(rail.payTo);
+      const [commerce] = m.h.procs!.get('commerce')!;
+      // The facilitator takes the transfer and its answer is held: commerce has run the capability and waits on
+      // the settlement when it is paused.
+      const held = proxy.next({ kind: 'hold' }, nonce);
+      const first = pay(payment, key);
+      expect((await held).upstream?.body?.success, 'the facilitator settled it').toBe(true);
+      commerce!.kill('SIGSTOP');
+      try {
+        const answered = await first;
+        expect(answered.status, answered.text).toBe(503);
+        expect(answered.json?.value?.code, answered.text).toMatch(/^(payment-pending|pillar-unavailable)$/);
+      } finally {
+        commerce!.kill('SIGCONT');
+      }
+      // A stock client does not resend that payment: it asks again, gets a new 402 and signs a new authorisation.
+      const again = await offerAndPayment(p, {}, key);
+      const done = await untilAnswered(() => pay(again.payment, key), 30_000);
+      expect(done.last.status, done.last.text).toBe(200);
+      expect((await rail.balanceOf(rail.payTo)) - before, 'paid once').toBe(PRICE);
+      expect(await rail.authorizationUsed(rail.payerAddresses[p]!, again.nonce), 'the new one never sent').toBe(false);
+      expect(await countEvents(m.db, 'Signing.quoted@1', account)).toBe(1);
+      expect(await intent(intentId, key)).toMatchObject({ status: 'settled', executions: 1 });
+    },
+    120_000,
+  );
 });
