@@ -43,9 +43,10 @@ export interface NodeLossRun {
 const WRITES_A_SECOND = 8;
 /**
  * A write sent at `sent` met the kill that returned at `killedAt`: sent while the node was being killed (a docker CLI
- * takes seconds) or within a second after.
+ * takes seconds) or within two seconds after (a client notices a killed node's connection at its next read or ping:
+ * on a loaded machine, writes sent up to 1.1 s after the kill still went to it).
  */
-const metKill = (sent: number, killedAt: number) => sent >= killedAt - 5_000 && sent <= killedAt + 1_000;
+const metKill = (sent: number, killedAt: number) => sent >= killedAt - 5_000 && sent <= killedAt + 2_000;
 /** The services pillar's consumer, whose leader is the second node killed. */
 const CONSUMER = 'services-events';
 
@@ -248,7 +249,7 @@ export function expectNodeLossHeld(
     [...got.values()].reduce((t, s) => t + s.ids.size, 0),
   );
   // Only writes in flight at a kill are refused, each as a typed 503: sent while the node was being killed (a docker
-  // CLI takes a while) or within a second after, never later (a write sent once the cluster moved on must be
+  // CLI takes a while) or within two seconds after, never later (a write sent once the cluster moved on must be
   // answered); and at most a second's writes a kill. How many were in flight depends on the machine's load.
   expect(
     failed.filter((w) => !kills.some((killedAt) => metKill(w.sent, killedAt))),
