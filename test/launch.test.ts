@@ -102,8 +102,11 @@ describe.runIf(serversFor('start:distributed suite'))('start:distributed', () =>
           new RegExp(`"health":"http://127\\.0\\.0\\.1:${port}".*"msg":"starting"`),
         );
       }
-      // Gateway replica 2's port: one line, tried again, and served once the other program lets it go.
-      expect(err).toMatch(new RegExp(`127\\.0\\.0\\.1:${gatewayPort + 1} \\(PORT\\) is in use by another process`));
+      // Gateway replica 2's port: one line (once that replica tries to listen), tried again, and served once the
+      // other program lets it go.
+      const apiTaken = new RegExp(`127\\.0\\.0\\.1:${gatewayPort + 1} \\(PORT\\) is in use by another process`);
+      await waitFor(async () => apiTaken.test(err), 60_000).catch(() => undefined);
+      expect(err).toMatch(apiTaken);
       await new Promise((r) => heldApi!.close(r));
       heldApi = undefined;
       await waitFor(async () => (await status(`http://127.0.0.1:${gatewayPort + 1}/readyz`)) === 200, 60_000);
