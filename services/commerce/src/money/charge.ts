@@ -1,14 +1,15 @@
-import { claimOf, edgeOf } from '@vcs/contract';
+import { claimOf } from '@vcs/contract';
 import { centsOfAtomic, leaseSecondsLeft, leaseUntil, writeEvents, type Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { json } from './common.ts';
-import { countSettled } from './executions.ts';
+import { countSettled, findExecution } from './executions.ts';
 import { findIntent, settledEvent, withMeter, type IntentRow } from './intents.ts';
 import type { Paying } from './pay.ts';
 import {
   chainVerdict,
   facilitatorTimeoutMs,
   intentTermsOf,
+  isProven,
   paymentPending,
   paymentRefusal,
   settleOnce,
@@ -59,7 +60,7 @@ type Driven =
  * lease rule) while the chain says it can still land.
  */
 async function driven(services: Services, row: PaymentRow, sendNow: boolean): Promise<Driven> {
-  if (row.status === edgeOf('payment', 'prove').to) return { kind: 'paid', transaction: row.transaction };
+  if (isProven(row)) return { kind: 'paid', transaction: row.transaction };
   if (sendNow) return sent(services, row, true);
   const v = await chainVerdict(services, row);
   if (v.kind === 'used') return { kind: 'paid', transaction: v.transaction };
@@ -209,12 +210,6 @@ const paymentById = async (q: Queryable, id: string) =>
   (await q.query<PaymentRow>('select * from payments where id = $1', [id])).rows[0]!;
 /** The intent's execution (the event of its end names it) and the environment it ran in, known or read. */
 const executionOf = async (q: Queryable, p: Paying) => ({
-  id:
-    p.executionId ??
-    (
-      await q.query<{ id: string }>(`select id from executions where source = 'intent' and source_id = $1`, [
-        p.intent.id,
-      ])
-    ).rows[0]!.id,
+  id: p.executionId ?? (await findExecution(q, 'intent', p.intent.id))!.id,
   environment: environmentOf(p),
 });

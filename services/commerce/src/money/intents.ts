@@ -548,12 +548,12 @@ export async function rereadPaid(
       'intent-not-found',
       `wallet ${req.payer} has paid for no answer of ${req.capability} with this input; pay the offer to get one`,
     );
-  await markDelivered(services.db, r);
+  await markDelivered(services.db, r, services.clock.now());
   return { status: r.answer_status ?? 200, answer: json(r.answer), replayed: true };
 }
 
 /** A paid answer reached its payer: it is owed no more (pay.ts `owed`). */
-export async function markDelivered(q: Queryable, r: Pick<IntentRow, 'id' | 'delivered_at'>, at = new Date()) {
+export async function markDelivered(q: Queryable, r: Pick<IntentRow, 'id' | 'delivered_at'>, at: Date) {
   if (!r.delivered_at)
     await q.query('update intents set delivered_at = $2 where id = $1 and delivered_at is null', [
       r.id,

@@ -42,6 +42,7 @@ import {
 import {
   checkPayment,
   intentTermsOf,
+  isProven,
   paymentHeader,
   paymentPending,
   paymentRefusal,
@@ -265,10 +266,12 @@ async function looked(services: Services, pr: Presented): Promise<Looked> {
     ],
   );
   const withIntent = (r: (typeof rows)[number]): PaymentWithIntent => ({ ...json(r.payment), intent_row: r.intent });
+  const owed = rows.find((r) => r.kind === 'owed');
+  const named = rows.find((r) => r.kind === 'named');
   return {
     own: rows.filter((r) => r.kind === 'own').map(withIntent),
-    owed: rows.filter((r) => r.kind === 'owed').map(withIntent)[0],
-    named: rows.find((r) => r.kind === 'named') && json(rows.find((r) => r.kind === 'named')!.intent),
+    owed: owed && withIntent(owed),
+    named: named && json(named.intent),
   };
 }
 
@@ -323,7 +326,7 @@ async function owed(services: Services, pr: Presented, debt: PaymentWithIntent |
 
 /** A payment whose intent ended without its answer (the payment refused or expired unused): nothing was paid. */
 const withheld = (p: Paying) => !p.pending && isFinal('intent', p.intent.status) && !paid(p);
-const paid = (p: Paying) => p.payment.status === edgeOf('payment', 'prove').to;
+const paid = (p: Paying) => isProven(p.payment);
 
 /** What a new payment pays: its intent, open for payment, and the offer's terms it was checked against. */
 interface Offer {
@@ -599,7 +602,8 @@ async function delivered(services: Services, p: Paying, deadline: number): Promi
     p.fresh && p.answer
       ? withMeter(p.answer, proven ? centsOf(p.intent) : 0, proven ? p.payment : undefined)
       : json(p.intent.answer);
-  if (proven && !p.fresh && services.clock.now().getTime() < deadline) await markDelivered(services.db, p.intent);
+  const now = services.clock.now();
+  if (proven && !p.fresh && now.getTime() < deadline) await markDelivered(services.db, p.intent, now);
   return { status: p.intent.answer_status ?? 200, answer, replayed: !p.fresh, meta: members };
 }
 const centsOf = (r: IntentRow) => Number(r.charged_cents ?? 0);

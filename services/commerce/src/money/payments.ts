@@ -6,6 +6,7 @@ import { authorizationTypes, eip3009ABI } from '@x402/evm';
 import {
   blockedReply,
   capabilityByName,
+  edgeOf,
   type BlockedCode,
   type OpReply,
   type Blocked,
@@ -88,6 +89,9 @@ export interface PaymentRow {
   created_at: string | Date;
   updated_at: string | Date;
 }
+
+/** The chain has its transfer: the state the table's `prove` moves a payment to. */
+export const isProven = (row: Pick<PaymentRow, 'status'>) => row.status === edgeOf('payment', 'prove').to;
 
 /** What the intent offers, for checking a payment against and for the facilitator. */
 export interface IntentTerms {
