@@ -3,7 +3,7 @@ import { createPaymentHeader } from 'x402/client';
 import { createSigner } from 'x402/types';
 import { createPayment, payingFetch, receiptOf, startRail, type Rail } from '@vcs/x402-rail';
 import { call, mintKey, modes, waitFor } from './support/harness.ts';
-import { settledEventsOf, startMoneyHarness, type MoneyHarness } from './support/money.ts';
+import { railSettings, settledEventsOf, startMoneyHarness, type MoneyHarness } from './support/money.ts';
 import { anvilControl, type AnvilControl } from './support/anvil.ts';
 import { startFaultProxy, type FaultProxy } from './support/fault-proxy.ts';
 
@@ -44,11 +44,8 @@ describe.each(modes())('paying only for an answer, once (%s)', (mode) => {
     proxy = await startFaultProxy({ target: rail.facilitatorUrl, rpcUrl: rail.rpcUrl });
     chain = anvilControl(rail.rpcUrl);
     m = await startMoneyHarness(mode, {
-      X402_FACILITATOR_URL: proxy.url,
-      X402_RPC_URL: rail.rpcUrl,
-      X402_PAY_TO: rail.payTo,
-      X402_ASSET: rail.asset,
-      X402_NETWORK: rail.network,
+      ...railSettings(rail),
+      X402_FACILITATOR_URL: proxy.url, // the rail's facilitator, behind the fault proxy
       X402_FACILITATOR_TIMEOUT_MS: '1500',
       X402_PAYMENT_HOLD_MS: String(HOLD_MS),
     });

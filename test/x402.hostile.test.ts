@@ -6,7 +6,14 @@ import { createPaymentHeader } from 'x402/client';
 import { createSigner } from 'x402/types';
 import { createPayment, startRail, type Rail } from '@vcs/x402-rail';
 import { call, mintKey, modes, waitFor } from './support/harness.ts';
-import { countEvents, OffsetClock, settledEventsOf, startMoneyHarness, type MoneyHarness } from './support/money.ts';
+import {
+  countEvents,
+  OffsetClock,
+  railSettings,
+  settledEventsOf,
+  startMoneyHarness,
+  type MoneyHarness,
+} from './support/money.ts';
 import { anvilControl, type AnvilControl } from './support/anvil.ts';
 import { startFaultProxy, type FaultProxy } from './support/fault-proxy.ts';
 
@@ -80,11 +87,8 @@ describe.each(modes())('x402 under hostile conditions (%s)', (mode) => {
     proxy = await startFaultProxy({ target: rail.facilitatorUrl, rpcUrl: rail.rpcUrl });
     chain = anvilControl(rail.rpcUrl);
     env = {
-      X402_FACILITATOR_URL: proxy.url,
-      X402_RPC_URL: rail.rpcUrl,
-      X402_PAY_TO: rail.payTo,
-      X402_ASSET: rail.asset,
-      X402_NETWORK: rail.network,
+      ...railSettings(rail),
+      X402_FACILITATOR_URL: proxy.url, // the rail's facilitator, behind the fault proxy
       // Commerce waits 1.5 s for a settle answer (5 s by default): each fault below is that wait, not the default's.
       X402_FACILITATOR_TIMEOUT_MS: String(FACILITATOR_WAIT_MS),
       // The gateway answers the first 503 it gets rather than holding the request (x402.fair.test.ts holds it): each
@@ -114,6 +118,20 @@ describe.each(modes())('x402 under hostile conditions (%s)', (mode) => {
       required.resource,
     );
     return { intentId: offer.json.value.intent.id as string, payment, nonce: authOf(payment).nonce };
+  }
+  /**
+   * A keyed payment of a fresh payer whose transfer the facilitator made and whose answer it holds: the paying request
+   * (`first`) waits on the settlement it will never hear about.
+   */
+  async function settledButUnheard() {
+    const { key, account } = await mintKey(base);
+    const p = nextPayer();
+    const { intentId, payment, nonce } = await offerAndPayment(p, {}, key);
+    const before = await rail.balanceOf(rail.payTo);
+    const held = proxy.next({ kind: 'hold' }, nonce);
+    const first = pay(payment, key);
+    expect((await held).upstream?.body?.success, 'the facilitator settled it').toBe(true);
+    return { key, account, p, intentId, payment, before, first };
   }
   const pay = (payment: unknown, key?: string, at = base) =>
     call(at, 'POST', '/signings/quote', { key, body: { vin: VIN }, headers: { 'payment-signature': b64(payment) } });
@@ -415,16 +433,10 @@ describe.each(modes())('x402 under hostile conditions (%s)', (mode) => {
   it.runIf(mode === 'distributed')(
     '9. commerce killed -9 while the facilitator settled: after the restart the same header answers 200 within 10 s (the chain says the authorisation is used)',
     async () => {
-      const { key, account } = await mintKey(base);
-      const p = nextPayer();
-      const { intentId, payment, nonce } = await offerAndPayment(p, {}, key);
-      const before = await rail.balanceOf(rail.payTo);
-      const held = proxy.next({ kind: 'hold' }, nonce);
-      const first = pay(payment, key).catch(() => undefined);
-      expect((await held).upstream?.body?.success, 'the facilitator settled it').toBe(true);
-      expect(await rail.authorizationUsed(rail.payerAddresses[p]!, nonce)).toBe(true);
+      const { key, account, p, intentId, payment, before, first } = await settledButUnheard();
+      expect(await rail.authorizationUsed(rail.payerAddresses[p]!, authOf(payment).nonce)).toBe(true);
       await m.h.kill!('commerce');
-      await first;
+      await first.catch(() => undefined);
       await m.h.start!('commerce');
       await waitFor(async () => (await call(base, 'POST', '/keys')).status === 200, 60_000, 200);
       const t0 = Date.now();
@@ -442,16 +454,9 @@ describe.each(modes())('x402 under hostile conditions (%s)', (mode) => {
   it.runIf(mode === 'distributed')(
     "9b. commerce paused (SIGSTOP) between the capability's answer and the settlement's: the caller's 503 is not a charge; resumed, the same wallet's next payment gets the answer and moves nothing",
     async () => {
-      const { key, account } = await mintKey(base);
-      const p = nextPayer();
-      const { intentId, payment, nonce } = await offerAndPayment(p, {}, key);
-      const before = await rail.balanceOf(rail.payTo);
+      // Commerce has run the capability and waits on the settlement when it is paused.
+      const { key, account, p, intentId, before, first } = await settledButUnheard();
       const [commerce] = m.h.procs!.get('commerce')!;
-      // The facilitator takes the transfer and its answer is held: commerce has run the capability and waits on
-      // the settlement when it is paused.
-      const held = proxy.next({ kind: 'hold' }, nonce);
-      const first = pay(payment, key);
-      expect((await held).upstream?.body?.success, 'the facilitator settled it').toBe(true);
       commerce!.kill('SIGSTOP');
       try {
         const answered = await first;
