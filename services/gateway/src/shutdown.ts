@@ -1,4 +1,5 @@
 import { Server as NetServer, type Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
 /**
@@ -25,26 +26,19 @@ export async function closeGracefully(app: FastifyInstance, graceMs = 1000) {
  * On close, drop the connections that carry no request: Node's own close cuts kept-alive sockets between requests,
  * but counts a socket that was opened and never sent one (an HTTP client's pool opens a spare) as busy until its
  * headers time out, which held a close for 70 s. A socket with a request in flight finishes it, then is ended.
+ * Per request this only notes the socket's latest response; the sockets are sorted out once, at close.
  */
 export function closeUnusedConnections(app: FastifyInstance) {
-  const inFlight = new Map<Socket, number>();
-  let closing = false;
+  const latest = new Map<Socket, ServerResponse | undefined>();
   app.server.on('connection', (socket: Socket) => {
-    inFlight.set(socket, 0);
-    socket.once('close', () => inFlight.delete(socket));
+    latest.set(socket, undefined);
+    socket.once('close', () => latest.delete(socket));
   });
-  app.server.on('request', (req, res) => {
-    const socket = req.socket;
-    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
-    res.once('close', () => {
-      if (!inFlight.has(socket)) return;
-      const left = inFlight.get(socket)! - 1;
-      inFlight.set(socket, left);
-      if (closing && left === 0) socket.end(); // after the answer is written
-    });
-  });
+  app.server.on('request', (req, res) => latest.set(req.socket, res));
   app.addHook('preClose', async () => {
-    closing = true;
-    for (const [socket, requests] of inFlight) if (requests === 0) socket.destroy();
+    for (const [socket, res] of latest)
+      if (!res || res.writableFinished)
+        socket.destroy(); // never used, or between requests
+      else res.once('close', () => socket.end()); // after the answer is written
   });
 }
