@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildCacheDir, restoreFromCache, saveToCache } from '../deploy/build-cache.ts';
 import { hashOf, inputFiles, root } from '../deploy/current.mjs';
+import { removeStaleSlims } from '../libs/vin/src/vpic.ts';
 
 /** The build's machine-wide cache (deploy/build-cache.ts) on real directories. */
 describe('the build cache', () => {
@@ -28,6 +29,20 @@ describe('the build cache', () => {
     // The same kind made from other inputs replaces it; another kind stays.
     saveToCache(cache, seed, 'pglite-seed-b', 'pglite-seed-');
     expect(readdirSync(cache).sort()).toEqual(['pglite-seed-b', 'vpic-1-slim1.sqlite']);
+  });
+
+  it("removes other builds' slim vPIC files beside this one, not the copies of this one being written", () => {
+    const dir = fresh();
+    const names = [
+      'vpic-2.0.1-slim3.sqlite', // this build's
+      'vpic-2.0.1-slim3.sqlite.tmp-41-ab', // this build's, being written by another process that started at once
+      'vpic-2.0.1-slim2.sqlite', // an older slim number
+      'vpic-2.0.0-slim3.sqlite.tmp', // half-written by an older build
+      'other.sqlite',
+    ];
+    for (const n of names) writeFileSync(join(dir, n), 'x');
+    expect(removeStaleSlims(join(dir, names[0]!)).sort()).toEqual([names[3], names[2]]);
+    expect(readdirSync(dir).sort()).toEqual([names[4], names[0], names[1]]);
   });
 
   it('lives under XDG_CACHE_HOME or ~/.cache; BUILD_CACHE_DIR moves it, and empty turns it off', () => {

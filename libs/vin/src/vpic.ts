@@ -126,7 +126,8 @@ export function removeStaleSlims(path = defaultSlimPath()): string[] {
   } catch {
     return [];
   }
-  const stale = names.filter((n) => /^vpic-.+-slim\d+\.sqlite(\.tmp)?$/.test(n) && n !== basename(path));
+  // Another build's copy, or one left half-written by a build that stopped; not this file's copies being written now.
+  const stale = names.filter((n) => /^vpic-.+-slim\d+\.sqlite(\.tmp.*)?$/.test(n) && !n.startsWith(basename(path)));
   for (const n of stale) {
     try {
       rmSync(join(dir, n));
@@ -150,8 +151,10 @@ export async function buildSlimVpic(path = defaultSlimPath()): Promise<Uint8Arra
     const bytes = db.export();
     try {
       mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(`${path}.tmp`, bytes);
-      renameSync(`${path}.tmp`, path);
+      // A name of its own: processes that start at once each build it, and one must not write into another's file.
+      const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+      writeFileSync(tmp, bytes);
+      renameSync(tmp, path);
       removeStaleSlims(path);
     } catch {
       /* a read-only file system: keep it in memory only; it is made again at the next start */
