@@ -12,7 +12,8 @@
  *    rail's facilitator, @x402/evm's exact scheme; POST /signings/quote priced 1.00 USD exact on eip155:84532 in the
  *    rail's token to the rail's payTo; answers fixed bytes (our paid answer's) (test/bench/x402-reference.ts);
  *  - embedded: dist/embedded.js with X402_FACILITATOR_URL, X402_RPC_URL, X402_PAY_TO, X402_ASSET, X402_NETWORK;
- *  - distributed: the gateway and the four pillars, when NATS_URL, DATABASE_URL and REDIS_URL are set.
+ *  - distributed: the gateway and the four pillars, when NATS_URL, DATABASE_URL and REDIS_URL are set, with
+ *    NODE_ENV=production as the images set it.
  *
  * A paid call is what a stock x402 client does, in two legs, each timed on its own:
  *  1. the 402 leg: POST /signings/quote {vin} without payment → 402 with PAYMENT-REQUIRED (ours stores an intent
@@ -149,6 +150,7 @@ async function startDistributed(rail: RailInfo): Promise<Seller | null> {
     ...NO_LIMITS,
     ...x402Env(rail),
     LOG_LEVEL: 'error',
+    NODE_ENV: 'production', // as the images run them: no reply checked against its schema (a test's guard)
     PORT: String(port),
     HOST: '127.0.0.1',
     CONNECTION_ENCRYPTION_KEY: process.env.CONNECTION_ENCRYPTION_KEY ?? randomBytes(32).toString('base64'),
