@@ -31,7 +31,7 @@ export default defineConfig({
     exclude: ['**/node_modules/**'],
     // Distributed suites run the built services (dist/), as production does: build them once per run.
     globalSetup: ['test/support/build.ts'],
-    // Each file's process.env writes are undone when it ends: files share a worker's modules (isolate: false).
+    // Each file starts from the worker's process.env as it was before any file: files share a worker (isolate: false).
     setupFiles: ['test/support/env-per-file.ts'],
     // The distributed processes refuse the dev-only connection key; tests (and only tests) get a fixed one.
     env: { CONNECTION_ENCRYPTION_KEY: 'dGVzdC1vbmx5LWNvbm5lY3Rpb24ta2V5LTMyYnl0ZXM=' },

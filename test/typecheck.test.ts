@@ -1,6 +1,6 @@
 /**
  * The type check, as one suite of the run: `tsc --noEmit` over every workspace file (tsconfig.json) runs beside the
- * other suites instead of before them (it is 40 s of one core; most suites wait on processes and the network).
+ * other suites instead of before them (TypeScript 7's native tsc: about 11 s, 18 s of CPU over its threads).
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';

@@ -26,7 +26,8 @@ export async function buildSdk() {
   } as const;
   await build({ ...common, format: 'esm', outfile: join(dist, 'index.js') });
   await build({ ...common, format: 'cjs', outfile: join(dist, 'index.cjs') });
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  // The package exports only its package.json among its files: its bin sits beside it.
+  const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
   execFileSync(process.execPath, [tsc, '-p', join(pkg, 'tsconfig.build.json')], { stdio: 'inherit' });
   // Declarations name their siblings as the JavaScript a consumer resolves (`./runtime.js`), whatever tsc kept.
   const fix = (dir: string): void => {
