@@ -1,22 +1,8 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { createPgDb, createPgliteDb, mergeWrites, type BulkWrite, type Db } from '@vcs/platform';
-import { distributedEnv, dropStores, freshStores } from './support/harness.ts';
+import { describe, expect, it } from 'vitest';
+import { mergeWrites, type BulkWrite } from '@vcs/platform';
+import { bothStores } from './support/stores.ts';
 
-/** Both stores: PGlite (in its worker thread) always, Postgres in a database of its own where one is given. */
-const stores: [string, () => Promise<Db>][] = [['pglite', () => createPgliteDb('memory://')]];
-const made: Record<string, string>[] = [];
-if (distributedEnv())
-  stores.push([
-    'postgres',
-    async () => {
-      const s = await freshStores();
-      made.push(s);
-      return createPgDb(s.DATABASE_URL!, 5);
-    },
-  ]);
-afterAll(async () => {
-  for (const s of made) await dropStores(s);
-});
+const stores = bothStores();
 
 describe.each(stores)('Db.batch: group commit (%s)', (_kind, open) => {
   it('writes concurrent batches in shared transactions, every caller answered after its commit', async () => {

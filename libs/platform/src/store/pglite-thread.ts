@@ -66,15 +66,28 @@ export async function createPgliteThreadDb(dir: string): Promise<Db> {
     batch: commit,
     ...on(),
     async tx(fn) {
-      const tx = await call<number>({ op: 'begin' });
+      // BEGIN travels with the transaction's first statement, and a transaction that sent none commits nothing: one
+      // message (a wake-up of each thread) fewer per transaction. The worker rolls back a first statement that fails.
+      let opened: Promise<number> | undefined;
+      const statement = <T>(msg: Record<string, unknown>): Promise<T> => {
+        if (opened) return opened.then((tx) => call<T>({ ...msg, tx }));
+        const first = call<{ tx: number; value: T }>({ ...msg, begin: true });
+        opened = first.then((r) => r.tx);
+        opened.catch(() => undefined); // the first statement's caller gets its error
+        return first.then((r) => r.value);
+      };
       let out;
       try {
-        out = await fn(on(tx));
+        out = await fn({
+          query: (sql, params) => statement({ op: 'query', sql, params }),
+          exec: (sql) => statement({ op: 'exec', sql }),
+        });
       } catch (e) {
-        await call({ op: 'rollback', tx }).catch(() => undefined);
+        const tx = await opened?.catch(() => undefined);
+        if (tx) await call({ op: 'rollback', tx }).catch(() => undefined);
         throw e;
       }
-      await call({ op: 'commit', tx });
+      if (opened) await call({ op: 'commit', tx: await opened });
       return out;
     },
     async ping() {

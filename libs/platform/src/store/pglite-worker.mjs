@@ -79,13 +79,53 @@ const failure = (e) => ({
   constraint: e?.constraint,
 });
 
+/** Open a transaction: PGlite's lock is held until `settle` commits or rolls it back. */
+async function begin() {
+  const id = ++nextTx;
+  const entry = {};
+  await new Promise((started, failed) => {
+    entry.done = lite.transaction(
+      (q) =>
+        new Promise((end, abort) => {
+          Object.assign(entry, { q, end, abort });
+          started();
+        }),
+    );
+    entry.done.catch(failed);
+  });
+  open.set(id, entry);
+  return id;
+}
+
+async function settle(id, commit) {
+  const t = open.get(id);
+  open.delete(id);
+  if (commit) {
+    t.end();
+    await t.done;
+  } else {
+    t.abort(new Error('rollback'));
+    await t.done.catch(() => undefined);
+  }
+}
+
+const run = (q, m) => (m.op === 'exec' ? q.exec(m.sql).then(() => null) : q.query(m.sql, m.params).then(result));
+
 async function handle(m) {
   switch (m.op) {
     case 'query':
-      return result(await (m.tx ? open.get(m.tx).q : lite).query(m.sql, m.params));
-    case 'exec':
-      await (m.tx ? open.get(m.tx).q : lite).exec(m.sql);
-      return null;
+    case 'exec': {
+      if (!m.begin) return run(m.tx ? open.get(m.tx).q : lite, m);
+      // A transaction's first statement brings its BEGIN (one message fewer per transaction). If it fails, the
+      // transaction is rolled back here: the caller has no transaction to roll back.
+      const tx = await begin();
+      try {
+        return { tx, value: await run(open.get(tx).q, m) };
+      } catch (e) {
+        await settle(tx, false);
+        throw e;
+      }
+    }
     case 'script': // several callers' statements, one transaction, one commit (group commit: groupCommit.ts)
       if (m.statements.length === 1)
         await lite.query(m.statements[0].sql, m.statements[0].params); // atomic alone
@@ -94,36 +134,10 @@ async function handle(m) {
           for (const st of m.statements) await q.query(st.sql, st.params);
         });
       return null;
-    case 'begin': {
-      const id = ++nextTx;
-      const entry = {};
-      await new Promise((started, failed) => {
-        // The transaction stays open (PGlite's lock held) until commit or rollback settles the inner promise.
-        entry.done = lite.transaction(
-          (q) =>
-            new Promise((end, abort) => {
-              Object.assign(entry, { q, end, abort });
-              started();
-            }),
-        );
-        entry.done.catch(failed);
-      });
-      open.set(id, entry);
-      return id;
-    }
     case 'commit':
-    case 'rollback': {
-      const t = open.get(m.tx);
-      open.delete(m.tx);
-      if (m.op === 'commit') {
-        t.end();
-        await t.done;
-      } else {
-        t.abort(new Error('rollback'));
-        await t.done.catch(() => undefined);
-      }
+    case 'rollback':
+      await settle(m.tx, m.op === 'commit');
       return null;
-    }
     case 'close':
       await lite.close();
       return null;
