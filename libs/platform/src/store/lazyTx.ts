@@ -16,17 +16,19 @@ export function lazyTx(db: Db) {
       const finished = new Promise<boolean>((r) => {
         finish = r;
       });
-      const done = db.tx(async (q) => {
-        ready({ q, end });
-        if (!(await finished)) throw ROLLBACK;
-      });
-      done.catch(failed); // a transaction that could not begin fails the first query; later, `end` reports
+      let done: Promise<void> = Promise.resolve();
       const end = async (commit: boolean) => {
         finish(commit);
         await done.catch((e) => {
           if (e !== ROLLBACK) throw e;
         });
       };
+      // `fn` may run before db.tx returns (PGlite's BEGIN waits for the first statement), so `end` exists first.
+      done = db.tx(async (q) => {
+        ready({ q, end });
+        if (!(await finished)) throw ROLLBACK;
+      });
+      done.catch(failed); // a transaction that could not begin fails the first query; later, `end` reports
     }));
   return {
     q: { query: async (sql: string, params?: unknown[]) => (await open()).q.query(sql, params) } as Queryable,
