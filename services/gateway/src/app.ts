@@ -11,7 +11,7 @@ import cors from '@fastify/cors';
 import { blocked, idSequence, type BlockedCode } from '@vcs/contract';
 import { isStoreUnavailable, type Logger } from '@vcs/platform';
 import { opRoutes } from './routes/ops.ts';
-import type { GatewayDeps } from './deps.ts';
+import type { GatewayDeps, GatewayGiven } from './deps.ts';
 import { capabilityLabel, countAnswer } from './metrics.ts';
 import { CATALOG, sameRequest, sendAnswer, sendBlocked } from './reply.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
@@ -110,7 +110,7 @@ class OneLinePerRequest extends LogController {
 }
 
 /** Build the gateway: every route derived from the catalog, every failure a typed envelope. */
-export async function buildApp(given: GatewayDeps): Promise<FastifyInstance> {
+export async function buildApp(given: GatewayGiven): Promise<FastifyInstance> {
   const deps: GatewayDeps = { ...given, decodes: newDecodeCache() };
   // Fastify's own logger type (pino's, less what the gateway never asks of it), so the instance is a plain FastifyInstance.
   const loggerInstance: FastifyBaseLogger = deps.log;

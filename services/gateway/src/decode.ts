@@ -38,7 +38,7 @@ export const newDecodeCache = (): DecodeCache => new LRUCache<string, DecodedOk>
  */
 export async function decodeThroughData(deps: GatewayDeps, vin: string, requestId: string): Promise<Decoded> {
   const cache = deps.decodes;
-  const known = cache?.get(vin);
+  const known = cache.get(vin);
   if (known) return known;
   const r = await dispatch(deps.bus, DECODE, { vin }, anonymousContext(requestId), deps.config.busTimeoutMs);
   const answer = answerOf(r);
@@ -48,6 +48,6 @@ export async function decodeThroughData(deps: GatewayDeps, vin: string, requestI
     decode: answer.value.decode,
     provenance: { simulated: true, environment: 'sandbox', ...answer.value.sources },
   };
-  cache?.set(vin, decoded);
+  cache.set(vin, decoded);
   return decoded;
 }

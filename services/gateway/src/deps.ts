@@ -36,6 +36,9 @@ export interface GatewayDeps {
   clock: Clock;
   log: Logger;
   config: GatewayConfig;
-  /** The decodes this gateway keeps (decode.ts); buildApp makes one per instance, so callers leave it out. */
-  decodes?: DecodeCache;
+  /** The decodes this gateway keeps (decode.ts); buildApp makes one per instance (callers give `GatewayGiven`). */
+  decodes: DecodeCache;
 }
+
+/** What a caller gives buildApp: the gateway's dependencies less what buildApp makes for each instance. */
+export type GatewayGiven = Omit<GatewayDeps, 'decodes'>;
