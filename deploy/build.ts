@@ -114,7 +114,7 @@ function runScript(file: string) {
  * The slim, indexed vPIC database the data pillar decodes from (libs/vin/src/vpic.ts), made once (~5 s) and kept:
  * made here so that a first start, or an image with a read-only file system, does not pay for it.
  */
-export async function ensureVpic() {
+async function ensureVpic() {
   const { defaultSlimPath, removeStaleSlims } = await import('../libs/vin/src/vpic.ts');
   const path = defaultSlimPath();
   if (!existsSync(path)) {

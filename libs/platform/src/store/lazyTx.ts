@@ -16,7 +16,7 @@ export function lazyTx(db: Db) {
       const finished = new Promise<boolean>((r) => {
         finish = r;
       });
-      let done: Promise<void> = Promise.resolve();
+      let done!: Promise<void>; // set just below; `end` runs only once the first query has the transaction
       const end = async (commit: boolean) => {
         finish(commit);
         await done.catch((e) => {

@@ -54,9 +54,10 @@ export async function createPgliteThreadDb(dir: string): Promise<Db> {
       worker.postMessage({ ...msg, id });
     });
   };
-  const on = (tx?: number): Queryable => ({
-    query: (sql, params) => call({ op: 'query', sql, params, tx }),
-    exec: (sql) => call({ op: 'exec', sql, tx }),
+  /** Statements sent through `send`: straight to the worker, or as part of a transaction. */
+  const sentBy = (send: <T>(msg: Record<string, unknown>) => Promise<T>): Queryable => ({
+    query: (sql, params) => send({ op: 'query', sql, params }),
+    exec: (sql) => send({ op: 'exec', sql }),
   });
   // A group is one message: the worker runs its statements in one transaction without waiting on this thread.
   const atomically = (statements: { sql: string; params?: unknown[] }[]) => call<void>({ op: 'script', statements });
@@ -64,7 +65,7 @@ export async function createPgliteThreadDb(dir: string): Promise<Db> {
   return {
     kind: 'pglite',
     batch: commit,
-    ...on(),
+    ...sentBy(call),
     async tx(fn) {
       // BEGIN travels with the transaction's first statement, and a transaction that sent none commits nothing: one
       // message (a wake-up of each thread) fewer per transaction. The worker rolls back a first statement that fails.
@@ -78,10 +79,7 @@ export async function createPgliteThreadDb(dir: string): Promise<Db> {
       };
       let out;
       try {
-        out = await fn({
-          query: (sql, params) => statement({ op: 'query', sql, params }),
-          exec: (sql) => statement({ op: 'exec', sql }),
-        });
+        out = await fn(sentBy(statement));
       } catch (e) {
         const tx = await opened?.catch(() => undefined);
         if (tx) await call({ op: 'rollback', tx }).catch(() => undefined);
