@@ -15,7 +15,7 @@ import { runInNewContext } from 'node:vm';
 // statements ran no slower without them here (docs/decisions.md, "The embedded mode"). Set before PGlite's module
 // is compiled (so the import below is dynamic); process-wide, so sql.js (vPIC) is compiled the same way.
 setFlagsFromString('--liftoff-only');
-const { PGlite } = await import('@electric-sql/pglite');
+const { Mutex, PGlite, parse, protocol } = await import('@electric-sql/pglite');
 
 /**
  * Postgres's memory sized for an embedded store of a few hundred megabytes of rows, not a server's defaults: PGlite's
@@ -67,9 +67,79 @@ const lite =
 setFlagsFromString('--expose-gc');
 setTimeout(() => runInNewContext('gc')(), 0);
 
-/** Open transactions by id: each holds PGlite's lock until the caller commits or rolls back. */
+/**
+ * The one Postgres session PGlite has: a transaction holds it from its BEGIN until it commits or rolls back, and a
+ * statement outside a transaction waits for it, so no statement runs inside another caller's transaction.
+ */
+const session = new Mutex();
+
+/** Open transactions by id: each holds the session until the caller commits or rolls back. */
 const open = new Map();
 let nextTx = 0;
+
+/**
+ * Statements prepared once per SQL text (named, in Postgres's session), then each run sent as one protocol message
+ * (Bind, Describe, Execute, Sync): PGlite's own `query` parses and plans the text every time, in six calls into its
+ * WebAssembly. Measured on PGlite alone, an update by key costs a third of the CPU this way (docs/decisions.md, "The
+ * embedded mode"). The parameters are serialized by the types Postgres inferred, as PGlite's `query` does. Past
+ * MAX_PREPARED distinct texts, a new one runs as the unnamed statement. A statement that changes the schema (a
+ * migration's script, or a CREATE, ALTER or DROP sent as a query) forgets them all: their plans may no longer fit.
+ */
+const prepared = new Map();
+const MAX_PREPARED = 500;
+const changesSchema = /^\s*(create|alter|drop)\b/i;
+let lastName = 0;
+const { serialize } = protocol;
+
+function joined(...parts) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** One statement, on the session its caller holds. */
+async function statement(sql, params = []) {
+  let st = prepared.get(sql);
+  if (!st) {
+    const name = prepared.size < MAX_PREPARED ? `vcs_${++lastName}` : '';
+    const described = await lite.execProtocol(
+      joined(serialize.parse({ name, text: sql }), serialize.describe({ type: 'S', name }), serialize.sync()),
+      { syncToFs: false },
+    );
+    st = { name, types: parse.parseDescribeStatementResults(described.messages) };
+    if (name) prepared.set(sql, st);
+  }
+  const values = params.map((v, i) => (v == null ? null : (lite.serializers[st.types[i]]?.(v) ?? v.toString())));
+  let ran;
+  try {
+    ran = await lite.execProtocol(
+      joined(
+        serialize.bind({ statement: st.name, values }),
+        serialize.describe({ type: 'P' }),
+        serialize.execute({}),
+        serialize.sync(),
+      ),
+      { syncToFs: false },
+    );
+  } catch (e) {
+    // "cached plan must not change result type": its table changed since it was prepared; prepared afresh next time.
+    if (e?.code === '0A000') prepared.delete(sql);
+    throw e;
+  }
+  if (changesSchema.test(sql)) await forgetPrepared();
+  return parse.parseResults(ran.messages, lite.parsers)[0];
+}
+
+/** Every prepared statement forgotten, here and in Postgres's session. */
+async function forgetPrepared() {
+  if (prepared.size === 0) return;
+  prepared.clear();
+  await lite.execProtocol(serialize.query('deallocate all'), { syncToFs: false });
+}
 
 const result = (r) => ({ rows: r.rows, rowCount: r.affectedRows ?? r.rows.length });
 const failure = (e) => ({
@@ -79,18 +149,21 @@ const failure = (e) => ({
   constraint: e?.constraint,
 });
 
-/** Open a transaction: PGlite's lock is held until `settle` commits or rolls it back. */
+/** Open a transaction: it holds the session until `settle` commits or rolls it back. */
 async function begin() {
   const id = ++nextTx;
   const entry = {};
+  const release = await session.acquire();
   await new Promise((started, failed) => {
-    entry.done = lite.transaction(
-      (q) =>
-        new Promise((end, abort) => {
-          Object.assign(entry, { q, end, abort });
-          started();
-        }),
-    );
+    entry.done = lite
+      .transaction(
+        (q) =>
+          new Promise((end, abort) => {
+            Object.assign(entry, { q, end, abort });
+            started();
+          }),
+      )
+      .finally(release);
     entry.done.catch(failed);
   });
   open.set(id, entry);
@@ -109,30 +182,53 @@ async function settle(id, commit) {
   }
 }
 
-const run = (q, m) => (m.op === 'exec' ? q.exec(m.sql).then(() => null) : q.query(m.sql, m.params).then(result));
+/** A statement outside any transaction: it waits for the session, and is durable (synced) before it answers. */
+const alone = (fn) =>
+  session.runExclusive(async () => {
+    const out = await fn();
+    await lite.syncToFs();
+    return out;
+  });
+
+/** A query or a migration's script, in the transaction `q` (statements sent at once run one after another). */
+async function runIn(q, m) {
+  if (m.op === 'query') return result(await lite.runExclusive(() => statement(m.sql, m.params)));
+  await q.exec(m.sql);
+  await forgetPrepared();
+  return null;
+}
 
 async function handle(m) {
   switch (m.op) {
     case 'query':
     case 'exec': {
-      if (!m.begin) return run(m.tx ? open.get(m.tx).q : lite, m);
+      if (m.tx) return runIn(open.get(m.tx).q, m);
+      if (!m.begin) {
+        if (m.op === 'query') return result(await alone(() => statement(m.sql, m.params)));
+        return alone(async () => {
+          await lite.exec(m.sql);
+          await forgetPrepared();
+          return null;
+        });
+      }
       // A transaction's first statement brings its BEGIN (one message fewer per transaction). If it fails, the
       // transaction is rolled back here: the caller has no transaction to roll back.
       const tx = await begin();
       try {
-        return { tx, value: await run(open.get(tx).q, m) };
+        return { tx, value: await runIn(open.get(tx).q, m) };
       } catch (e) {
         await settle(tx, false);
         throw e;
       }
     }
     case 'script': // several callers' statements, one transaction, one commit (group commit: groupCommit.ts)
-      if (m.statements.length === 1)
-        await lite.query(m.statements[0].sql, m.statements[0].params); // atomic alone
+      if (m.statements.length === 1) await alone(() => statement(m.statements[0].sql, m.statements[0].params));
       else
-        await lite.transaction(async (q) => {
-          for (const st of m.statements) await q.query(st.sql, st.params);
-        });
+        await session.runExclusive(() =>
+          lite.transaction(async () => {
+            for (const st of m.statements) await statement(st.sql, st.params);
+          }),
+        );
       return null;
     case 'commit':
     case 'rollback':
