@@ -194,7 +194,7 @@ const alone = (fn) =>
 async function runIn(q, m) {
   if (m.op === 'query') return result(await lite.runExclusive(() => statement(m.sql, m.params)));
   await q.exec(m.sql);
-  await forgetPrepared();
+  await lite.runExclusive(forgetPrepared);
   return null;
 }
 
