@@ -37,11 +37,10 @@ export default defineConfig({
     env: { CONNECTION_ENCRYPTION_KEY: 'dGVzdC1vbmx5LWNvbm5lY3Rpb24ta2V5LTMyYnl0ZXM=' },
     testTimeout: 60_000,
     hookTimeout: 90_000,
-    // Four files at a time on this 2-core machine: most suites wait on processes, the network and the chain, so
-    // fewer left CPU idle (three: suites 383 s on a fresh clone; four: 348 s, docs/performance.md "The test run").
-    // Three were too many only while the bus refused a write during a pillar's reconnect (bus/call.ts now waits for a
-    // replica) and before isolate: false.
-    maxWorkers: 4,
+    // Three files at a time on this 2-core machine: most suites wait on processes, the network and the chain, so two
+    // left a third of the CPU idle (suites 460 s, CI 575 s on a fresh clone). Three were too many only while the bus
+    // refused a write during a pillar's reconnect (bus/call.ts now waits for a replica) and before isolate: false.
+    maxWorkers: 3,
     fileParallelism: true,
     // A worker keeps the modules it loaded for the next file (loading them again was 115 s of the run's CPU).
     isolate: false,
