@@ -110,7 +110,11 @@ async function statement(sql, params = []) {
       joined(serialize.parse({ name, text: sql }), serialize.describe({ type: 'S', name }), serialize.sync()),
       { syncToFs: false },
     );
-    st = { name, types: parse.parseDescribeStatementResults(described.messages) };
+    st = {
+      name,
+      types: parse.parseDescribeStatementResults(described.messages),
+      changesSchema: changesSchema.test(sql),
+    };
     if (name) prepared.set(sql, st);
   }
   const values = params.map((v, i) => (v == null ? null : (lite.serializers[st.types[i]]?.(v) ?? v.toString())));
@@ -130,7 +134,7 @@ async function statement(sql, params = []) {
     if (e?.code === '0A000') prepared.delete(sql);
     throw e;
   }
-  if (changesSchema.test(sql)) await forgetPrepared();
+  if (st.changesSchema) await forgetPrepared();
   return parse.parseResults(ran.messages, lite.parsers)[0];
 }
 
@@ -190,8 +194,11 @@ const alone = (fn) =>
     return out;
   });
 
-/** A query or a migration's script, in the transaction `q` (statements sent at once run one after another). */
-async function runIn(q, m) {
+/**
+ * A query or a migration's script, on the session its caller holds: `q` is the transaction's, or PGlite itself for a
+ * statement alone (statements a transaction sends at once run one after another).
+ */
+async function run(q, m) {
   if (m.op === 'query') return result(await lite.runExclusive(() => statement(m.sql, m.params)));
   await q.exec(m.sql);
   await lite.runExclusive(forgetPrepared);
@@ -202,20 +209,13 @@ async function handle(m) {
   switch (m.op) {
     case 'query':
     case 'exec': {
-      if (m.tx) return runIn(open.get(m.tx).q, m);
-      if (!m.begin) {
-        if (m.op === 'query') return result(await alone(() => statement(m.sql, m.params)));
-        return alone(async () => {
-          await lite.exec(m.sql);
-          await forgetPrepared();
-          return null;
-        });
-      }
+      if (m.tx) return run(open.get(m.tx).q, m);
+      if (!m.begin) return alone(() => run(lite, m));
       // A transaction's first statement brings its BEGIN (one message fewer per transaction). If it fails, the
       // transaction is rolled back here: the caller has no transaction to roll back.
       const tx = await begin();
       try {
-        return { tx, value: await runIn(open.get(tx).q, m) };
+        return { tx, value: await run(open.get(tx).q, m) };
       } catch (e) {
         await settle(tx, false);
         throw e;
