@@ -21,7 +21,7 @@ import {
   type NounHandlers,
   type Services,
 } from './handler.ts';
-import { mergeWrites, type BulkWrite, type Queryable, type Statement } from './store/db.ts';
+import { statementsOf, together, type BulkWrite, type Queryable, type Statement } from './store/db.ts';
 import { lazyTx } from './store/lazyTx.ts';
 
 /** What a caller sends on `cap.<pillar>.<noun>.<verb>` (bus/call.ts). */
@@ -193,9 +193,6 @@ async function effectsOf(
   return { result, writes, envelopes };
 }
 
-/** Another attempt of the same execution committed first: this one's transaction is rolled back. */
-class AlreadyCommitted extends Error {}
-
 async function storedCommit(q: Queryable, executionId: string) {
   const { rows } = await q.query<{ status: number; answer: unknown }>(
     'select status, answer from capability_commits where execution_id = $1',
@@ -212,9 +209,10 @@ async function storedCommit(q: Queryable, executionId: string) {
 
 /**
  * Exactly once for a durable execution: the handler, its events and fact, and the execution id's commit row are
- * one transaction. The commit row is inserted last, so no lock is held on it while the handler runs: two
- * attempts (a retry after a lost reply, a stalled first attempt that woke late) may both run the handler, but
- * only the first to commit keeps its effects; the other rolls back and answers the stored answer, `replayed`.
+ * one transaction — one statement when the handler queried nothing. The commit row is inserted last, so no lock is
+ * held on it while the handler runs: two attempts (a retry after a lost reply, a stalled first attempt that woke
+ * late) may both run the handler, but only the first to commit keeps its effects; the other's commit row fails its
+ * statement (its unique key), it rolls back and answers the stored answer, `replayed`.
  */
 async function runOnce(
   c: Capability,
@@ -228,27 +226,36 @@ async function runOnce(
 ): Promise<{ answer: Record<string, unknown>; status: number; events: EventEnvelope[]; replayed?: boolean }> {
   const id = ctx.executionId!;
   // No look before: a first attempt (nearly every one) would pay a query for nothing; a repeat runs the handler,
-  // finds the commit row at the end, and rolls back to the stored answer.
+  // finds the commit row taken at the end, and rolls back to the stored answer.
+  const tx = lazyTx(services.db);
   try {
-    return await services.db.tx(async (q) => {
-      const done = await effectsOf(c, handler, input, decided, failed, vin, ctx, services, q);
-      for (const st of mergeWrites(done.writes)) await q.query(st.sql, st.params);
-      const answer = envelope(c, done.result, ctx, services.source);
-      const status = httpStatusOf(answer);
-      const won = await q.query(
-        'insert into capability_commits(execution_id, capability, status, answer) values ($1, $2, $3, $4) ' +
-          'on conflict do nothing returning execution_id',
-        [id, c.name, status, withoutSecrets(JSON.stringify(answer))],
-      );
-      if (!won.rowCount) throw new AlreadyCommitted();
-      return { answer, status, events: done.envelopes };
-    });
+    const done = await effectsOf(c, handler, input, decided, failed, vin, ctx, services, tx.q);
+    const answer = envelope(c, done.result, ctx, services.source);
+    const status = httpStatusOf(answer);
+    // The effects and the commit row as one statement: a commit row there already fails it, and none of it is written.
+    const { bulk, plain } = statementsOf(done.writes);
+    const effects = Object.fromEntries([...bulk, ...plain].map((w, i) => [`w${i}`, w]));
+    await tx.commit([
+      together({
+        ...effects,
+        committed: {
+          sql: 'insert into capability_commits(execution_id, capability, status, answer) values ($1, $2, $3, $4) returning 1',
+          params: [id, c.name, status, withoutSecrets(JSON.stringify(answer))],
+        },
+      }),
+    ]);
+    return { answer, status, events: done.envelopes };
   } catch (e) {
-    if (!(e instanceof AlreadyCommitted)) throw e;
+    await tx.rollback();
+    if (!committedBefore(e)) throw e;
     const after = await storedCommit(services.db, id);
     return { ...after!, events: [], replayed: true };
   }
 }
+
+/** Another attempt of the same execution committed first: its commit row is there, so this one wrote nothing. */
+const committedBefore = (e: unknown) =>
+  (e as { code?: string }).code === '23505' && (e as { constraint?: string }).constraint === 'capability_commits_pkey';
 
 // A VIN's fact never keeps a secret-marked member; a capability without one serializes its value once, as before.
 const factJson = (c: Capability, value: Record<string, unknown>, json?: string) => {

@@ -5,16 +5,16 @@ import { enc } from '../bus/types.ts';
 import { eventFlow } from '../metrics.ts';
 import { IdleRounds, type Idles } from './idle.ts';
 import { contextFrom, endSpan, SpanKind, spanTraceparent, startSpan, traceparentOf, tracing } from '../tracing.ts';
-import { mergeWrites, type BulkWrite, type Db, type Queryable, type Statement } from '../store/db.ts';
+import { mergeWrites, type BulkWrite, type Db, type Queryable, type Sql, type Statement } from '../store/db.ts';
+import type { BulkRow } from '../store/groupCommit.ts';
 
 /** Outbox rows, many in one statement (group commit merges every caller's rows: store/groupCommit.ts). */
-export const outboxInsert: BulkWrite = {
-  sql: `insert into outbox_events(id, type, subject, account_id, vin, payload, traceparent)
+const outboxSql = (where = '') => `insert into outbox_events(id, type, subject, account_id, vin, payload, traceparent)
         select id, type, subject, account_id, vin, payload, traceparent
           from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-               with ordinality as t(id, type, subject, account_id, vin, payload, traceparent, ord)
-         order by ord`,
-};
+               with ordinality as t(id, type, subject, account_id, vin, payload, traceparent, ord)${where}
+         order by ord`;
+export const outboxInsert: BulkWrite = { sql: outboxSql() };
 
 /** Events as outbox rows, with their ids: for a caller that writes them together with other rows. */
 export function eventWrites(events: Omit<EventEnvelope, 'id'>[]): { envelopes: EventEnvelope[]; writes: Statement[] } {
@@ -32,6 +32,20 @@ export async function writeEvents(q: Queryable, events: Omit<EventEnvelope, 'id'
   const { envelopes, writes } = eventWrites(events);
   for (const st of mergeWrites(writes)) await q.query(st.sql, st.params);
   return envelopes;
+}
+
+/**
+ * Events as one insert, written only where `when` holds: SQL over the parts written together with it (platform
+ * `writeTogether`), such as `exists (select 1 from intent)` for an intent's move that may not happen.
+ */
+export function eventsInsert(
+  events: Omit<EventEnvelope, 'id'>[],
+  when: string,
+): { envelopes: EventEnvelope[]; sql: Sql } {
+  const { envelopes, writes } = eventWrites(events);
+  const rows = writes.map((w) => (w as BulkRow).row);
+  const columns = Array.from({ length: 7 }, (_, i) => rows.map((r) => r[i]));
+  return { envelopes, sql: { sql: outboxSql(` where ${when}`), params: columns } };
 }
 
 /**

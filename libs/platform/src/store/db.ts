@@ -22,7 +22,8 @@ import { lockDataDir } from './dirLock.ts';
 import { createPgliteThreadDb } from './pglite-thread.ts';
 import { groupCommitter, runGroupAtomically, type Statement } from './groupCommit.ts';
 
-export { mergeWrites, type BulkWrite, type Statement } from './groupCommit.ts';
+export { mergeWrites, statementsOf, type BulkWrite, type Statement } from './groupCommit.ts';
+export { shifted, together, writeTogether, type Sql } from './together.ts';
 
 export interface Queryable {
   query<T = any>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount: number }>;

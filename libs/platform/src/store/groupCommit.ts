@@ -1,3 +1,5 @@
+import { together, type Sql } from './together.ts';
+
 /**
  * One write for `Db.batch`: a statement with its parameters, or one row of a bulk write. Rows of the same bulk
  * write, from every batch of a group, go to the store as one statement (see `mergeWrites`).
@@ -25,8 +27,16 @@ const isBulk = (s: Statement): s is BulkRow => 'bulk' in s;
  * costs one round trip. Bulk rows of a group are written before its plain statements.
  */
 export function mergeWrites(writes: Statement[]): { sql: string; params?: unknown[] }[] {
+  const { bulk, plain } = statementsOf(writes);
+  if (bulk.length < 2 || plain.length) return [...bulk, ...plain];
+  // One statement: each bulk write becomes a CTE, its parameters renumbered after the previous ones'.
+  return [together(Object.fromEntries(bulk.map((m, i) => [`w${i}`, m])))];
+}
+
+/** Each bulk write's rows as one statement (in order), and the plain statements (in order). */
+export function statementsOf(writes: Statement[]): { bulk: Sql[]; plain: Sql[] } {
   const bulks = new Map<BulkWrite, unknown[][]>();
-  const plain: { sql: string; params?: unknown[] }[] = [];
+  const plain: Sql[] = [];
   for (const w of writes) {
     if (!isBulk(w)) {
       plain.push(w);
@@ -36,16 +46,7 @@ export function mergeWrites(writes: Statement[]): { sql: string; params?: unknow
     if (!columns) bulks.set(w.bulk, (columns = w.row.map(() => [])));
     w.row.forEach((v, i) => columns![i]!.push(v));
   }
-  const merged = [...bulks].map(([b, columns]) => ({ sql: b.sql, params: columns }));
-  if (merged.length < 2 || plain.length) return [...merged, ...plain];
-  // One statement: each bulk write becomes a CTE, its parameters renumbered after the previous ones'.
-  let offset = 0;
-  const parts = merged.map((m, i) => {
-    const at = offset;
-    offset += m.params.length;
-    return `w${i} as (${m.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + at}`)})`;
-  });
-  return [{ sql: `with ${parts.join(', ')} select 1`, params: merged.flatMap((m) => m.params) }];
+  return { bulk: [...bulks].map(([b, columns]) => ({ sql: b.sql, params: columns })), plain };
 }
 
 /**

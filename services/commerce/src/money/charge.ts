@@ -1,5 +1,13 @@
 import { claimOf } from '@vcs/contract';
-import { centsOfAtomic, leaseSecondsLeft, leaseUntil, writeEvents, type Queryable } from '@vcs/platform';
+import {
+  centsOfAtomic,
+  eventsInsert,
+  leaseSecondsLeft,
+  leaseUntil,
+  writeEvents,
+  writeTogether,
+  type Queryable,
+} from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { json } from './common.ts';
 import { countSettled, findExecution } from './executions.ts';
@@ -16,7 +24,7 @@ import {
   type PaymentRow,
   type Refusal,
 } from './payments.ts';
-import { move } from './transition.ts';
+import { move, moveSql } from './transition.ts';
 
 /**
  * 8. A paid intent's answer is stored and withheld (charging); its held payment is settled now — and only now, for an
@@ -150,28 +158,33 @@ async function sent(services: Services, row: PaymentRow, first: boolean): Promis
  */
 async function collected(services: Services, p: Paying, transaction: string | null, deliver: boolean): Promise<Paying> {
   const now = services.clock.now().toISOString();
-  const moved = await services.db.tx(async (q) => {
-    const payment =
-      (await move<PaymentRow, 'payment'>(q, 'payment', p.payment.id, 'prove', {
-        transaction: transaction ?? p.payment.transaction,
-        lease_until: null,
-        updated_at: now,
-      })) ?? (await paymentById(q, p.payment.id));
-    const cents = centsOfAtomic(payment.amount_atomic);
-    const intent = await move<IntentRow, 'intent'>(q, 'intent', p.intent.id, 'collect', {
-      answer: JSON.stringify(withMeter(json(p.intent.answer), cents, payment)),
+  const proven: PaymentRow = { ...p.payment, transaction: transaction ?? p.payment.transaction };
+  const cents = centsOfAtomic(proven.amount_atomic);
+  const answer = withMeter(json(p.intent.answer), cents, proven);
+  const event = eventsInsert(
+    [settledEvent(services, p.intent, await executionOf(services.db, p), answer, cents)],
+    'exists (select 1 from intent)',
+  );
+  // One statement: the payment proven (unless another proved it first), the intent collected, its event written.
+  const moved = await writeTogether(services.db, {
+    payment: moveSql('payment', p.payment.id, 'prove', {
+      transaction: proven.transaction,
+      lease_until: null,
+      updated_at: now,
+    }),
+    intent: moveSql('intent', p.intent.id, 'collect', {
+      answer: JSON.stringify(answer),
       charged_cents: cents,
       settled_at: now,
       delivered_at: deliver ? now : null,
-    });
-    if (intent)
-      await writeEvents(q, [settledEvent(services, intent, await executionOf(q, p), json(intent.answer), cents)]);
-    return { payment, intent, cents };
+    }),
+    event: event.sql,
   });
-  if (!moved.intent)
-    return { ...p, payment: moved.payment, intent: (await findIntent(services.db, p.intent.id))!, fresh: false };
-  await countSettled(services, moved.intent.account_id, moved.intent.capability, moved.cents);
-  return { ...p, payment: moved.payment, intent: moved.intent, fresh: true };
+  const payment: PaymentRow = moved.payment ?? (await paymentById(services.db, p.payment.id));
+  if (!moved.intent) return { ...p, payment, intent: (await findIntent(services.db, p.intent.id))!, fresh: false };
+  const intent: IntentRow = moved.intent;
+  await countSettled(services, intent.account_id, intent.capability, cents);
+  return { ...p, payment, intent, fresh: true };
 }
 
 /**

@@ -26,6 +26,7 @@ import {
   writeEvents,
   type CallContext,
   type Queryable,
+  type Sql,
 } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import type { IntentRow } from './intents.ts';
@@ -154,7 +155,17 @@ export async function createExecution(
   e: NewExecution,
   timeoutMs: number,
 ): Promise<ExecutionRow & { created: boolean }> {
-  const now = services.clock.now();
+  const insert = executionInsert(services, e, timeoutMs);
+  const made = await q.query<ExecutionRow>(insert.sql, insert.params);
+  if (made.rows[0]) return { ...made.rows[0], created: true };
+  return { ...(await findExecution(q, e.source, e.sourceId))!, created: false };
+}
+
+/**
+ * The execution's insert as a statement, made only where `when` holds (SQL over the parts written with it: platform
+ * `writeTogether`); one that exists already is left as it is and returns nothing.
+ */
+export function executionInsert(services: Services, e: NewExecution, timeoutMs: number, when = 'true'): Sql {
   const ctx: StoredContext = {
     account: e.ctx.account,
     keyId: e.ctx.keyId,
@@ -164,12 +175,15 @@ export async function createExecution(
     mandate: e.ctx.mandate,
     ...(e.ctx.paymentId ? { paymentId: e.ctx.paymentId } : {}),
   };
-  const made = await q.query<ExecutionRow>(
-    `insert into executions(
-       id, source, source_id, capability, input, ctx, origin, status, lease_until, attempts, created_at
-     )
-     values ($1,$2,$3,$4,$5,$6,$7,$10,$8,1,$9) on conflict (source, source_id) do nothing returning *`,
-    [
+  return {
+    sql: `insert into executions(
+            id, source, source_id, capability, input, ctx, origin, status, lease_until, attempts, created_at
+          )
+          select $1::text, $2::text, $3::text, $4::text, $5::jsonb, $6::jsonb, $7::jsonb, $10::text, $8::timestamptz,
+                 1, $9::timestamptz
+          where ${when}
+          on conflict (source, source_id) do nothing returning *`,
+    params: [
       newId('execution'),
       e.source,
       e.sourceId,
@@ -178,16 +192,10 @@ export async function createExecution(
       JSON.stringify(ctx),
       e.origin ? JSON.stringify(e.origin) : null,
       leaseFor(services, timeoutMs).toISOString(),
-      now.toISOString(),
+      services.clock.now().toISOString(),
       lifecycles.execution.initial, // made claimed by its creator
     ],
-  );
-  if (made.rows[0]) return { ...made.rows[0], created: true };
-  const { rows } = await q.query<ExecutionRow>('select * from executions where source = $1 and source_id = $2', [
-    e.source,
-    e.sourceId,
-  ]);
-  return { ...rows[0]!, created: false };
+  };
 }
 
 /**

@@ -32,6 +32,7 @@ import {
   settleExecution,
   type ExecutionRow,
   type Finisher,
+  type NewExecution,
   type StoredContext,
 } from './executions.ts';
 import { refund, reserveMandate, type Reservation } from './mandates.ts';
@@ -365,20 +366,17 @@ export const intentExecution = (
   r: IntentRow,
   ctx: Omit<StoredContext, 'intentId'>,
   timeoutMs: number,
-) =>
-  createExecution(
-    q,
-    services,
-    {
-      source: 'intent',
-      sourceId: r.id,
-      capability: r.capability,
-      input: json(r.input),
-      origin: json(r.origin),
-      ctx: { ...ctx, intentId: r.id },
-    },
-    timeoutMs,
-  );
+) => createExecution(q, services, newIntentExecution(r, ctx), timeoutMs);
+
+/** The one execution of an intent's capability: its input and origin, and who it runs for. */
+export const newIntentExecution = (r: IntentRow, ctx: Omit<StoredContext, 'intentId'>): NewExecution => ({
+  source: 'intent',
+  sourceId: r.id,
+  capability: r.capability,
+  input: json(r.input),
+  origin: json(r.origin),
+  ctx: { ...ctx, intentId: r.id },
+});
 
 /**
  * `sys.commerce.intents.settle`: execute the intent's capability exactly once. The claim (pending → settling, its

@@ -24,14 +24,14 @@ import {
   PAYMENT_IDENTIFIER,
   validatePaymentIdentifier,
 } from '@x402/extensions/payment-identifier';
-import { type CallContext, type Queryable } from '@vcs/platform';
+import { writeTogether, type CallContext, type Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { json, refuse, Refused } from './common.ts';
 import { charged } from './charge.ts';
-import { findExecution, pendingReply, settleExecution, type ExecutionRow } from './executions.ts';
+import { executionInsert, findExecution, pendingReply, settleExecution, type ExecutionRow } from './executions.ts';
 import {
   insertIntent,
-  intentExecution,
+  newIntentExecution,
   intentOrRefuse,
   markDelivered,
   refuseExpired,
@@ -55,7 +55,7 @@ import {
   type PaymentPayload,
   type PaymentRow,
 } from './payments.ts';
-import { move } from './transition.ts';
+import { moveSql } from './transition.ts';
 
 /**
  * A paid call (x402), in the order it runs: the one pipeline every paid request takes (on a capability's route, on
@@ -445,8 +445,9 @@ async function verified(services: Services, pr: Presented, offer: Offer): Promis
 
 /**
  * 6. Held: the payment bound to its intent (who pays stored with it, so what the reconciler finishes is that account's),
- * the intent settling, its execution made and claimed by this request — one transaction. Null: a copy of this payment
- * (or of its payment-identifier) was bound first, or the intent was taken another way: found() decides.
+ * the intent settling, its execution made and claimed by this request — one statement (platform `writeTogether`).
+ * Null: a copy of this payment (or of its payment-identifier) was bound first — its unique key fails the statement,
+ * so nothing of it is written — or the intent was taken another way: found() decides.
  */
 async function bound(
   services: Services,
@@ -461,23 +462,29 @@ async function bound(
   const paymentId = newId('payment');
   const r = offer.intent;
   const account = r.account_id ?? ctx.account;
+  const execution = newIntentExecution(r, {
+    account,
+    keyId: ctx.keyId,
+    environment: ctx.environment,
+    trigger: (ctx.environment === 'sandbox' ? ctx.trigger : null) ?? r.trigger,
+    paymentId,
+  });
+  const runMs = opTimeouts(ops.intentsSettle, services.settings.BUS_TIMEOUT_MS).innerMs;
+  let made;
   try {
-    return await services.db.tx(async (q: Queryable) => {
+    made = await writeTogether(services.db, {
       // Still open (the move says so: pending, or nothing), then the one payment of this authorization.
-      const intent = await move<IntentRow, 'intent'>(q, 'intent', r.id, 'pay', {
-        account_id: account,
-        claimed_at: now,
-        payment_id: paymentId,
-      });
-      if (!intent) return null;
-      const { rows } = await q.query<PaymentRow>(
-        `insert into payments(
-           id, intent_id, network, asset, pay_to, payer, nonce, amount_atomic, valid_before, x402_version, payload,
-           requirements, status, account_id, key_id, environment, payment_identifier, created_at, updated_at
-         )
-         values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$18)
-         on conflict do nothing returning *`,
-        [
+      intent: moveSql('intent', r.id, 'pay', { account_id: account, claimed_at: now, payment_id: paymentId }),
+      payment: {
+        sql: `insert into payments(
+                id, intent_id, network, asset, pay_to, payer, nonce, amount_atomic, valid_before, x402_version, payload,
+                requirements, status, account_id, key_id, environment, payment_identifier, created_at, updated_at
+              )
+              select $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text,
+                     $10::int, $11::jsonb, $12::jsonb, $13::text, $14::text, $15::text, $16::text, $17::text,
+                     $18::timestamptz, $18::timestamptz
+              where exists (select 1 from intent) returning *`,
+        params: [
           paymentId,
           r.id,
           network,
@@ -497,32 +504,20 @@ async function bound(
           pr.identifier,
           now,
         ],
-      );
-      const payment = rows[0];
-      if (!payment) throw new Raced(); // undo the intent's move: the authorization (or its id) is bound already
-      const claimed = await intentExecution(
-        q,
-        services,
-        intent,
-        {
-          account,
-          keyId: ctx.keyId,
-          environment: ctx.environment,
-          trigger: (ctx.environment === 'sandbox' ? ctx.trigger : null) ?? r.trigger,
-          paymentId,
-        },
-        opTimeouts(ops.intentsSettle, services.settings.BUS_TIMEOUT_MS).innerMs,
-      );
-      return { intent, payment, bound: true, claimed, executionId: claimed.id };
+      },
+      execution: executionInsert(services, execution, runMs, 'exists (select 1 from payment)'),
     });
   } catch (e) {
-    if (e instanceof Raced) return null;
+    if ((e as { code?: string }).code === UNIQUE_VIOLATION) return null;
     throw e;
   }
+  if (!made.intent || !made.payment) return null;
+  const claimed: ExecutionRow = made.execution ?? (await findExecution(services.db, 'intent', r.id))!;
+  return { intent: made.intent, payment: made.payment, bound: true, claimed, executionId: claimed.id };
 }
 
-/** A binding another request made first, found while binding: the transaction is undone. */
-class Raced extends Error {}
+/** Postgres's unique_violation: a copy of this payment (its authorization, or its payment-identifier) is bound. */
+const UNIQUE_VIOLATION = '23505';
 
 /**
  * 7–8. Drive the intent on as the table says until it is final or has to wait: settling, its execution runs (or is

@@ -1,5 +1,5 @@
 import { edgeOf, IllegalTransition, leaseRunOutSql, lifecycles, type EventOf } from '@vcs/contract';
-import type { Queryable } from '@vcs/platform';
+import { shifted, type Queryable, type Sql } from '@vcs/platform';
 
 /** The tables commerce writes a status in; a deal and its steps move in the workflows pillar (it asks the same table). */
 export type Stored = 'intent' | 'payment' | 'execution' | 'handoff' | 'key';
@@ -22,6 +22,19 @@ export async function move<R, K extends Stored>(
   set: Record<string, unknown> = {},
   when?: When,
 ): Promise<R | undefined> {
+  const m = moveSql(entity, id, event, set, when);
+  const { rows } = await q.query<R>(m.sql, m.params);
+  return rows[0];
+}
+
+/** `move` as a statement, for a caller that writes it together with others (platform `writeTogether`). */
+export function moveSql<K extends Stored>(
+  entity: K,
+  id: string,
+  event: EventOf<K>,
+  set: Record<string, unknown> = {},
+  when?: When,
+): Sql {
   const { from, to } = edgeOf(entity, event);
   const { table, column } = lifecycles[entity];
   const cols = Object.keys(set);
@@ -33,16 +46,14 @@ export async function move<R, K extends Stored>(
     extra = ` and ${leaseRunOutSql(params.length)}`;
   } else if (when) {
     // The caller's placeholders are numbered from $1 within its own params: shift them past ours.
-    const base = params.length;
-    extra = ` and (${when.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + base}`)})`;
+    extra = ` and (${shifted(when.sql, params.length)})`;
     params.push(...when.params);
   }
-  const { rows } = await q.query<R>(
-    `update ${table} set ${assignments.join(', ')}
+  return {
+    sql: `update ${table} set ${assignments.join(', ')}
      where id = $1 and ${column} = any($3::text[])${extra} returning *`,
     params,
-  );
-  return rows[0];
+  };
 }
 
 /** For a move that must happen (the row was read under a lock in this transaction): a miss is a bug. */

@@ -1,0 +1,57 @@
+import type { Queryable } from './db.ts';
+
+/** One statement with its own parameters, numbered from $1. */
+export interface Sql {
+  sql: string;
+  params?: unknown[];
+}
+
+/** `sql`'s placeholders moved past `offset` others ($1 becomes $offset+1). */
+export const shifted = (sql: string, offset: number) =>
+  sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+
+const returns = (p: Sql) => /\sreturning\s/i.test(`${p.sql} `);
+
+/**
+ * Several writes as one statement: each a data-modifying CTE named by its key, its placeholders renumbered after the
+ * previous ones'. Postgres runs the statement atomically without BEGIN and COMMIT: in the embedded store a write of
+ * three rows costs about a third of the same three statements in a transaction (docs/performance.md), and on
+ * Postgres it is one round trip instead of five. A part sees no other part's rows, only what an earlier part
+ * returns, by name (`where exists (select 1 from intent)`); every part runs once, whether or not it is referred to.
+ * A part that fails (a unique key, say) fails the whole statement, so nothing of it is written. What a part returns
+ * (`returning`) is the statement's answer under its name.
+ */
+export function together(parts: Record<string, Sql>): Sql {
+  let offset = 0;
+  const ctes = Object.entries(parts).map(([name, p]) => {
+    const at = offset;
+    offset += p.params?.length ?? 0;
+    return `${name} as (${shifted(p.sql, at)})`;
+  });
+  const first = Object.keys(parts)
+    .filter((name) => returns(parts[name]!))
+    .map((name) => `(select to_jsonb(r) from ${name} r limit 1) as ${name}`);
+  return {
+    sql: `with ${ctes.join(', ')} select ${first.join(', ') || '1'}`,
+    params: Object.values(parts).flatMap((p) => p.params ?? []),
+  };
+}
+
+/**
+ * Run `parts` as one statement (`together`) and read what each returned: its first row (as JSON: timestamps as ISO
+ * text, jsonb as values), or undefined where it wrote none.
+ */
+export async function writeTogether<P extends Record<string, Sql>>(
+  q: Queryable,
+  parts: P,
+): Promise<{ [K in keyof P]?: any }> {
+  const s = together(parts);
+  const { rows } = await q.query<Record<string, unknown>>(s.sql, s.params);
+  const row = rows[0] ?? {};
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(parts)) {
+    const v = row[k];
+    if (v !== null && v !== undefined) out[k] = typeof v === 'string' ? JSON.parse(v) : v;
+  }
+  return out as { [K in keyof P]?: any };
+}
