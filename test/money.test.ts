@@ -342,6 +342,29 @@ describe.each(modes())('money and people (%s)', (mode) => {
     expect(rows[0]!.spent).toBe('500');
   });
 
+  it('gives back what a mandate reserved for a call whose answer is BLOCKED, and only that', async () => {
+    const { key } = await mintKey(base);
+    const md = mandate();
+    const spent = async () =>
+      (
+        await m.db.query<{ spent: string }>(
+          'select spent_cents::text as spent from mandate_spend where mandate_id = $1',
+          [md.id],
+        )
+      ).rows[0]!.spent;
+    const paid = await call(base, 'POST', '/signings/quote', { key, body: { vin: VIN }, headers: header(md) });
+    expect(paid.status).toBe(200);
+    expect(await spent()).toBe('100');
+    const blocked = await call(base, 'POST', '/signings/quote', {
+      key,
+      body: { vin: VIN },
+      headers: { ...header(md), 'sandbox-trigger': 'blocked' },
+    });
+    expect(blocked.json.type, JSON.stringify(blocked.json)).toBe('BLOCKED');
+    expect(blocked.json.value.code).toBe('sandbox-blocked');
+    expect(await spent()).toBe('100');
+  });
+
   it("keeps a mandate's spend per account: another account naming the same principal and id spends its own ledger", async () => {
     const a = await mintKey(base);
     const b = await mintKey(base);

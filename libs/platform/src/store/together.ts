@@ -22,19 +22,33 @@ const returns = (p: Sql) => /\sreturning\s/i.test(`${p.sql} `);
  * (`returning`) is the statement's answer under its name.
  */
 export function together(parts: Record<string, Sql>): Sql {
+  const entries = Object.entries(parts);
+  const params = entries.flatMap(([, p]) => p.params ?? []);
+  // The text depends only on the parts' texts and how many parameters each has: made once per shape.
+  const shape = entries.map(([name, p]) => `${name}\u0000${p.params?.length ?? 0}\u0000${p.sql}`).join('\u0001');
+  let sql = texts.get(shape);
+  if (sql === undefined) {
+    if (texts.size >= MAX_TEXTS) texts.clear();
+    texts.set(shape, (sql = textOf(entries)));
+  }
+  return { sql, params };
+}
+
+/** The statements' texts by shape, as many as the services write (a few dozen), bounded all the same. */
+const texts = new Map<string, string>();
+const MAX_TEXTS = 500;
+
+function textOf(entries: [string, Sql][]): string {
   let offset = 0;
-  const ctes = Object.entries(parts).map(([name, p]) => {
+  const ctes = entries.map(([name, p]) => {
     const at = offset;
     offset += p.params?.length ?? 0;
     return `${name} as (${shifted(p.sql, at)})`;
   });
-  const first = Object.keys(parts)
-    .filter((name) => returns(parts[name]!))
-    .map((name) => `(select to_jsonb(r) from ${name} r limit 1) as ${name}`);
-  return {
-    sql: `with ${ctes.join(', ')} select ${first.join(', ') || '1'}`,
-    params: Object.values(parts).flatMap((p) => p.params ?? []),
-  };
+  const first = entries
+    .filter(([, p]) => returns(p))
+    .map(([name]) => `(select to_jsonb(r) from ${name} r limit 1) as ${name}`);
+  return `with ${ctes.join(', ')} select ${first.join(', ') || '1'}`;
 }
 
 /**

@@ -23,7 +23,9 @@ import {
   countSettlement,
   leaseSecondsLeft,
   leaseUntil,
+  eventsInsert,
   writeEvents,
+  writeTogether,
   type CallContext,
   type Queryable,
   type Sql,
@@ -32,7 +34,7 @@ import type { CommerceServices as Services } from '../config.ts';
 import type { IntentRow } from './intents.ts';
 import type { PaymentRow } from './payments.ts';
 import { json } from './common.ts';
-import { move, mustMove } from './transition.ts';
+import { move, moveSql, mustMove } from './transition.ts';
 
 /**
  * The one durable execution. Every path that pays for or authorises a capability (a settled intent, a completed
@@ -77,25 +79,34 @@ export type StoredContext = Pick<
 const NOT_RUN_BACKOFF_MS = 1_000;
 
 /**
- * What finishing an execution does to the record it ran for, in the same transaction (an intent settled, a handoff
- * completed); it returns the cents the settlement collected.
+ * What finishing an execution does to the record it ran for (an intent settled, a handoff completed), planned before
+ * the execution's own move and written in the same statement, each write only if that move happened.
  */
 export type Finisher = (
-  q: Queryable,
   services: Services,
   ex: ExecutionRow,
   answer: PillarAnswer,
   status: number,
-) => Promise<Finished>;
+) => FinishPlan | Promise<FinishPlan>;
+/**
+ * A finisher's writes (each guarded by `afterExecution`), its events, and what it made of what they returned. A
+ * move that must happen and did not throws: the transaction rolls back, execution and all.
+ */
+export interface FinishPlan {
+  parts: Record<string, Sql>;
+  events: Parameters<typeof writeEvents>[1];
+  finished(rows: Record<string, any>): Finished;
+}
+/** A finisher's write happens only where the execution's own move did (the statement's `execution` part). */
+export const afterExecution = { sql: 'exists (select 1 from execution)', params: [] };
 /**
  * What a finisher made: whether its source is settled now (counted once, with the cents it collected; a paid intent
- * whose answer waits on its payment is not yet), its events (written with Execution.finished in one statement), the
- * answer as its caller sees it, and its source's record as it left it (for the caller that drives it on).
+ * whose answer waits on its payment is not yet), the answer as its caller sees it, and its source's record as it left
+ * it (for the caller that drives it on).
  */
 export interface Finished {
   settled: boolean;
   chargedCents: number;
-  events: Parameters<typeof writeEvents>[1];
   answer?: PillarAnswer;
   record?: SourceRecord;
 }
@@ -325,52 +336,55 @@ async function record(
 ): Promise<ExecutionOutcome> {
   const outcome = answer.type === 'BLOCKED' ? 'failed' : 'succeeded';
   const now = services.clock.now().toISOString();
+  // The stored copy never holds a secret shown once; the first caller gets it in this answer only. An answer is
+  // stored once: where its source keeps it (an intent's, with its meter; a handoff's result), not here too.
+  const finisher = finisherOf(services, row.source);
+  const plan = await finisher?.(services, row, answer, status);
+  const stored = json(row.ctx) as StoredContext;
+  const input = json(row.input) as { vin?: unknown } | null;
+  // Execution.finished closes a deal step (its own event); an intent's or a handoff's execution is told by theirs.
+  const events = [
+    ...(plan?.events ?? []),
+    ...(row.source === 'deal' || !plan
+      ? [
+          platformEvent(
+            'Execution.finished@1',
+            {
+              occurredAt: now,
+              account: stored.account,
+              capability: row.capability,
+              vin: typeof input?.vin === 'string' ? input.vin : null,
+              simulated: stored.environment === 'sandbox',
+            },
+            {
+              executionId: row.id,
+              source: row.source,
+              sourceId: row.source_id,
+              capability: row.capability,
+              origin: json(row.origin) ?? null,
+              status: outcome,
+              answerType: answer.type,
+              answers: typeof answer.answers === 'string' ? answer.answers : null,
+            },
+          ),
+        ]
+      : []),
+  ];
+  // One statement: the execution recorded (unless another attempt did first), its finisher's writes, the events.
   const kept = await services.db.tx(async (q) => {
-    // The stored copy never holds a secret shown once; the first caller gets it in this answer only. An answer is
-    // stored once: where its source keeps it (an intent's, with its meter; a handoff's result), not here too.
-    const finisher = finisherOf(services, row.source);
-    const done = await move<ExecutionRow, 'execution'>(
-      q,
-      'execution',
-      row.id,
-      outcome === 'succeeded' ? 'succeed' : 'fail',
-      {
+    const rows = await writeTogether(q, {
+      execution: moveSql('execution', row.id, outcome === 'succeeded' ? 'succeed' : 'fail', {
         answer: finisher ? null : withoutSecrets(JSON.stringify(answer)),
         answer_status: status,
         finished_at: now,
         lease_until: null,
-      },
-    );
+      }),
+      ...plan?.parts,
+      ...(events.length ? { events: eventsInsert(events, afterExecution.sql).sql } : {}),
+    });
+    const done: ExecutionRow | undefined = rows.execution;
     if (!done) return null; // another attempt recorded it first
-    const finished = await finisher?.(q, services, done, answer, status);
-    const stored = json(done.ctx) as StoredContext;
-    const input = json(done.input) as { vin?: unknown } | null;
-    // Execution.finished closes a deal step (its own event); an intent's or a handoff's execution is told by theirs.
-    if (done.source === 'deal' || !finished)
-      await writeEvents(q, [
-        ...(finished?.events ?? []),
-        platformEvent(
-          'Execution.finished@1',
-          {
-            occurredAt: now,
-            account: stored.account,
-            capability: done.capability,
-            vin: typeof input?.vin === 'string' ? input.vin : null,
-            simulated: stored.environment === 'sandbox',
-          },
-          {
-            executionId: done.id,
-            source: done.source,
-            sourceId: done.source_id,
-            capability: done.capability,
-            origin: json(done.origin) ?? null,
-            status: outcome,
-            answerType: answer.type,
-            answers: typeof answer.answers === 'string' ? answer.answers : null,
-          },
-        ),
-      ]);
-    else await writeEvents(q, finished.events);
+    const finished = plan?.finished(rows);
     return { done, finished, answer: finished?.answer ?? answer };
   });
   if (kept) {

@@ -2,6 +2,7 @@ import {
   problemsOf,
   capabilityByName,
   claimOf,
+  IllegalTransition,
   isInFlight,
   newId,
   platformEvent,
@@ -19,6 +20,7 @@ import { writeEvents, type CallContext, type Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { iso, json, record, refusal } from './common.ts';
 import {
+  afterExecution,
   createExecution,
   findExecution,
   pendingReply,
@@ -26,7 +28,7 @@ import {
   type ExecutionRow,
   type Finisher,
 } from './executions.ts';
-import { mustMove } from './transition.ts';
+import { moveSql, mustMove } from './transition.ts';
 
 /** The operations' inputs (contract ops.ts) and the caller's context. */
 type CreateHandoffRequest = OpInput<'handoffsCreate'> & { ctx: CallContext };
@@ -302,17 +304,23 @@ export async function completeHandoff(
  * A handoff's execution finished: the handoff is completed with the capability's answer and event, in the same
  * transaction.
  */
-export const finishHandoff: Finisher = async (q, services, ex, answer, status) => {
-  const r = (await findHandoff(q, ex.source_id, true))!;
-  await mustMove(q, 'handoff', r.id, r.status, 'finish', {
-    result: withoutSecrets(JSON.stringify(answer)),
-    result_status: status,
-    completed_at: services.clock.now().toISOString(),
-  });
-  // A human's act collects nothing here; completed, it is a settlement.
+export const finishHandoff: Finisher = async (services, ex, answer, status) => {
+  const r = (await findHandoff(services.db, ex.source_id))!;
   return {
-    settled: true,
-    chargedCents: 0,
+    parts: {
+      handoff: moveSql(
+        'handoff',
+        r.id,
+        'finish',
+        {
+          result: withoutSecrets(JSON.stringify(answer)),
+          result_status: status,
+          completed_at: services.clock.now().toISOString(),
+        },
+        afterExecution,
+      ),
+    },
+    // A human's act collects nothing here; completed, it is a settlement.
     events: [
       handoffEvent(
         services,
@@ -321,5 +329,10 @@ export const finishHandoff: Finisher = async (q, services, ex, answer, status) =
         (json(ex.ctx) as { environment: CallContext['environment'] }).environment,
       ),
     ],
+    finished: (rows) => {
+      // Only the attempt that records the execution finishes its handoff, which is then completing.
+      if (!rows.handoff) throw new IllegalTransition('handoff', r.status, 'finish');
+      return { settled: true, chargedCents: 0 };
+    },
   };
 };

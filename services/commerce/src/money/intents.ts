@@ -2,6 +2,7 @@ import {
   capabilityByName,
   claimOf,
   edgeOf,
+  IllegalTransition,
   isInFlight,
   lifecycles,
   worthItsPrice,
@@ -26,6 +27,7 @@ import { leaseUntil, provenanceOf, type CallContext, type Queryable } from '@vcs
 import type { CommerceServices as Services } from '../config.ts';
 import { answered, iso, json, offerCapability, record, refusal, refuse, Refused } from './common.ts';
 import {
+  afterExecution,
   createExecution,
   findExecution,
   pendingReply,
@@ -35,9 +37,9 @@ import {
   type NewExecution,
   type StoredContext,
 } from './executions.ts';
-import { refund, reserveMandate, type Reservation } from './mandates.ts';
+import { refundOf, reserveMandate, type Reservation } from './mandates.ts';
 import { facilitatorTimeoutMs, intentTermsOf, paymentPending, railOf, receiptOf, type PaymentRow } from './payments.ts';
-import { mustMove } from './transition.ts';
+import { moveSql, mustMove } from './transition.ts';
 
 /** How long an offer stays settleable (also the x402 maxTimeoutSeconds). */
 export const INTENT_TTL_SECONDS = 900;
@@ -435,10 +437,13 @@ export function withMeter<A extends PillarAnswer>(answer: A, cents: number, paym
   };
 }
 
+/** What an intent's Intent.settled@1 tells of it. */
+export type SettledIntent = Pick<IntentRow, 'id' | 'account_id' | 'capability' | 'input' | 'origin'>;
+
 /** The intent's Intent.settled@1: its answer's kind and what it charged, with its origin (a deal step's). */
 export function settledEvent(
   services: Services,
-  r: IntentRow,
+  r: SettledIntent,
   ex: { id: string; environment: CallContext['environment'] },
   answer: PillarAnswer,
   cents: number,
@@ -470,54 +475,103 @@ export function settledEvent(
  * payment proven, the intent collects (pay.ts). Otherwise it is settled (or failed) now, charging nothing: a simulated
  * settlement, or a paid answer not worth its price, whose payment is voided — nothing moves.
  */
-export const finishIntent: Finisher = async (q, services, ex, answer, answerStatus) => {
+export const finishIntent: Finisher = (services, ex, answer, answerStatus) => {
   const { paymentId, environment } = json(ex.ctx) as StoredContext;
   const now = services.clock.now().toISOString();
-  // Only this attempt recorded the execution (its move won), so the intent is in flight: each move below happens.
+  // Only the attempt that records the execution (its move wins) finishes the intent, which is then in flight: each
+  // move below must happen, or the whole record rolls back.
   const from = lifecycles.intent.inFlight.join('|');
+  const must = <R>(row: R | undefined, entity: 'intent' | 'payment', from: string, event: string): R => {
+    if (!row) throw new IllegalTransition(entity, from, event);
+    return row;
+  };
   // The first delivery carries the secret an answer may hold; the stored copy (replays, GET) never does.
-  if (paymentId && worthItsPrice(capabilityByName(ex.capability)!, answer.type)) {
-    const intent = await mustMove<IntentRow, 'intent'>(q, 'intent', ex.source_id, from, 'charge', {
-      answer: withoutSecrets(JSON.stringify(answer)),
-      answer_status: answerStatus,
-      executions: 1,
-    });
-    const sent = await mustMove<PaymentRow, 'payment'>(q, 'payment', paymentId, 'held', 'send', {
-      lease_until: leaseUntil(services.clock, facilitatorTimeoutMs(services)).toISOString(),
-      updated_at: now,
-    });
-    return { settled: false, chargedCents: 0, events: [], answer, record: { intent, payment: sent } };
-  }
+  if (paymentId && worthItsPrice(capabilityByName(ex.capability)!, answer.type))
+    return {
+      parts: {
+        intent: moveSql(
+          'intent',
+          ex.source_id,
+          'charge',
+          { answer: withoutSecrets(JSON.stringify(answer)), answer_status: answerStatus, executions: 1 },
+          afterExecution,
+        ),
+        payment: moveSql(
+          'payment',
+          paymentId,
+          'send',
+          {
+            lease_until: leaseUntil(services.clock, facilitatorTimeoutMs(services)).toISOString(),
+            updated_at: now,
+          },
+          afterExecution,
+        ),
+      },
+      events: [],
+      finished: (rows) => ({
+        settled: false,
+        chargedCents: 0,
+        answer,
+        record: {
+          intent: must<IntentRow>(rows.intent, 'intent', from, 'charge'),
+          payment: must<PaymentRow>(rows.payment, 'payment', 'held', 'send'),
+        },
+      }),
+    };
   const stored = withMeter(answer, 0);
   const ok = answer.type !== 'BLOCKED';
-  const intent = await mustMove<IntentRow, 'intent'>(q, 'intent', ex.source_id, from, ok ? 'succeed' : 'fail', {
-    answer: withoutSecrets(JSON.stringify(stored)),
-    answer_status: answerStatus,
-    settled_at: now,
-    executions: 1,
-  });
-  const voided = paymentId
-    ? await mustMove<PaymentRow, 'payment'>(q, 'payment', paymentId, 'held', 'void', {
-        reason: `not settled: the answer was ${answer.type}, which its price does not pay for`,
-        lease_until: null,
-        updated_at: now,
-      })
-    : undefined;
-  if (!ok && intent.mandate_principal && intent.mandate_id)
-    await refund(q, {
-      account: intent.account_id!,
-      principal: intent.mandate_principal,
-      id: intent.mandate_id,
-      cents: Number(intent.ceiling_cents),
-    });
+  const event = ok ? 'succeed' : 'fail';
   return {
-    settled: true,
-    chargedCents: 0,
-    events: [settledEvent(services, intent, { id: ex.id, environment }, answer, 0)],
-    answer: stored,
-    record: { intent, payment: voided },
+    parts: {
+      intent: moveSql(
+        'intent',
+        ex.source_id,
+        event,
+        {
+          answer: withoutSecrets(JSON.stringify(stored)),
+          answer_status: answerStatus,
+          settled_at: now,
+          executions: 1,
+        },
+        afterExecution,
+      ),
+      ...(paymentId && {
+        payment: moveSql(
+          'payment',
+          paymentId,
+          'void',
+          {
+            reason: `not settled: the answer was ${answer.type}, which its price does not pay for`,
+            lease_until: null,
+            updated_at: now,
+          },
+          afterExecution,
+        ),
+      }),
+      // A failed answer gives back what a mandate reserved for it.
+      ...(!ok && { refunded: refundOf('intent') }),
+    },
+    events: [settledEvent(services, intentOf(ex), { id: ex.id, environment }, answer, 0)],
+    finished: (rows) => ({
+      settled: true,
+      chargedCents: 0,
+      answer: stored,
+      record: {
+        intent: must<IntentRow>(rows.intent, 'intent', from, event),
+        payment: paymentId ? must<PaymentRow>(rows.payment, 'payment', 'held', 'void') : undefined,
+      },
+    }),
   };
 };
+
+/** What an intent's Intent.settled@1 tells, as its execution carries it (made from the intent: intentExecution). */
+const intentOf = (ex: ExecutionRow): SettledIntent => ({
+  id: ex.source_id,
+  account_id: (json(ex.ctx) as StoredContext).account,
+  capability: ex.capability,
+  input: ex.input,
+  origin: ex.origin,
+});
 
 /**
  * `sys.commerce.intents.reread`: the stored answer of the latest intent for this capability and input that

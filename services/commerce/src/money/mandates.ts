@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson, checkMandate, fromCents, mandate as mandateSchema, toCents, type Mandate } from '@vcs/contract';
-import type { CallContext, Queryable } from '@vcs/platform';
+import type { CallContext, Queryable, Sql } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { json, refuse } from './common.ts';
 
@@ -103,9 +103,14 @@ export async function reserveMandate(
   return { account, principal: m.data.principal, id: m.data.id, cents };
 }
 
-export const refund = (q: Queryable, res: Reservation) =>
-  q.query(
-    `update mandate_spend set spent_cents = spent_cents - $3, updated_at = now()
-     where account_id = $4 and principal = $1 and mandate_id = $2`,
-    [res.principal, res.id, res.cents, res.account],
-  );
+/**
+ * What a mandate reserved for an intent (its ceiling), given back: a part written together with the intent's move
+ * (platform `writeTogether`), from the row that part returned under the name `intent`; none for an intent paid
+ * without a mandate.
+ */
+export const refundOf = (intent: string): Sql => ({
+  sql: `update mandate_spend m set spent_cents = m.spent_cents - i.ceiling_cents, updated_at = now()
+        from ${intent} i
+        where m.account_id = i.account_id and m.principal = i.mandate_principal and m.mandate_id = i.mandate_id`,
+  params: [],
+});

@@ -32,7 +32,6 @@ import { executionInsert, findExecution, pendingReply, settleExecution, type Exe
 import {
   insertIntent,
   newIntentExecution,
-  intentOrRefuse,
   markDelivered,
   refuseExpired,
   settlePath,
