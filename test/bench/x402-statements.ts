@@ -12,7 +12,7 @@
  */
 import { createPayment, startRail } from '@vcs/x402-rail';
 import { embeddedConfig, startEmbedded } from '@vcs/embedded';
-import { createLogger, parseSettings, type Db, type Queryable } from '@vcs/platform';
+import { createLogger, mergeWrites, parseSettings, type Db, type Queryable } from '@vcs/platform';
 import { railSettings } from '../support/money.ts';
 
 const CALLS = Number(process.env.BENCH_STATEMENTS_CALLS ?? 20);
@@ -42,7 +42,9 @@ function counting(db: Db) {
     return tx((q) => fn(inner(q)));
   }) as Db['tx'];
   db.batch = ((statements: Parameters<Db['batch']>[0]) => {
-    count += statements.length + 2;
+    // As the store runs them: bulk rows merged; one statement alone, several in a transaction (BEGIN, COMMIT).
+    const merged = mergeWrites(statements).length;
+    count += merged + (merged > 1 ? 2 : 0);
     return batch(statements);
   }) as Db['batch'];
 }
