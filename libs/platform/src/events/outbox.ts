@@ -5,8 +5,15 @@ import { enc } from '../bus/types.ts';
 import { eventFlow } from '../metrics.ts';
 import { IdleRounds, type Idles } from './idle.ts';
 import { contextFrom, endSpan, SpanKind, spanTraceparent, startSpan, traceparentOf, tracing } from '../tracing.ts';
-import { mergeWrites, type BulkWrite, type Db, type Queryable, type Sql, type Statement } from '../store/db.ts';
-import type { BulkRow } from '../store/groupCommit.ts';
+import {
+  mergeWrites,
+  statementsOf,
+  type BulkWrite,
+  type Db,
+  type Queryable,
+  type Sql,
+  type Statement,
+} from '../store/db.ts';
 
 /** Outbox rows, many in one statement (group commit merges every caller's rows: store/groupCommit.ts). */
 const outboxSql = (where = '') => `insert into outbox_events(id, type, subject, account_id, vin, payload, traceparent)
@@ -35,17 +42,16 @@ export async function writeEvents(q: Queryable, events: Omit<EventEnvelope, 'id'
 }
 
 /**
- * Events as one insert, written only where `when` holds: SQL over the parts written together with it (platform
- * `writeTogether`), such as `exists (select 1 from intent)` for an intent's move that may not happen.
+ * Events (one or more) as one insert, written only where `when` holds: SQL over the parts written together with it
+ * (platform `writeTogether`), such as `exists (select 1 from intent)` for an intent's move that may not happen.
  */
 export function eventsInsert(
   events: Omit<EventEnvelope, 'id'>[],
   when: string,
 ): { envelopes: EventEnvelope[]; sql: Sql } {
   const { envelopes, writes } = eventWrites(events);
-  const rows = writes.map((w) => (w as BulkRow).row);
-  const columns = Array.from({ length: 7 }, (_, i) => rows.map((r) => r[i]));
-  return { envelopes, sql: { sql: outboxSql(` where ${when}`), params: columns } };
+  const [rows] = statementsOf(writes).bulk;
+  return { envelopes, sql: { sql: outboxSql(` where ${when}`), params: rows!.params } };
 }
 
 /**

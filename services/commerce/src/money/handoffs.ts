@@ -2,7 +2,6 @@ import {
   problemsOf,
   capabilityByName,
   claimOf,
-  IllegalTransition,
   isInFlight,
   newId,
   platformEvent,
@@ -28,7 +27,7 @@ import {
   type ExecutionRow,
   type Finisher,
 } from './executions.ts';
-import { moveSql, mustMove } from './transition.ts';
+import { moved, moveSql, mustMove } from './transition.ts';
 
 /** The operations' inputs (contract ops.ts) and the caller's context. */
 type CreateHandoffRequest = OpInput<'handoffsCreate'> & { ctx: CallContext };
@@ -301,8 +300,8 @@ export async function completeHandoff(
 }
 
 /**
- * A handoff's execution finished: the handoff is completed with the capability's answer and event, in the same
- * transaction.
+ * A handoff's execution finished: the handoff is completed with the capability's answer and event, in the statement
+ * that records the execution.
  */
 export const finishHandoff: Finisher = async (services, ex, answer, status) => {
   const r = (await findHandoff(services.db, ex.source_id))!;
@@ -331,7 +330,7 @@ export const finishHandoff: Finisher = async (services, ex, answer, status) => {
     ],
     finished: (rows) => {
       // Only the attempt that records the execution finishes its handoff, which is then completing.
-      if (!rows.handoff) throw new IllegalTransition('handoff', r.status, 'finish');
+      moved(rows.handoff, 'handoff', r.status, 'finish');
       return { settled: true, chargedCents: 0 };
     },
   };

@@ -2,7 +2,6 @@ import {
   capabilityByName,
   claimOf,
   edgeOf,
-  IllegalTransition,
   isInFlight,
   lifecycles,
   worthItsPrice,
@@ -39,7 +38,7 @@ import {
 } from './executions.ts';
 import { refundOf, reserveMandate, type Reservation } from './mandates.ts';
 import { facilitatorTimeoutMs, intentTermsOf, paymentPending, railOf, receiptOf, type PaymentRow } from './payments.ts';
-import { moveSql, mustMove } from './transition.ts';
+import { moved, moveSql, mustMove } from './transition.ts';
 
 /** How long an offer stays settleable (also the x402 maxTimeoutSeconds). */
 export const INTENT_TTL_SECONDS = 900;
@@ -481,10 +480,6 @@ export const finishIntent: Finisher = (services, ex, answer, answerStatus) => {
   // Only the attempt that records the execution (its move wins) finishes the intent, which is then in flight: each
   // move below must happen, or the whole record rolls back.
   const from = lifecycles.intent.inFlight.join('|');
-  const must = <R>(row: R | undefined, entity: 'intent' | 'payment', from: string, event: string): R => {
-    if (!row) throw new IllegalTransition(entity, from, event);
-    return row;
-  };
   // The first delivery carries the secret an answer may hold; the stored copy (replays, GET) never does.
   if (paymentId && worthItsPrice(capabilityByName(ex.capability)!, answer.type))
     return {
@@ -513,8 +508,8 @@ export const finishIntent: Finisher = (services, ex, answer, answerStatus) => {
         chargedCents: 0,
         answer,
         record: {
-          intent: must<IntentRow>(rows.intent, 'intent', from, 'charge'),
-          payment: must<PaymentRow>(rows.payment, 'payment', 'held', 'send'),
+          intent: moved<IntentRow>(rows.intent, 'intent', from, 'charge'),
+          payment: moved<PaymentRow>(rows.payment, 'payment', 'held', 'send'),
         },
       }),
     };
@@ -557,8 +552,8 @@ export const finishIntent: Finisher = (services, ex, answer, answerStatus) => {
       chargedCents: 0,
       answer: stored,
       record: {
-        intent: must<IntentRow>(rows.intent, 'intent', from, event),
-        payment: paymentId ? must<PaymentRow>(rows.payment, 'payment', 'held', 'void') : undefined,
+        intent: moved<IntentRow>(rows.intent, 'intent', from, event),
+        payment: paymentId ? moved<PaymentRow>(rows.payment, 'payment', 'held', 'void') : undefined,
       },
     }),
   };

@@ -65,7 +65,11 @@ export async function mustMove<R, K extends Stored>(
   event: EventOf<K>,
   set: Record<string, unknown> = {},
 ): Promise<R> {
-  const row = await move<R, K>(q, entity, id, event, set);
+  return moved(await move<R, K>(q, entity, id, event, set), entity, from, event);
+}
+
+/** The row a move that must happen returned (one written with others: `moveSql`); a miss is a bug, and throws. */
+export function moved<R>(row: R | undefined, entity: Stored, from: string, event: string): R {
   if (!row) throw new IllegalTransition(entity, from, event);
   return row;
 }
