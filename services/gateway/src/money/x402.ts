@@ -55,6 +55,8 @@ export function paymentRequiredV1Of(terms: X402Terms, o: OfferFacts, error?: str
 }
 
 const base64Json = (raw: string): unknown => JSON.parse(Buffer.from(raw.trim(), 'base64').toString('utf8'));
+/** An x402 payment payload as far as the gateway reads it: its version; the rest is checked by commerce. */
+const paymentShape = z.object({ x402Version: z.union([z.literal(1), z.literal(2)]) }).loose();
 const intentOfPayment = z.object({
   accepted: z.object({ extra: z.object({ intentId: z.string() }).partial().optional() }).optional(),
 });
@@ -80,10 +82,7 @@ export function paymentOf(req: FastifyRequest): SentPayment | { problems: Proble
       problems: [{ field: `(header ${header})`, message: 'not base64-encoded JSON of an x402 payment payload' }],
     };
   }
-  const shape = z
-    .object({ x402Version: z.union([z.literal(1), z.literal(2)]) })
-    .loose()
-    .safeParse(payload);
+  const shape = paymentShape.safeParse(payload);
   if (!shape.success) return { problems: problemsOf(shape.error.issues, 'header') };
   const intentId = intentOfPayment.safeParse(payload).data?.accepted?.extra?.intentId ?? null;
   return { version: shape.data.x402Version, payload: shape.data, intentId };
