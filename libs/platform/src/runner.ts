@@ -21,7 +21,14 @@ import {
   type NounHandlers,
   type Services,
 } from './handler.ts';
-import { statementsOf, together, type BulkWrite, type Queryable, type Statement } from './store/db.ts';
+import {
+  isUniqueViolation,
+  statementsOf,
+  together,
+  type BulkWrite,
+  type Queryable,
+  type Statement,
+} from './store/db.ts';
 import { lazyTx } from './store/lazyTx.ts';
 
 /** What a caller sends on `cap.<pillar>.<noun>.<verb>` (bus/call.ts). */
@@ -254,8 +261,7 @@ async function runOnce(
 }
 
 /** Another attempt of the same execution committed first: its commit row is there, so this one wrote nothing. */
-const committedBefore = (e: unknown) =>
-  (e as { code?: string }).code === '23505' && (e as { constraint?: string }).constraint === 'capability_commits_pkey';
+const committedBefore = (e: unknown) => isUniqueViolation(e, 'capability_commits_pkey');
 
 // A VIN's fact never keeps a secret-marked member; a capability without one serializes its value once, as before.
 const factJson = (c: Capability, value: Record<string, unknown>, json?: string) => {

@@ -43,7 +43,7 @@ export async function writeEvents(q: Queryable, events: Omit<EventEnvelope, 'id'
 
 /**
  * Events (one or more) as one insert, written only where `when` holds: SQL over the parts written together with it
- * (platform `writeTogether`), such as `exists (select 1 from intent)` for an intent's move that may not happen.
+ * (platform `writeTogether`), such as `wrote('intent').sql` for an intent's move that may not happen.
  */
 export function eventsInsert(
   events: Omit<EventEnvelope, 'id'>[],

@@ -23,7 +23,7 @@ import { createPgliteThreadDb } from './pglite-thread.ts';
 import { groupCommitter, runGroupAtomically, type Statement } from './groupCommit.ts';
 
 export { mergeWrites, statementsOf, type BulkWrite, type Statement } from './groupCommit.ts';
-export { shifted, together, writeTogether, type Sql } from './together.ts';
+export { shifted, together, wrote, writeTogether, type Sql } from './together.ts';
 
 export interface Queryable {
   query<T = any>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount: number }>;
@@ -59,6 +59,11 @@ export const isStoreUnavailable = (e: unknown): boolean =>
   /Connection is closed|Stream isn't writeable|enableOfflineQueue|MaxRetriesPerRequest/i.test(
     String((e as Error | undefined)?.message),
   );
+
+/** Postgres's unique_violation (23505), on `constraint` when one is named: a row with that key is there already. */
+export const isUniqueViolation = (e: unknown, constraint?: string): boolean =>
+  (e as { code?: string } | undefined)?.code === '23505' &&
+  (constraint === undefined || (e as { constraint?: string }).constraint === constraint);
 
 const isConnError = (e: any) =>
   e &&

@@ -10,6 +10,12 @@ export interface Sql {
 export const shifted = (sql: string, offset: number) =>
   sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
 
+/**
+ * The guard of a part written only where the part `name`, earlier in the same statement, wrote a row (its `returning`
+ * is not empty): `where ${wrote('intent').sql}`, or a move's `when`.
+ */
+export const wrote = (name: string) => ({ sql: `exists (select 1 from ${name})`, params: [] as unknown[] });
+
 const returns = (p: Sql) => /\sreturning\s/i.test(`${p.sql} `);
 
 /**
@@ -17,7 +23,7 @@ const returns = (p: Sql) => /\sreturning\s/i.test(`${p.sql} `);
  * previous ones'. Postgres runs the statement atomically without BEGIN and COMMIT: in the embedded store a write of
  * three rows costs about a third of the same three statements in a transaction (docs/performance.md), and on
  * Postgres it is one round trip instead of five. A part sees no other part's rows, only what an earlier part
- * returns, by name (`where exists (select 1 from intent)`); every part runs once, whether or not it is referred to.
+ * returns, by name (`wrote`: `where exists (select 1 from intent)`); every part runs once, whether or not it is referred to.
  * A part that fails (a unique key, say) fails the whole statement, so nothing of it is written. What a part returns
  * (`returning`) is the statement's answer under its name.
  */

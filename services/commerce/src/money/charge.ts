@@ -5,6 +5,7 @@ import {
   leaseSecondsLeft,
   leaseUntil,
   writeEvents,
+  wrote,
   writeTogether,
   type Queryable,
 } from '@vcs/platform';
@@ -163,7 +164,7 @@ async function collected(services: Services, p: Paying, transaction: string | nu
   const answer = withMeter(json(p.intent.answer), cents, proven);
   const event = eventsInsert(
     [settledEvent(services, p.intent, await executionOf(services.db, p), answer, cents)],
-    'exists (select 1 from intent)',
+    wrote('intent').sql,
   );
   // One statement: the payment proven (unless another proved it first), the intent collected, its event written.
   const moved = await writeTogether(services.db, {

@@ -25,6 +25,7 @@ import {
   leaseUntil,
   eventsInsert,
   writeEvents,
+  wrote,
   writeTogether,
   type CallContext,
   type Queryable,
@@ -98,7 +99,7 @@ export interface FinishPlan {
   finished(rows: Record<string, any>): Finished;
 }
 /** A finisher's write happens only where the execution's own move did (the statement's `execution` part). */
-export const afterExecution = { sql: 'exists (select 1 from execution)', params: [] };
+export const afterExecution = wrote('execution');
 /**
  * What a finisher made: whether its source is settled now (counted once, with the cents it collected; a paid intent
  * whose answer waits on its payment is not yet), the answer as its caller sees it, and its source's record as it left

@@ -24,7 +24,7 @@ import {
   PAYMENT_IDENTIFIER,
   validatePaymentIdentifier,
 } from '@x402/extensions/payment-identifier';
-import { writeTogether, type CallContext, type Queryable } from '@vcs/platform';
+import { isUniqueViolation, wrote, writeTogether, type CallContext, type Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { json, refuse, Refused } from './common.ts';
 import { charged } from './charge.ts';
@@ -482,7 +482,7 @@ async function bound(
               select $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text,
                      $10::int, $11::jsonb, $12::jsonb, $13::text, $14::text, $15::text, $16::text, $17::text,
                      $18::timestamptz, $18::timestamptz
-              where exists (select 1 from intent) returning *`,
+              where ${wrote('intent').sql} returning *`,
         params: [
           paymentId,
           r.id,
@@ -504,19 +504,17 @@ async function bound(
           now,
         ],
       },
-      execution: executionInsert(services, execution, runMs, 'exists (select 1 from payment)'),
+      execution: executionInsert(services, execution, runMs, wrote('payment').sql),
     });
   } catch (e) {
-    if ((e as { code?: string }).code === UNIQUE_VIOLATION) return null;
+    // A copy of this payment (its authorization, or its payment-identifier) is bound already.
+    if (isUniqueViolation(e)) return null;
     throw e;
   }
   if (!made.intent || !made.payment) return null;
   const claimed: ExecutionRow = made.execution ?? (await findExecution(services.db, 'intent', r.id))!;
   return { intent: made.intent, payment: made.payment, bound: true, claimed, executionId: claimed.id };
 }
-
-/** Postgres's unique_violation: a copy of this payment (its authorization, or its payment-identifier) is bound. */
-const UNIQUE_VIOLATION = '23505';
 
 /**
  * 7–8. Drive the intent on as the table says until it is final or has to wait: settling, its execution runs (or is
