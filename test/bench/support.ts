@@ -3,7 +3,7 @@
  * stop. Not a test.
  */
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Clock ticks a second, the unit of /proc/<pid>/stat's CPU times. */
 export const CLK_TCK = 100;
@@ -32,6 +32,30 @@ export function cpuTicks(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * CPU ticks of one process's main thread and of its other threads (workers such as the embedded store's, GC, libuv):
+ * Node names every thread "node", so the tid tells the main thread (tid = pid) from the rest.
+ */
+export function threadTicks(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    const name = Number(tid) === pid ? 'main thread' : 'other threads';
+    try {
+      const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      out.set(name, (out.get(name) ?? 0) + Number(f[11]) + Number(f[12]));
+    } catch {
+      /* the thread ended */
+    }
+  }
+  return out;
 }
 
 /** Polls `url` until its status passes `ok` (a server starting refuses the connection meanwhile). */

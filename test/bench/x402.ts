@@ -4,7 +4,7 @@
  *
  *   BENCH_X402_SECONDS=15 BENCH_X402_REPEATS=2 pnpm bench:x402
  *   (BENCH_X402_ONLY=reference,embedded,distributed; BENCH_X402_CONCURRENCY=10,50; BENCH_X402_PAYERS=100;
- *    BENCH_X402_CPU_PROF=<dir> profiles the embedded seller; BENCH_SKIP_BUILD=1 reuses dist/, as `pnpm bench` does after its own build;
+ *    BENCH_X402_CPU_PROF=<dir> profiles our sellers' processes; BENCH_SKIP_BUILD=1 reuses dist/, as `pnpm bench` does after its own build;
  *    BENCH_SMOKE=1: every seller, leg and row, but a cell is `c` payments and the pauses 100 ms: test/bench.smoke.test.ts)
  *
  * Sellers, each its own OS process (built JavaScript, as deployed):
@@ -34,9 +34,9 @@ import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
 import { createPayment } from '@vcs/x402-rail';
 import { BUNDLE, buildAll } from '../../deploy/build.ts';
-import { builtEntryOf, NODE_FLAGS, PILLAR_SERVICES, spawnService } from '../../deploy/launch.ts';
+import { builtEntryOf, NODE_FLAGS, PILLAR_SERVICES } from '../../deploy/launch.ts';
 import { dropStores, freePort, freshStores } from '../support/harness.ts';
-import { CLK_TCK, cpuTicks, median, pause, SMOKE, stopAll, waitUp } from './support.ts';
+import { CLK_TCK, cpuTicks, median, pause, SMOKE, stopAll, threadTicks, waitUp } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_X402_SECONDS ?? 15);
 const REPEATS = Number(process.env.BENCH_X402_REPEATS ?? 1);
@@ -61,6 +61,11 @@ const pct = (sorted: number[], p: number) =>
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
 const unb64 = (s: string) => JSON.parse(Buffer.from(s, 'base64').toString('utf8'));
 const loadAvg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+/** BENCH_X402_CPU_PROF=<dir>: each of our sellers' processes writes V8 CPU profiles to <dir>/<its name>/ (one per thread) when it stops. */
+const prof = (name: string) =>
+  process.env.BENCH_X402_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_X402_CPU_PROF, name)}`]
+    : [];
 const ticksOf = (pids: number[]) => pids.reduce((a, p) => a + cpuTicks(p), 0);
 const childrenOf = (pid: number) =>
   spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
@@ -99,6 +104,8 @@ interface Seller {
   label: string;
   baseUrl: string;
   pids: number[];
+  /** CPU ticks by part (a service's process, or a thread of one process), for the breakdown under the tables. */
+  parts(): Map<string, number>;
   stop(): Promise<void>;
 }
 
@@ -122,11 +129,7 @@ async function startEmbedded(rail: RailInfo): Promise<Seller> {
     LOG_LEVEL: 'error',
   };
   for (const k of ['NATS_URL', 'DATABASE_URL', 'REDIS_URL']) delete env[k];
-  // BENCH_X402_CPU_PROF=<dir>: the embedded seller writes a V8 CPU profile there (one per thread) when it stops.
-  const prof = process.env.BENCH_X402_CPU_PROF
-    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_X402_CPU_PROF}`]
-    : [];
-  const child = spawn(process.execPath, [...NODE_FLAGS, ...prof, builtEntryOf('embedded')], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...prof('embedded'), builtEntryOf('embedded')], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
     env,
@@ -138,7 +141,13 @@ async function startEmbedded(rail: RailInfo): Promise<Seller> {
     await stopAll([child]);
     throw e;
   }
-  return { label: 'ours: embedded', baseUrl, pids: [child.pid!], stop: () => stopAll([child]) };
+  return {
+    label: 'ours: embedded',
+    baseUrl,
+    pids: [child.pid!],
+    parts: () => threadTicks(child.pid!),
+    stop: () => stopAll([child]),
+  };
 }
 
 async function startDistributed(rail: RailInfo): Promise<Seller | null> {
@@ -155,9 +164,15 @@ async function startDistributed(rail: RailInfo): Promise<Seller | null> {
     HOST: '127.0.0.1',
     CONNECTION_ENCRYPTION_KEY: process.env.CONNECTION_ENCRYPTION_KEY ?? randomBytes(32).toString('base64'),
   };
-  const children = PILLAR_SERVICES.map((s) => spawnService(s, env, 'pipe'));
-  const gateway = spawnService('gateway', env, 'pipe');
-  children.push(gateway);
+  const names = [...PILLAR_SERVICES, 'gateway'] as const;
+  const children = names.map((s) =>
+    spawn(process.execPath, [...NODE_FLAGS, ...prof(s), builtEntryOf(s)], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
+  );
+  const gateway = children.at(-1)!;
   const baseUrl = `http://127.0.0.1:${port}`;
   const stop = async () => {
     await stopAll(children);
@@ -178,6 +193,7 @@ async function startDistributed(rail: RailInfo): Promise<Seller | null> {
     label: 'ours: distributed',
     baseUrl,
     pids: [gateway.pid!, ...children.filter((c) => c !== gateway).map((c) => c.pid!)],
+    parts: () => new Map(names.map((n, i) => [n, cpuTicks(children[i]!.pid!)])),
     stop,
   };
 }
@@ -204,7 +220,13 @@ async function startReference(rail: RailInfo, bytes: Buffer): Promise<Seller> {
     await stopAll([child]);
     throw e;
   }
-  return { label: 'reference: @x402/core resource server', baseUrl, pids: [child.pid!], stop: () => stopAll([child]) };
+  return {
+    label: 'reference: @x402/core resource server',
+    baseUrl,
+    pids: [child.pid!],
+    parts: () => threadTicks(child.pid!),
+    stop: () => stopAll([child]),
+  };
 }
 
 /** `c` callers in a closed loop over `n` requests (request i made by make(i)), for at most SECONDS. */
@@ -286,6 +308,8 @@ interface Row {
   ranOut: boolean;
   failures: Record<string, number>;
   signMs?: number;
+  /** Seller µs per paid call, by part. */
+  byPart?: Record<string, number>;
 }
 
 /** One cell: the 402 leg, then signing (untimed), then the paid leg. */
@@ -309,6 +333,7 @@ async function cell(
   await pause(500);
   const railPids = rail.pids();
   const before = [ticksOf(s.pids), ticksOf(railPids)];
+  const partsBefore = s.parts();
   const paid = await drive(payments.length, c, async (i) => {
     const res = await post(s, { 'payment-signature': payments[i]! });
     await res.arrayBuffer();
@@ -339,6 +364,9 @@ async function cell(
       sellerUs: us(ticksOf(s.pids) - before[0]!),
       railUs: us(ticksOf(railPids) - before[1]!),
       signMs,
+      byPart: Object.fromEntries(
+        [...s.parts()].map(([k, t]) => [k, Math.round(us(t - (partsBefore.get(k) ?? 0)))]).filter(([, v]) => v),
+      ),
     }),
   ];
 }
@@ -431,6 +459,13 @@ async function main() {
         g[0]!.leg === 'paid' ? m((r) => r.railUs).toFixed(0) : '',
       ].join('\t') + (g.some((r) => r.ranOut) ? '\t(ran out of payments before the time)' : ''),
     );
+  }
+  console.log('\nseller µs/call by part (a process, or a thread by its name), median of the rounds:');
+  for (const g of groups.values()) {
+    if (g[0]!.leg !== 'paid') continue;
+    const keys = [...new Set(g.flatMap((r) => Object.keys(r.byPart ?? {})))];
+    const by = keys.map((k) => `${k} ${median(g.map((r) => r.byPart?.[k] ?? 0)).toFixed(0)}`);
+    console.log(`${g[0]!.seller}\tc=${g[0]!.c}\t${by.join(', ')}`);
   }
   const ref = sellers.find((s) => s.label.startsWith('reference'));
   if (!ref) return;
