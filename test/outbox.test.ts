@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   createLogger,
   createPgliteDb,
@@ -11,6 +11,7 @@ import {
   writeEvents,
   type EventDelivery,
 } from '@vcs/platform';
+import { bothStores } from './support/stores.ts';
 
 /** A bus whose publishes fail while `down`, as NATS being unreachable. */
 class FlakyBus extends MemoryBus {
@@ -20,6 +21,17 @@ class FlakyBus extends MemoryBus {
     return super.publishEvent(subject, data, msgId);
   }
 }
+
+const events = (n: number) =>
+  Array.from({ length: n }, () => ({
+    type: 'Signing.quoted@1',
+    occurredAt: new Date().toISOString(),
+    account: 'acct_x',
+    capability: 'signing.quote',
+    vin: null,
+    data: {},
+    simulated: true,
+  }));
 
 describe('outbox relay', () => {
   let db: Db;
@@ -40,29 +52,19 @@ describe('outbox relay', () => {
     });
     const relay = new OutboxRelay(db, bus, createLogger('test', 'silent'), 20).start();
     bus.down = true;
-    const written = await db.tx((q) =>
-      writeEvents(
-        q,
-        [1, 2, 3].map(() => ({
-          type: 'Signing.quoted@1',
-          occurredAt: new Date().toISOString(),
-          account: 'acct_x',
-          capability: 'signing.quote',
-          vin: null,
-          data: {},
-          simulated: true,
-        })),
-      ),
-    );
+    const written = await db.tx((q) => writeEvents(q, events(3)));
     // A relay while the bus is down fails, and leaves the rows where they are.
     await expect(relay.flush()).rejects.toThrow('nats unreachable');
     expect(seen).toEqual([]);
     expect(await relay.pending()).toBe(3);
-    // Waiting on the relay while the bus is down waits with the rows; once it is back, one flush relays them all.
+    // Waiting on the relay while the bus is down waits with the rows (the flush it begins fails, and so do the
+    // ticks'); once it is back, a flush relays them all. A failed flush gives its claimed rows back at once: were
+    // they kept until the claim ran out (a minute), the wait below would outlast the test.
     let idle = false;
     const relayed = relay.onIdle().then(() => (idle = true));
-    await expect(relay.flush()).rejects.toThrow('nats unreachable');
+    await new Promise((r) => setTimeout(r, 100));
     expect(idle).toBe(false);
+    expect(await relay.pending()).toBe(3);
     bus.down = false;
     await relayed;
     await bus.onIdle();
@@ -73,5 +75,61 @@ describe('outbox relay', () => {
     await bus.onIdle();
     expect(seen).toHaveLength(3);
     await relay.stop();
+  });
+});
+
+/** A bus that counts each event id it is asked to publish, and can hold publishes until let go. */
+class CountingBus extends MemoryBus {
+  published = new Map<string, number>();
+  held: (() => void)[] = [];
+  hold = false;
+  override async publishEvent(subject: string, data: Uint8Array, msgId: string) {
+    this.published.set(msgId, (this.published.get(msgId) ?? 0) + 1);
+    if (this.hold) await new Promise<void>((r) => this.held.push(r));
+    return super.publishEvent(subject, data, msgId);
+  }
+}
+
+describe.each(bothStores())('outbox relays sharing one store (%s)', (_kind, open) => {
+  let db: Db;
+  beforeEach(async () => {
+    db = await open();
+    await migrate(db, [platformMigrations]);
+  });
+  afterEach(() => db.close());
+
+  it('publish each row once between them, flushing at the same time', async () => {
+    const written = await db.tx((q) => writeEvents(q, events(250)));
+    const bus = new CountingBus();
+    const log = createLogger('test', 'silent');
+    const relays = [new OutboxRelay(db, bus, log), new OutboxRelay(db, bus, log), new OutboxRelay(db, bus, log)];
+    // Small batches, all at once: each relay claims while the others are publishing theirs.
+    const relayed = await Promise.all(relays.map((r) => r.flush(20)));
+    expect(relayed.reduce((a, n) => a + n, 0)).toBe(250);
+    expect(relayed.filter((n) => n > 0).length).toBeGreaterThan(1);
+    expect([...bus.published.keys()].sort()).toEqual(written.map((e) => e.id).sort());
+    expect([...bus.published.values()].every((n) => n === 1)).toBe(true);
+    expect(await relays[0]!.pending()).toBe(0);
+  });
+
+  it('take over the rows of a relay that stalled once its claim has run out, and not before', async () => {
+    const written = await db.tx((q) => writeEvents(q, events(3)));
+    const bus = new CountingBus();
+    const log = createLogger('test', 'silent');
+    const [stalled, other] = [new OutboxRelay(db, bus, log), new OutboxRelay(db, bus, log)];
+    bus.hold = true;
+    const first = stalled.flush();
+    await expect.poll(() => bus.held.length).toBe(3);
+    bus.hold = false;
+    // Claimed: the other relay finds nothing to take.
+    expect(await other.flush()).toBe(0);
+    // The claim runs out (as if its relay were paused past it): the other relay publishes the rows and marks them.
+    await db.query(`update outbox_events set claimed_until = now() - interval '1 second'`);
+    expect(await other.flush()).toBe(3);
+    expect(await other.pending()).toBe(0);
+    // The stalled relay wakes and publishes too: the stream drops those copies by id (MemoryBus as JetStream).
+    for (const go of bus.held) go();
+    expect(await first).toBe(3);
+    expect(written.map((e) => bus.published.get(e.id))).toEqual([2, 2, 2]);
   });
 });

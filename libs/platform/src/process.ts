@@ -140,7 +140,7 @@ const SETTING_REFUSALS = new Set(['3D000', '28P01', '28000']);
  */
 export async function connectInfra(name: string, cfg: BaseConfig, own: Migrations[], log?: Logger): Promise<Infra> {
   const urls = requireDistributed(cfg);
-  const db = createPgDb(urls.databaseUrl, cfg.PG_POOL_MAX, log);
+  const db = createPgDb(urls.databaseUrl, cfg.PG_POOL_MAX, log, name);
   const until = Date.now() + cfg.STARTUP_TIMEOUT_MS;
   for (;;) {
     try {

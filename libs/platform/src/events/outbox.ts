@@ -54,9 +54,21 @@ export function eventsInsert(
   return { envelopes, sql: { sql: outboxSql(` where ${when}`), params: rows!.params } };
 }
 
+interface OutboxRow {
+  seq: string;
+  id: string;
+  subject: string;
+  payload: unknown;
+  traceparent: string | null;
+}
+/** The pending rows (its `where` ends it, so a caller may add a condition, then its order and limit). */
+const PENDING = 'select seq, id, subject, payload, traceparent from outbox_events where published_at is null';
+/** How long a relay's claim on its rows lasts: past the longest a publish is retried (bus/nats.ts PUBLISH_RETRY). */
+const CLAIM_SECONDS = 60;
+
 /**
- * Relays outbox rows to the stream in order. Rows are claimed with SKIP LOCKED so relays in several
- * replicas never publish one row at the same time; Nats-Msg-Id = event id drops any republish after a crash.
+ * Relays outbox rows to the stream in order. Rows are claimed (`claimed_until`) so relays in several replicas never
+ * publish one row at the same time; Nats-Msg-Id = event id drops any republish after a crash.
  */
 export class OutboxRelay implements Idles {
   private timer: NodeJS.Timeout | undefined;
@@ -71,10 +83,10 @@ export class OutboxRelay implements Idles {
   done = 0;
 
   /**
-   * `sole`: this is the only relay on its store (the embedded mode). It then needs no row locks: it reads the
-   * pending rows, publishes them and marks them, with no transaction held open across those round trips, which
-   * in PGlite would hold its only connection and make every other write wait. A crash between publish and mark
-   * publishes the rows again, and the stream drops them by id as it does for any relay.
+   * `sole`: this is the only relay on its store (the embedded mode). It then needs no claims: it reads the pending
+   * rows, publishes them and marks them. Either way no transaction is held open across the publishes (in PGlite it
+   * would hold its only connection and make every other write wait). A crash between publish and mark publishes
+   * the rows again, and the stream drops them by id.
    */
   constructor(
     private db: Db,
@@ -156,20 +168,13 @@ export class OutboxRelay implements Idles {
       if (look && !(await this.db.query('select 1 from outbox_events where published_at is null limit 1')).rows.length)
         return total;
       look = true; // after the first round, only a full batch goes round again, and then a look is cheap
-      const relay = async (q: Queryable) => {
-        const { rows } = await q.query<{
-          seq: string;
-          id: string;
-          subject: string;
-          payload: unknown;
-          traceparent: string | null;
-        }>(
-          `select seq, id, subject, payload, traceparent from outbox_events
-            where published_at is null order by seq limit $1${this.sole ? '' : ' for update skip locked'}`,
-          [batch],
-        );
-        // All of a batch in flight at once: one connection keeps them in order on the stream, and if any fails
-        // the transaction rolls back and the whole batch is published again (the stream drops duplicates by id).
+      const rows = this.sole
+        ? (await this.db.query<OutboxRow>(`${PENDING} order by seq limit $1`, [batch])).rows
+        : await this.claim(batch);
+      const seqs = rows.map((r) => r.seq);
+      try {
+        // All of a batch in flight at once: one connection keeps them in order on the stream; if any fails, the
+        // whole batch is published again (the stream drops duplicates by id).
         await Promise.all(
           rows.map((r) =>
             this.publish(
@@ -180,16 +185,39 @@ export class OutboxRelay implements Idles {
             ),
           ),
         );
-        if (rows.length)
-          await q.query('update outbox_events set published_at = now() where seq = any($1::bigint[])', [
-            rows.map((r) => r.seq),
-          ]);
-        return rows.length;
-      };
-      const n = this.sole ? await relay(this.db) : await this.db.tx(relay);
-      total += n;
-      if (n < batch) return total;
+      } catch (err) {
+        // Given back at once, so the next tick (of any relay) tries them again rather than after the claim.
+        if (!this.sole && rows.length)
+          await this.db
+            .query('update outbox_events set claimed_until = null where seq = any($1::bigint[])', [seqs])
+            .catch(() => undefined);
+        throw err;
+      }
+      if (rows.length)
+        await this.db.query(
+          'update outbox_events set published_at = now(), claimed_until = null where seq = any($1::bigint[])',
+          [seqs],
+        );
+      total += rows.length;
+      if (rows.length < batch) return total;
     }
+  }
+
+  /**
+   * Claim up to `batch` pending rows no other relay holds, in one statement: each relay of a store (one per process
+   * of the distributed mode) publishes its own rows. SKIP LOCKED keeps two claims from waiting on each other; a claim
+   * outlives the longest a publish is retried, so only a relay that died or stalled loses its rows to another.
+   */
+  private async claim(batch: number): Promise<OutboxRow[]> {
+    const { rows } = await this.db.query<OutboxRow>(
+      `update outbox_events o set claimed_until = now() + make_interval(secs => $2)
+         from (${PENDING} and (claimed_until is null or claimed_until < now()) order by seq limit $1 for update skip locked) c
+        where o.seq = c.seq
+       returning o.seq, o.id, o.subject, o.payload, o.traceparent`,
+      [batch, CLAIM_SECONDS],
+    );
+    // An update returns its rows in no set order: the stream gets them in the outbox's.
+    return rows.sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
   }
 
   /**

@@ -75,8 +75,15 @@ const isConnError = (e: any) =>
     e.code === 'ECONNRESET' ||
     /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(String(e.message)));
 
-export function createPgDb(url: string, max = 5, log?: Pick<Logger, 'info' | 'warn'>): Db {
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 2000, idleTimeoutMillis: 10_000 });
+/** `name`: the service, as its connections' application_name (`vcs-commerce`: pg_stat_activity, the server's logs). */
+export function createPgDb(url: string, max = 5, log?: Pick<Logger, 'info' | 'warn'>, name?: string): Db {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: 2000,
+    idleTimeoutMillis: 10_000,
+    ...(name && { application_name: `vcs-${name}` }),
+  });
   pool.on('error', () => undefined); // a dropped idle client must not crash the process; the next query reconnects
   const outage = outageLog(log, 'Postgres');
   const unavailable = (e: unknown) => {
