@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { writeTogether, type Db } from '@vcs/platform';
+import { migrate, platformMigrations, REQUIRED_WRITE_MISSED, writeTogether, type Db } from '@vcs/platform';
 import { bothStores } from './support/stores.ts';
 
 const stores = bothStores();
@@ -55,6 +55,30 @@ describe.each(stores)('writeTogether (%s)', (kind, open) => {
     const out = await writeTogether(db, moveAndLine('a', 'l3'));
     expect(out.moved).toMatchObject({ status: 'taken', n: 1 });
     expect((await db.query("select o_id from l where id = 'l3'")).rows).toEqual([{ o_id: 'a' }]);
+  });
+
+  it('fails whole, unwritten, where a part required after another did not write, and only then', async () => {
+    await migrate(db, [platformMigrations]); // vcs_required
+    const withB = (o: string, line: string) => ({
+      ...moveAndLine(o, line),
+      b: {
+        sql: "update o set n = n + 1 where id = 'b' and status = 'open' and exists (select 1 from moved) returning *",
+      },
+    });
+    const required = { if: 'moved', parts: ['line', 'b'] };
+    // 'a' moves, but 'b' is closed: the statement fails, and neither the move nor the line is written.
+    await expect(writeTogether(db, withB('a', 'l5'), required)).rejects.toMatchObject({
+      code: REQUIRED_WRITE_MISSED,
+      message: expect.stringContaining('b'),
+    });
+    expect((await db.query("select status, n from o where id = 'a'")).rows).toEqual([{ status: 'open', n: 0 }]);
+    expect((await db.query('select * from l')).rows).toEqual([]);
+    // 'b' open: every part writes.
+    await db.query("update o set status = 'open' where id = 'b'");
+    const out = await writeTogether(db, withB('a', 'l5'), required);
+    expect([out.moved?.id, out.line?.id, out.b?.n]).toEqual(['a', 'l5', 1]);
+    // 'a' taken now: the move writes nothing, so nothing else is required, and the statement answers with nothing.
+    expect(await writeTogether(db, withB('a', 'l6'), required)).toEqual({});
   });
 
   it('reads as one part a transaction wrote when run inside it', async () => {

@@ -27,24 +27,39 @@ const returns = (p: Sql) => /\sreturning\s/i.test(`${p.sql} `);
  * A part that fails (a unique key, say) fails the whole statement, so nothing of it is written. What a part returns
  * (`returning`) is the statement's answer under its name.
  */
-export function together(parts: Record<string, Sql>): Sql {
+export function together(parts: Record<string, Sql>, required?: Required): Sql {
   const entries = Object.entries(parts);
   const params = entries.flatMap(([, p]) => p.params ?? []);
-  // The text depends only on the parts' texts and how many parameters each has: made once per shape.
-  const shape = entries.map(([name, p]) => `${name}\u0000${p.params?.length ?? 0}\u0000${p.sql}`).join('\u0001');
+  // The text depends only on the parts' texts, how many parameters each has and what is required: made once per shape.
+  const shape =
+    entries.map(([name, p]) => `${name}\u0000${p.params?.length ?? 0}\u0000${p.sql}`).join('\u0001') +
+    (required ? `\u0002${required.if}\u0000${required.parts.join('\u0000')}` : '');
   let sql = texts.get(shape);
   if (sql === undefined) {
     if (texts.size >= MAX_TEXTS) texts.clear();
-    texts.set(shape, (sql = textOf(entries)));
+    texts.set(shape, (sql = textOf(entries, required)));
   }
   return { sql, params };
 }
+
+/**
+ * Parts that must write where the part `if` wrote (the moves a recorded execution makes: its intent's, its
+ * payment's). A miss fails the statement (SQLSTATE `VC001`: `REQUIRED_WRITE_MISSED`), so none of it is written: what a
+ * transaction rolled back by its caller did, in one round trip instead of three.
+ */
+export interface Required {
+  if: string;
+  parts: string[];
+}
+
+/** A required part did not write (platform migration 006's `vcs_required`): the statement wrote nothing. */
+export const REQUIRED_WRITE_MISSED = 'VC001';
 
 /** The statements' texts by shape, as many as the services write (a few dozen), bounded all the same. */
 const texts = new Map<string, string>();
 const MAX_TEXTS = 500;
 
-function textOf(entries: [string, Sql][]): string {
+function textOf(entries: [string, Sql][], required?: Required): string {
   let offset = 0;
   const ctes = entries.map(([name, p]) => {
     const at = offset;
@@ -54,7 +69,13 @@ function textOf(entries: [string, Sql][]): string {
   const first = entries
     .filter(([, p]) => returns(p))
     .map(([name]) => `(select to_jsonb(r) from ${name} r limit 1) as ${name}`);
-  return `with ${ctes.join(', ')} select ${first.join(', ') || '1'}`;
+  // In the select list, so each check runs (a CTE no one reads would not) once every part has written.
+  const checks = (required?.parts ?? []).map(
+    (name) =>
+      `vcs_required(not exists (select 1 from ${required!.if}) or exists (select 1 from ${name}), '${name}') ` +
+      `as "required ${name}"`,
+  );
+  return `with ${ctes.join(', ')} select ${[...first, ...checks].join(', ') || '1'}`;
 }
 
 /**
@@ -64,8 +85,9 @@ function textOf(entries: [string, Sql][]): string {
 export async function writeTogether<P extends Record<string, Sql>>(
   q: Queryable,
   parts: P,
+  required?: Required,
 ): Promise<{ [K in keyof P]?: any }> {
-  const s = together(parts);
+  const s = together(parts, required);
   const { rows } = await q.query<Record<string, unknown>>(s.sql, s.params);
   const row = rows[0] ?? {};
   const out: Record<string, unknown> = {};

@@ -90,11 +90,13 @@ export type Finisher = (
   status: number,
 ) => FinishPlan | Promise<FinishPlan>;
 /**
- * A finisher's writes (each guarded by `afterExecution`), its events, and what it made of what they returned. A
- * move that must happen and did not throws: the transaction rolls back, execution and all.
+ * A finisher's writes (each guarded by `afterExecution`), those of them that must happen wherever the execution's
+ * move did (`required`: a miss fails the whole statement, execution and all: platform `writeTogether`), its events,
+ * and what it made of what they returned.
  */
 export interface FinishPlan {
   parts: Record<string, Sql>;
+  required: string[];
   events: Parameters<typeof writeEvents>[1];
   finished(rows: Record<string, any>): Finished;
 }
@@ -372,8 +374,9 @@ async function record(
       : []),
   ];
   // One statement: the execution recorded (unless another attempt did first), its finisher's writes, the events.
-  const kept = await services.db.tx(async (q) => {
-    const rows = await writeTogether(q, {
+  const written = await writeTogether(
+    services.db,
+    {
       execution: moveSql('execution', row.id, outcome === 'succeeded' ? 'succeed' : 'fail', {
         answer: finisher ? null : withoutSecrets(JSON.stringify(answer)),
         answer_status: status,
@@ -382,12 +385,12 @@ async function record(
       }),
       ...plan?.parts,
       ...(events.length ? { events: eventsInsert(events, afterExecution.sql).sql } : {}),
-    });
-    const done: ExecutionRow | undefined = rows.execution;
-    if (!done) return null; // another attempt recorded it first
-    const finished = plan?.finished(rows);
-    return { done, finished, answer: finished?.answer ?? answer };
-  });
+    },
+    plan?.required.length ? { if: 'execution', parts: plan.required } : undefined,
+  );
+  const done: ExecutionRow | undefined = written.execution; // none: another attempt recorded it first
+  const finished = done && plan?.finished(written);
+  const kept = done && { done, finished, answer: finished?.answer ?? answer };
   if (kept) {
     // Counted once: only the attempt that recorded a settled source counts it (a crash right here loses one count,
     // never doubles it). A paid intent still charging is counted when it collects (pay.ts).

@@ -319,6 +319,7 @@ export const finishHandoff: Finisher = async (services, ex, answer, status) => {
         afterExecution,
       ),
     },
+    required: ['handoff'],
     // A human's act collects nothing here; completed, it is a settlement.
     events: [
       handoffEvent(

@@ -478,7 +478,7 @@ export const finishIntent: Finisher = (services, ex, answer, answerStatus) => {
   const { paymentId, environment } = json(ex.ctx) as StoredContext;
   const now = services.clock.now().toISOString();
   // Only the attempt that records the execution (its move wins) finishes the intent, which is then in flight: each
-  // move below must happen, or the whole record rolls back.
+  // move below must happen (`required`), or the whole record fails unwritten.
   const from = lifecycles.intent.inFlight.join('|');
   // The first delivery carries the secret an answer may hold; the stored copy (replays, GET) never does.
   if (paymentId && worthItsPrice(capabilityByName(ex.capability)!, answer.type))
@@ -502,6 +502,7 @@ export const finishIntent: Finisher = (services, ex, answer, answerStatus) => {
           afterExecution,
         ),
       },
+      required: ['intent', 'payment'],
       events: [],
       finished: (rows) => ({
         settled: false,
@@ -546,6 +547,7 @@ export const finishIntent: Finisher = (services, ex, answer, answerStatus) => {
       // A failed answer gives back what a mandate reserved for it.
       ...(!ok && { refunded: refundOf('intent') }),
     },
+    required: paymentId ? ['intent', 'payment'] : ['intent'],
     events: [settledEvent(services, intentOf(ex), { id: ex.id, environment }, answer, 0)],
     finished: (rows) => ({
       settled: true,
