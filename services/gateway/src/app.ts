@@ -9,7 +9,7 @@ import Fastify, {
 } from 'fastify';
 import cors from '@fastify/cors';
 import { blocked, idSequence, type BlockedCode } from '@vcs/contract';
-import { isStoreUnavailable, type Logger } from '@vcs/platform';
+import { isStoreUnavailable, storeUnavailableMessage, type Logger } from '@vcs/platform';
 import { opRoutes } from './routes/ops.ts';
 import type { GatewayDeps, GatewayGiven } from './deps.ts';
 import { capabilityLabel, countAnswer } from './metrics.ts';
@@ -274,7 +274,7 @@ export async function buildApp(given: GatewayGiven): Promise<FastifyInstance> {
     if (storeDown) req.log.warn({ reqId: req.id, err: err.message }, 'store unavailable');
     else req.log.error({ reqId: req.id, err }, 'unhandled error');
     if (storeDown)
-      return sendBlocked(reply, 'store-unavailable', 'a store this call needs is unreachable; retry shortly', {
+      return sendBlocked(reply, 'store-unavailable', storeUnavailableMessage(err, 'a store this call needs'), {
         next: sameRequest(req),
       });
     return sendAnswer(

@@ -15,7 +15,7 @@ import {
   type Pillar,
 } from '@vcs/contract';
 import { callContext, type CallContext, type Services } from '../handler.ts';
-import { isStoreUnavailable } from '../store/db.ts';
+import { isStoreUnavailable, storeUnavailableMessage } from '../store/db.ts';
 import { inSpan, SpanKind, tracing } from '../tracing.ts';
 import { framedReply, type BusRequest } from './call.ts';
 import { dec, type Headers, type Responder, type ServiceIdentity } from './types.ts';
@@ -70,7 +70,7 @@ export function serveFramed(
       const answer = blocked(
         code,
         unavailable
-          ? 'the store is unreachable; retry shortly'
+          ? storeUnavailableMessage(err)
           : `${what} failed unexpectedly; the failure is logged with request id ${requestId}`,
         {},
         { simulated: false, environment: 'sandbox', source: services.source },

@@ -60,6 +60,20 @@ export const isStoreUnavailable = (e: unknown): boolean =>
     String((e as Error | undefined)?.message),
   );
 
+/** How long a query waits for a free connection of its process's pool before it is answered 503 store-unavailable. */
+const POOL_WAIT_MS = 2000;
+
+/**
+ * What a caller is told of a store that did not answer (`store-unavailable`, 503): a pool with no connection free
+ * within its wait (every one busy: the store is slow or the process has more work than connections) is not a store
+ * that cannot be reached, and the operator looking at it needs to know which.
+ */
+export function storeUnavailableMessage(e: unknown, what = 'the store'): string {
+  return /timeout exceeded when trying to connect/i.test(String((e as Error | undefined)?.message))
+    ? `every connection to ${what} stayed busy for ${POOL_WAIT_MS / 1000} s; retry shortly`
+    : `${what} is unreachable; retry shortly`;
+}
+
 /** Postgres's unique_violation (23505), on `constraint` when one is named: a row with that key is there already. */
 export const isUniqueViolation = (e: unknown, constraint?: string): boolean =>
   (e as { code?: string } | undefined)?.code === '23505' &&
@@ -80,7 +94,7 @@ export function createPgDb(url: string, max = 5, log?: Pick<Logger, 'info' | 'wa
   const pool = new pg.Pool({
     connectionString: url,
     max,
-    connectionTimeoutMillis: 2000,
+    connectionTimeoutMillis: POOL_WAIT_MS,
     idleTimeoutMillis: 10_000,
     ...(name && { application_name: `vcs-${name}` }),
   });
