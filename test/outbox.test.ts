@@ -59,7 +59,7 @@ describe('outbox relay', () => {
     expect(await relay.pending()).toBe(3);
     // Waiting on the relay while the bus is down waits with the rows (the flush it begins fails, and so do the
     // ticks'); once it is back, a flush relays them all. A failed flush gives its claimed rows back at once: were
-    // they kept until the claim ran out (a minute), the wait below would outlast the test.
+    // they kept until the claim ran out (30 s), the wait below would outlast the test.
     let idle = false;
     const relayed = relay.onIdle().then(() => (idle = true));
     await new Promise((r) => setTimeout(r, 100));

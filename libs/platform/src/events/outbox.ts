@@ -64,7 +64,7 @@ interface OutboxRow {
 /** The pending rows (its `where` ends it, so a caller may add a condition, then its order and limit). */
 const PENDING = 'select seq, id, subject, payload, traceparent from outbox_events where published_at is null';
 /** How long a relay's claim on its rows lasts: past the longest a publish is retried (bus/nats.ts PUBLISH_RETRY). */
-const CLAIM_SECONDS = 60;
+const CLAIM_SECONDS = 30;
 
 /**
  * Relays outbox rows to the stream in order. Rows are claimed (`claimed_until`) so relays in several replicas never
