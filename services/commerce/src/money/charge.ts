@@ -172,6 +172,7 @@ async function collected(services: Services, p: Paying, transaction: string | nu
       transaction: proven.transaction,
       lease_until: null,
       updated_at: now,
+      delivered_at: deliver ? now : null,
     }),
     intent: moveSql('intent', p.intent.id, 'collect', {
       answer: JSON.stringify(answer),

@@ -601,11 +601,12 @@ export async function rereadPaid(
   return { status: r.answer_status ?? 200, answer: json(r.answer), replayed: true };
 }
 
-/** A paid answer reached its payer: it is owed no more (pay.ts `owed`). */
+/** A paid answer reached its payer: it is owed no more (pay.ts `owed`), the intent and its payments alike. */
 export async function markDelivered(q: Queryable, r: Pick<IntentRow, 'id' | 'delivered_at'>, at: Date) {
   if (!r.delivered_at)
-    await q.query('update intents set delivered_at = $2 where id = $1 and delivered_at is null', [
-      r.id,
-      at.toISOString(),
-    ]);
+    await q.query(
+      `with intent as (update intents set delivered_at = $2 where id = $1 and delivered_at is null returning id)
+       update payments set delivered_at = $2 where intent_id = $1 and delivered_at is null`,
+      [r.id, at.toISOString()],
+    );
 }

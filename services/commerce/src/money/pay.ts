@@ -223,6 +223,33 @@ const paying = (row: PaymentWithIntent, bound = false): Paying => {
  * the intent the payment names (`named`, for offered). The resource is the route's capability and input, or the
  * named intent's.
  */
+/**
+ * The states of a payment whose answer may be owed (in flight, or proven), written into the statement's text rather
+ * than passed as a parameter: only then can Postgres use the partial index `payments_owed` (commerce migration 010)
+ * in a prepared statement's generic plan, instead of every payment the wallet ever made.
+ */
+const OWED_STATES = [...inFlightStates('payment'), edgeOf('payment', 'prove').to].map((s) => `'${s}'`).join(', ');
+
+/**
+ * The read of `looked`: $1–$4 the authorization's key (network, asset, payer, nonce), $5 its payment-identifier, $6
+ * the intent it names, $7 and $8 the route's capability and input (or null: the named intent's).
+ */
+export const LOOKED_SQL = `with named as (select * from intents where id = $6),
+   wanted as (
+     select $7::text as capability, $8::jsonb as input where $7::text is not null
+     union all select capability, input from named where $7::text is null)
+   select 'own' as kind, to_jsonb(p) as payment, to_jsonb(i) as intent
+   from payments p join intents i on i.id = p.intent_id
+   where (p.network = $1 and lower(p.asset) = lower($2) and lower(p.payer) = lower($3) and lower(p.nonce) = lower($4))
+      or p.payment_identifier = $5
+   union all (
+     select 'owed', to_jsonb(p), to_jsonb(i) from payments p join intents i on i.id = p.intent_id, wanted w
+     where lower(p.payer) = lower($3) and p.delivered_at is null and p.status in (${OWED_STATES})
+       and i.delivered_at is null
+       and i.capability = w.capability and i.input = w.input
+     order by p.created_at desc limit 1)
+   union all select 'named', null, to_jsonb(n) from named n`;
+
 interface Looked {
   own: PaymentWithIntent[];
   owed?: PaymentWithIntent;
@@ -237,33 +264,16 @@ async function looked(services: Services, pr: Presented): Promise<Looked> {
     kind: 'own' | 'owed' | 'named';
     payment: PaymentRow | null;
     intent: IntentRow;
-  }>(
-    `with named as (select * from intents where id = $6),
-     wanted as (
-       select $7::text as capability, $8::jsonb as input where $7::text is not null
-       union all select capability, input from named where $7::text is null)
-     select 'own' as kind, to_jsonb(p) as payment, to_jsonb(i) as intent
-     from payments p join intents i on i.id = p.intent_id
-     where (p.network = $1 and lower(p.asset) = lower($2) and lower(p.payer) = lower($3) and lower(p.nonce) = lower($4))
-        or p.payment_identifier = $5
-     union all (
-       select 'owed', to_jsonb(p), to_jsonb(i) from payments p join intents i on i.id = p.intent_id, wanted w
-       where lower(p.payer) = lower($3) and p.status = any($9::text[]) and i.delivered_at is null
-         and i.capability = w.capability and i.input = w.input
-       order by p.created_at desc limit 1)
-     union all select 'named', null, to_jsonb(n) from named n`,
-    [
-      network,
-      asset,
-      payer,
-      nonce,
-      pr.identifier,
-      intentId ?? null,
-      input?.success ? route!.capability : null,
-      input?.success ? JSON.stringify(input.data) : null,
-      [...inFlightStates('payment'), edgeOf('payment', 'prove').to],
-    ],
-  );
+  }>(LOOKED_SQL, [
+    network,
+    asset,
+    payer,
+    nonce,
+    pr.identifier,
+    intentId ?? null,
+    input?.success ? route!.capability : null,
+    input?.success ? JSON.stringify(input.data) : null,
+  ]);
   const withIntent = (r: (typeof rows)[number]): PaymentWithIntent => ({ ...json(r.payment), intent_row: r.intent });
   const owed = rows.find((r) => r.kind === 'owed');
   const named = rows.find((r) => r.kind === 'named');

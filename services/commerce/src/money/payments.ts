@@ -86,6 +86,8 @@ export interface PaymentRow {
   key_id: string | null;
   environment: CallContext['environment'] | null;
   payment_identifier: string | null;
+  /** When the answer it paid for reached its payer (as its intent's): owed no more. */
+  delivered_at: string | Date | null;
   created_at: string | Date;
   updated_at: string | Date;
 }
