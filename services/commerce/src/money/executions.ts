@@ -3,6 +3,7 @@ import {
   capabilityByName,
   claimOf,
   leaseRunOutSql,
+  isFinal,
   lifecycles,
   newId,
   platformEvent,
@@ -35,7 +36,7 @@ import type { CommerceServices as Services } from '../config.ts';
 import type { IntentRow } from './intents.ts';
 import type { PaymentRow } from './payments.ts';
 import { json } from './common.ts';
-import { move, moveSql, mustMove } from './transition.ts';
+import { move, moveSql, mustMove, statesSql } from './transition.ts';
 
 /**
  * The one durable execution. Every path that pays for or authorises a capability (a settled intent, a completed
@@ -487,16 +488,20 @@ export function pendingReply(
 }
 
 /**
+ * The executions due ($1: now): not final (the states the index `executions_due` holds, written in the text so a
+ * generic plan reads only them) and their lease run out.
+ */
+export const DUE_EXECUTIONS_SQL = `select id from executions
+  where status in (${statesSql(lifecycles.execution.states.filter((s) => !isFinal('execution', s)))})
+    and ${leaseRunOutSql(1)}
+  order by created_at limit 20`;
+
+/**
  * One pass of the reconciler: every execution whose lease ran out (its runner died, was paused, or its pillar did
  * not answer) is run again under its own id. Replicas take turns per row (the claim's row lock).
  */
 export async function reconcileExecutions(services: Services): Promise<void> {
-  const due = await services.db.query<{ id: string }>(
-    `select id from executions
-     where not (status = any($2::text[])) and ${leaseRunOutSql(1)}
-     order by created_at limit 20`,
-    [services.clock.now().toISOString(), lifecycles.execution.final],
-  );
+  const due = await services.db.query<{ id: string }>(DUE_EXECUTIONS_SQL, [services.clock.now().toISOString()]);
   for (const { id } of due.rows) {
     const out = await runExecution(services, id, services.settings.BUS_TIMEOUT_MS);
     if (out.kind === 'done')

@@ -54,7 +54,7 @@ import {
   type PaymentPayload,
   type PaymentRow,
 } from './payments.ts';
-import { moveSql } from './transition.ts';
+import { moveSql, statesSql } from './transition.ts';
 
 /**
  * A paid call (x402), in the order it runs: the one pipeline every paid request takes (on a capability's route, on
@@ -223,12 +223,8 @@ const paying = (row: PaymentWithIntent, bound = false): Paying => {
  * the intent the payment names (`named`, for offered). The resource is the route's capability and input, or the
  * named intent's.
  */
-/**
- * The states of a payment whose answer may be owed (in flight, or proven), written into the statement's text rather
- * than passed as a parameter: only then can Postgres use the partial index `payments_owed` (commerce migration 010)
- * in a prepared statement's generic plan, instead of every payment the wallet ever made.
- */
-const OWED_STATES = [...inFlightStates('payment'), edgeOf('payment', 'prove').to].map((s) => `'${s}'`).join(', ');
+/** The states of a payment whose answer may be owed (in flight, or proven): `payments_owed`'s (commerce 010). */
+const OWED_STATES = statesSql([...inFlightStates('payment'), edgeOf('payment', 'prove').to]);
 
 /**
  * The read of `looked`: $1–$4 the authorization's key (network, asset, payer, nonce), $5 its payment-identifier, $6

@@ -5,6 +5,7 @@ import { reconcileExecutions } from './executions.ts';
 import { wireMoney } from './ops.ts';
 import { advanced, payingOf } from './pay.ts';
 import { railOf } from './payments.ts';
+import { statesSql } from './transition.ts';
 
 /**
  * The way forward for everything left half-way: payments sent and not proven final (decided from the chain, their
@@ -39,6 +40,15 @@ export function startReconciler(services: CommerceServices, intervalMs = 1_000):
 }
 
 /**
+ * The payments to decide ($1: now): in doubt, or sent with their lease run out (states the index `payments_open`
+ * holds, written in the text so a generic plan reads only them).
+ */
+export const OPEN_PAYMENTS_SQL = `select id from payments
+  where status = ${statesSql([edgeOf('payment', 'doubt').to])}
+     or (status = ${statesSql([edgeOf('payment', 'send').to])} and ${leaseRunOutSql(1)})
+  order by lease_until nulls first limit 20`;
+
+/**
  * The payments' pass: every payment sent and not proven final — in doubt, or sent under a lease that ran out (its
  * sender died or gave up) — is driven on from the chain, as its own retry would: its intent collects once the chain
  * proves the transfer, or withholds its answer once the chain proves it never can. A payment still held waits on its
@@ -47,12 +57,7 @@ export function startReconciler(services: CommerceServices, intervalMs = 1_000):
 export async function reconcileOpenPayments(services: CommerceServices): Promise<void> {
   if (!railOf(services).terms.live) return;
   const now = services.clock.now().toISOString();
-  const { rows } = await services.db.query<{ id: string }>(
-    `select id from payments
-     where status = $2 or (status = $3 and ${leaseRunOutSql(1)})
-     order by lease_until nulls first limit 20`,
-    [now, edgeOf('payment', 'doubt').to, edgeOf('payment', 'send').to],
-  );
+  const { rows } = await services.db.query<{ id: string }>(OPEN_PAYMENTS_SQL, [now]);
   for (const { id } of rows) {
     const p = await payingOf(services.db, id);
     if (p) await advanced(services, p, services.clock.now().getTime() + services.settings.BUS_TIMEOUT_MS);

@@ -73,3 +73,10 @@ export function moved<R>(row: R | undefined, entity: Stored, from: string, event
   if (!row) throw new IllegalTransition(entity, from, event);
   return row;
 }
+
+/**
+ * States as SQL literals (`'held', 'settling'`), for a statement's text: a state passed as a parameter leaves a
+ * prepared statement's generic plan unable to use a partial index on those states (`payments_owed`, `payments_open`,
+ * `executions_due`), and it reads the whole table instead. The states are the table's, never a caller's.
+ */
+export const statesSql = (states: readonly string[]) => states.map((s) => `'${s}'`).join(', ');
