@@ -24,15 +24,18 @@ export const median = (xs: number[]) => {
   return s.length ? s[Math.floor((s.length - 1) / 2)]! : NaN;
 };
 
-/** User + system CPU ticks a process has used (0 once it is gone). */
-export function cpuTicks(pid: number): number {
+/** User + system CPU ticks in a /proc `stat` file (a process's, or one of its threads'): 0 once it is gone. */
+function statTicks(path: string): number {
   try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const f = readFileSync(path, 'utf8').split(') ')[1]!.split(' ');
     return Number(f[11]) + Number(f[12]);
   } catch {
     return 0;
   }
 }
+
+/** User + system CPU ticks a process has used (0 once it is gone). */
+export const cpuTicks = (pid: number) => statTicks(`/proc/${pid}/stat`);
 
 /**
  * CPU ticks of one process's main thread and of its other threads (workers such as the embedded store's, GC, libuv):
@@ -48,12 +51,7 @@ export function threadTicks(pid: number): Map<string, number> {
   }
   for (const tid of tids) {
     const name = Number(tid) === pid ? 'main thread' : 'other threads';
-    try {
-      const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      out.set(name, (out.get(name) ?? 0) + Number(f[11]) + Number(f[12]));
-    } catch {
-      /* the thread ended */
-    }
+    out.set(name, (out.get(name) ?? 0) + statTicks(`/proc/${pid}/task/${tid}/stat`));
   }
   return out;
 }

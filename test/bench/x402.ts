@@ -25,7 +25,7 @@
  * Each leg is a closed loop of `c` callers (fetch, keep-alive) in this process, for BENCH_X402_SECONDS or until its
  * pre-signed payments are used, whichever comes first. Sellers take turns within each round (drift falls on all).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -109,6 +109,15 @@ interface Seller {
   stop(): Promise<void>;
 }
 
+/** A seller that is one process: its CPU by part is its main thread and its other threads. */
+const oneProcess = (label: string, baseUrl: string, child: ChildProcess): Seller => ({
+  label,
+  baseUrl,
+  pids: [child.pid!],
+  parts: () => threadTicks(child.pid!),
+  stop: () => stopAll([child]),
+});
+
 const x402Env = (r: RailInfo) => ({
   X402_FACILITATOR_URL: r.facilitatorUrl,
   X402_RPC_URL: r.rpcUrl,
@@ -141,13 +150,7 @@ async function startEmbedded(rail: RailInfo): Promise<Seller> {
     await stopAll([child]);
     throw e;
   }
-  return {
-    label: 'ours: embedded',
-    baseUrl,
-    pids: [child.pid!],
-    parts: () => threadTicks(child.pid!),
-    stop: () => stopAll([child]),
-  };
+  return oneProcess('ours: embedded', baseUrl, child);
 }
 
 async function startDistributed(rail: RailInfo): Promise<Seller | null> {
@@ -220,13 +223,7 @@ async function startReference(rail: RailInfo, bytes: Buffer): Promise<Seller> {
     await stopAll([child]);
     throw e;
   }
-  return {
-    label: 'reference: @x402/core resource server',
-    baseUrl,
-    pids: [child.pid!],
-    parts: () => threadTicks(child.pid!),
-    stop: () => stopAll([child]),
-  };
+  return oneProcess('reference: @x402/core resource server', baseUrl, child);
 }
 
 /** `c` callers in a closed loop over `n` requests (request i made by make(i)), for at most SECONDS. */

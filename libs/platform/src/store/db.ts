@@ -62,6 +62,8 @@ export const isStoreUnavailable = (e: unknown): boolean =>
 
 /** How long a query waits for a free connection of its process's pool before it is answered 503 store-unavailable. */
 const POOL_WAIT_MS = 2000;
+/** pg-pool's error when no connection of the pool came free within POOL_WAIT_MS. */
+const POOL_WAIT_OVER = /timeout exceeded when trying to connect/i;
 
 /**
  * What a caller is told of a store that did not answer (`store-unavailable`, 503): a pool with no connection free
@@ -69,7 +71,7 @@ const POOL_WAIT_MS = 2000;
  * that cannot be reached, and the operator looking at it needs to know which.
  */
 export function storeUnavailableMessage(e: unknown, what = 'the store'): string {
-  return /timeout exceeded when trying to connect/i.test(String((e as Error | undefined)?.message))
+  return POOL_WAIT_OVER.test(String((e as Error | undefined)?.message))
     ? `every connection to ${what} stayed busy for ${POOL_WAIT_MS / 1000} s; retry shortly`
     : `${what} is unreachable; retry shortly`;
 }
@@ -87,7 +89,8 @@ const isConnError = (e: any) =>
     e.code === '57P02' ||
     e.code === '57P03' ||
     e.code === 'ECONNRESET' ||
-    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(String(e.message)));
+    /Connection terminated|connect ECONNREFUSED/i.test(String(e.message)) ||
+    POOL_WAIT_OVER.test(String(e.message)));
 
 /** `name`: the service, as its connections' application_name (`vcs-commerce`: pg_stat_activity, the server's logs). */
 export function createPgDb(url: string, max = 5, log?: Pick<Logger, 'info' | 'warn'>, name?: string): Db {

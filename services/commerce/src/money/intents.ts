@@ -605,7 +605,7 @@ export async function rereadPaid(
 export async function markDelivered(q: Queryable, r: Pick<IntentRow, 'id' | 'delivered_at'>, at: Date) {
   if (!r.delivered_at)
     await q.query(
-      `with intent as (update intents set delivered_at = $2 where id = $1 and delivered_at is null returning id)
+      `with intent as (update intents set delivered_at = $2 where id = $1 and delivered_at is null)
        update payments set delivered_at = $2 where intent_id = $1 and delivered_at is null`,
       [r.id, at.toISOString()],
     );
