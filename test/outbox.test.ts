@@ -90,7 +90,7 @@ class CountingBus extends MemoryBus {
   }
 }
 
-describe.each(bothStores())('outbox relays sharing one store (%s)', (_kind, open) => {
+describe.each(bothStores())('outbox relays on one store (%s)', (_kind, open) => {
   let db: Db;
   beforeEach(async () => {
     db = await open();
@@ -131,5 +131,33 @@ describe.each(bothStores())('outbox relays sharing one store (%s)', (_kind, open
     for (const go of bus.held) go();
     expect(await first).toBe(3);
     expect(written.map((e) => bus.published.get(e.id))).toEqual([2, 2, 2]);
+  });
+
+  it('the embedded relay (alone on its store) marks a batch with its next read, and a crash republishes it', async () => {
+    const bus = new CountingBus();
+    const log = createLogger('test', 'silent');
+    const relay = new OutboxRelay(db, bus, log, 250, true);
+    const first = await db.tx((q) => writeEvents(q, events(3)));
+    // As a commit kicks it: published, the mark left to its next statement.
+    expect(await relay.flush(100, false, false)).toBe(3);
+    expect(await relay.pending()).toBe(3);
+    const second = await db.tx((q) => writeEvents(q, events(2)));
+    // The next read marks the first batch and leaves it out: only the new rows go out.
+    expect(await relay.flush(100, true, false)).toBe(2);
+    expect(await relay.pending()).toBe(2);
+    expect([...first, ...second].map((e) => bus.published.get(e.id))).toEqual([1, 1, 1, 1, 1]);
+    // A crash before the mark: the process restarted has a new relay, which publishes those rows again (the stream
+    // drops them by id), and marks them when it is asked to settle.
+    const restarted = new OutboxRelay(db, bus, log, 250, true);
+    expect(await restarted.flush()).toBe(2);
+    expect(await restarted.pending()).toBe(0);
+    expect([...first, ...second].map((e) => bus.published.get(e.id))).toEqual([1, 1, 1, 2, 2]);
+    // Waited on, a relay marks what it publishes before it answers.
+    const third = await db.tx((q) => writeEvents(q, events(1)));
+    restarted.start();
+    await restarted.onIdle();
+    expect(await restarted.pending()).toBe(0);
+    expect(bus.published.get(third[0]!.id)).toBe(1);
+    await restarted.stop();
   });
 });

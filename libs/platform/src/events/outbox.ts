@@ -81,6 +81,14 @@ export class OutboxRelay implements Idles {
   private rounds = new IdleRounds();
   /** Rows published since start (events/idle.ts). */
   done = 0;
+  /** Seqs of rows this relay published and has not yet marked (the sole relay's next statement marks them). */
+  private unmarked: string[] = [];
+  /**
+   * `onIdle` calls so far, and those a flush begun after them has answered by marking what it published: while one is
+   * unanswered, each flush marks before it ends.
+   */
+  private settlesAsked = 0;
+  private settlesDone = 0;
 
   /**
    * `sole`: this is the only relay on its store (the embedded mode). It then needs no claims: it reads the pending
@@ -109,7 +117,8 @@ export class OutboxRelay implements Idles {
 
   /**
    * Relay now: called right after a commit (rows are known to wait: no look first) so events do not wait for the
-   * next tick, and by the tick with `look` (an idle relay then costs one indexed read, not a transaction).
+   * next tick, and by the tick with `look` (an idle relay then costs one indexed read, not a transaction). The sole
+   * relay's last batch is marked by its next statement: the next kick's, or the tick's, within `intervalMs`.
    */
   kick(look = false) {
     if (this.busy) {
@@ -118,10 +127,13 @@ export class OutboxRelay implements Idles {
     }
     this.busy = true;
     const flush = this.rounds.begin();
-    this.flush(100, look)
+    const asked = this.settlesAsked;
+    const settle = asked > this.settlesDone;
+    this.flush(100, look, settle)
       .then(
         (n) => {
           this.done += n;
+          if (settle) this.settlesDone = Math.max(this.settlesDone, asked);
           this.rounds.idle(flush);
           if (!this.pausedAt) return;
           this.log.info({ afterMs: Date.now() - this.pausedAt, relayed: n }, 'outbox relay resumed');
@@ -157,20 +169,29 @@ export class OutboxRelay implements Idles {
   onIdle(): Promise<void> {
     if (this.stopped) return Promise.resolve();
     const idle = this.rounds.wait();
+    // Its flush also marks what it published: once idle, the outbox holds no row that is on the stream.
+    this.settlesAsked++;
     this.kick(true);
     return idle;
   }
 
-  /** Publish every pending row; returns how many were relayed. */
-  async flush(batch = 100, look = true): Promise<number> {
+  /**
+   * Publish every pending row; returns how many were relayed. Claimed rows are marked published as soon as they are:
+   * a relay killed before its next statement would leave them to wait out their claim. The sole relay instead leaves
+   * its last batch's mark to its next statement, which marks it and reads the next batch in one (`next`): one
+   * statement per batch relayed, not two. It marks at once when `settle` is asked (a caller waiting on it, or a stop).
+   */
+  async flush(batch = 100, look = true, settle = true): Promise<number> {
     let total = 0;
     for (;;) {
-      if (look && !(await this.db.query('select 1 from outbox_events where published_at is null limit 1')).rows.length)
+      if (
+        look &&
+        !this.unmarked.length &&
+        !(await this.db.query('select 1 from outbox_events where published_at is null limit 1')).rows.length
+      )
         return total;
       look = true; // after the first round, only a full batch goes round again, and then a look is cheap
-      const rows = this.sole
-        ? (await this.db.query<OutboxRow>(`${PENDING} order by seq limit $1`, [batch])).rows
-        : await this.claim(batch);
+      const rows = this.sole ? await this.next(batch) : await this.claim(batch);
       const seqs = rows.map((r) => r.seq);
       try {
         // All of a batch in flight at once: one connection keeps them in order on the stream; if any fails, the
@@ -193,13 +214,32 @@ export class OutboxRelay implements Idles {
             .catch(() => undefined);
         throw err;
       }
-      if (rows.length)
-        await this.db.query(
-          'update outbox_events set published_at = now(), claimed_until = null where seq = any($1::bigint[])',
-          [seqs],
-        );
+      this.unmarked.push(...seqs);
+      if (!this.sole) await this.markPublished();
       total += rows.length;
-      if (rows.length < batch) return total;
+      if (rows.length < batch) break;
+    }
+    if (settle) await this.markPublished();
+    return total;
+  }
+
+  /**
+   * The sole relay's next batch, in one statement that also marks the rows it published last (`unmarked`): they are
+   * left out of the read by seq, as the statement's snapshot still sees them pending. If the statement fails, they
+   * wait for the next one. A crash before it republishes them at the next start, and the stream drops them by id.
+   */
+  private async next(batch: number): Promise<OutboxRow[]> {
+    const marking = this.unmarked.splice(0);
+    try {
+      const { rows } = await this.db.query<OutboxRow>(
+        `with marked as (update outbox_events set published_at = now() where seq = any($2::bigint[]))
+         ${PENDING} and not (seq = any($2::bigint[])) order by seq limit $1`,
+        [batch, marking],
+      );
+      return rows;
+    } catch (err) {
+      this.unmarked.unshift(...marking);
+      throw err;
     }
   }
 
@@ -218,6 +258,21 @@ export class OutboxRelay implements Idles {
     );
     // An update returns its rows in no set order: the stream gets them in the outbox's.
     return rows.sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
+  }
+
+  /** The rows published last marked so, on their own: a flush that settles, and a relay that stops. */
+  private async markPublished() {
+    if (!this.unmarked.length) return;
+    const marking = this.unmarked.splice(0);
+    try {
+      await this.db.query(
+        'update outbox_events set published_at = now(), claimed_until = null where seq = any($1::bigint[])',
+        [marking],
+      );
+    } catch (err) {
+      this.unmarked.unshift(...marking);
+      throw err;
+    }
   }
 
   /**
