@@ -9,6 +9,13 @@
 import { describe, expect, it } from 'vitest';
 import { runScript } from './support/bench-script.ts';
 
+/** A printed row: its name, then figures that are all numbers. */
+const expectFigures = (row: string[]) =>
+  expect(
+    row.slice(1).every((n) => Number.isFinite(Number(n))),
+    row.join(' '),
+  ).toBe(true);
+
 describe('bench scripts (smoke: a few requests each)', () => {
   it('pnpm bench:webhooks settles its offers and every delivery arrives signed', async () => {
     const r = await runScript('test/bench/webhooks.ts', {
@@ -41,12 +48,26 @@ describe('bench scripts (smoke: a few requests each)', () => {
       .filter((l) => /^(off|on) /.test(l))
       .map((l) => l.split(/\s+/));
     expect(rows.map((x) => x[0])).toEqual(['off', 'on']);
-    for (const x of rows)
-      expect(
-        x.slice(1).every((n) => Number.isFinite(Number(n))),
-        x.join(' '),
-      ).toBe(true);
+    for (const x of rows) expectFigures(x);
   }, 120_000);
+
+  it('pnpm bench:wakeups prints the CPU of each hop, back to back and after idleness', async () => {
+    const r = await runScript('test/bench/wakeups.ts', { BENCH_WAKEUPS: '50' });
+    expect(r.code, r.err).toBe(0);
+    const hops = r.out
+      .split('\n')
+      .filter((l) => l.startsWith('a '))
+      .map((l) => l.split('\t'));
+    // The Postgres and NATS hops are measured when their servers are set (as in CI), and skipped otherwise.
+    const servers = [
+      process.env.DATABASE_URL && 'a Postgres statement',
+      process.env.NATS_URL && 'a NATS request-reply',
+    ];
+    expect(hops.map((h) => h[0]!.split(' (')[0])).toEqual(
+      ['a message to a worker thread and back', ...servers].filter(Boolean),
+    );
+    for (const h of hops) expectFigures(h);
+  }, 60_000);
 
   it('pnpm bench:decode decodes every VIN it is given and prints its figures', async () => {
     const r = await runScript('test/bench/decode.ts', { BENCH_SEEN_ROUNDS: '2' });
@@ -85,6 +106,9 @@ describe('bench scripts (smoke: a few requests each)', () => {
       expect(x.calls).toBeGreaterThan(0);
     }
     expect(r.out).toMatch(/^ours: embedded\tc=10\tcalls\/s [\d.]+× \((met|NOT met)\)\tp99 [\d.]+× \((met|NOT met)\)$/m);
+    // Each paid call writes at least its HTTP answer: a seller counted with no writes was not counted.
+    for (const x of rows.filter((row) => row.leg === 'paid')) expect(x.writesByPart.process).toBeGreaterThanOrEqual(1);
+    expect(r.out).toMatch(/^ours: embedded\tc=10\t[\d.]+ in all: process [\d.]+$/m);
   }, 240_000);
 
   it('test/bench/x402-statements.ts pays and counts the statements of each leg', async () => {

@@ -38,6 +38,18 @@ function statTicks(path: string): number {
 export const cpuTicks = (pid: number) => statTicks(`/proc/${pid}/stat`);
 
 /**
+ * Write system calls a process has made (`syscw` in /proc/<pid>/io; 0 once it is gone): each write to a socket, a
+ * pipe or a thread's wake-up eventfd, most of them waking a process or thread on the other side.
+ */
+export function writeCalls(pid: number): number {
+  try {
+    return Number(/^syscw: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/**
  * CPU ticks of one process's main thread and of its other threads (workers such as the embedded store's, GC, libuv):
  * Node names every thread "node", so the tid tells the main thread (tid = pid) from the rest.
  */

@@ -24,6 +24,8 @@
  *     the answer made, then settled on chain: x402's sellers' order, both sellers). This is the "paid calls/s" figure.
  * Each leg is a closed loop of `c` callers (fetch, keep-alive) in this process, for BENCH_X402_SECONDS or until its
  * pre-signed payments are used, whichever comes first. Sellers take turns within each round (drift falls on all).
+ * Under the tables, per paid call: each seller's CPU by part, and its write system calls by process (a hop's
+ * message, a statement, a thread's wake-up: what a seller of many hops pays for in the kernel).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -36,7 +38,7 @@ import { createPayment } from '@vcs/x402-rail';
 import { BUNDLE, buildAll } from '../../deploy/build.ts';
 import { builtEntryOf, NODE_FLAGS, PILLAR_SERVICES } from '../../deploy/launch.ts';
 import { dropStores, freePort, freshStores } from '../support/harness.ts';
-import { CLK_TCK, cpuTicks, median, pause, SMOKE, stopAll, threadTicks, waitUp } from './support.ts';
+import { CLK_TCK, cpuTicks, median, pause, SMOKE, stopAll, threadTicks, waitUp, writeCalls } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_X402_SECONDS ?? 15);
 const REPEATS = Number(process.env.BENCH_X402_REPEATS ?? 1);
@@ -106,6 +108,8 @@ interface Seller {
   pids: number[];
   /** CPU ticks by part (a service's process, or a thread of one process), for the breakdown under the tables. */
   parts(): Map<string, number>;
+  /** Write system calls by process (/proc/<pid>/io counts a process's, not a thread's). */
+  writes(): Map<string, number>;
   stop(): Promise<void>;
 }
 
@@ -115,6 +119,7 @@ const oneProcess = (label: string, baseUrl: string, child: ChildProcess): Seller
   baseUrl,
   pids: [child.pid!],
   parts: () => threadTicks(child.pid!),
+  writes: () => new Map([['process', writeCalls(child.pid!)]]),
   stop: () => stopAll([child]),
 });
 
@@ -197,6 +202,7 @@ async function startDistributed(rail: RailInfo): Promise<Seller | null> {
     baseUrl,
     pids: [gateway.pid!, ...children.filter((c) => c !== gateway).map((c) => c.pid!)],
     parts: () => new Map(names.map((n, i) => [n, cpuTicks(children[i]!.pid!)])),
+    writes: () => new Map(names.map((n, i) => [n, writeCalls(children[i]!.pid!)])),
     stop,
   };
 }
@@ -307,6 +313,8 @@ interface Row {
   signMs?: number;
   /** Seller µs per paid call, by part. */
   byPart?: Record<string, number>;
+  /** Seller write system calls per paid call, by process. */
+  writesByPart?: Record<string, number>;
 }
 
 /** One cell: the 402 leg, then signing (untimed), then the paid leg. */
@@ -331,6 +339,7 @@ async function cell(
   const railPids = rail.pids();
   const before = [ticksOf(s.pids), ticksOf(railPids)];
   const partsBefore = s.parts();
+  const writesBefore = s.writes();
   const paid = await drive(payments.length, c, async (i) => {
     const res = await post(s, { 'payment-signature': payments[i]! });
     await res.arrayBuffer();
@@ -363,6 +372,9 @@ async function cell(
       signMs,
       byPart: Object.fromEntries(
         [...s.parts()].map(([k, t]) => [k, Math.round(us(t - (partsBefore.get(k) ?? 0)))]).filter(([, v]) => v),
+      ),
+      writesByPart: Object.fromEntries(
+        [...s.writes()].map(([k, n]) => [k, (n - (writesBefore.get(k) ?? 0)) / Math.max(1, paid.calls)]),
       ),
     }),
   ];
@@ -463,6 +475,16 @@ async function main() {
     const keys = [...new Set(g.flatMap((r) => Object.keys(r.byPart ?? {})))];
     const by = keys.map((k) => `${k} ${median(g.map((r) => r.byPart?.[k] ?? 0)).toFixed(0)}`);
     console.log(`${g[0]!.seller}\tc=${g[0]!.c}\t${by.join(', ')}`);
+  }
+  console.log(
+    '\nseller write system calls per paid call by process (each most often wakes another), median of the rounds:',
+  );
+  for (const g of groups.values()) {
+    if (g[0]!.leg !== 'paid') continue;
+    const keys = [...new Set(g.flatMap((r) => Object.keys(r.writesByPart ?? {})))];
+    const by = keys.map((k) => `${k} ${median(g.map((r) => r.writesByPart?.[k] ?? 0)).toFixed(1)}`);
+    const all = median(g.map((r) => Object.values(r.writesByPart ?? {}).reduce((a, n) => a + n, 0)));
+    console.log(`${g[0]!.seller}\tc=${g[0]!.c}\t${all.toFixed(1)} in all: ${by.join(', ')}`);
   }
   const ref = sellers.find((s) => s.label.startsWith('reference'));
   if (!ref) return;
