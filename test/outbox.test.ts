@@ -50,13 +50,15 @@ describe('outbox relay', () => {
       seen.push(JSON.parse(new TextDecoder().decode(d.data)).id);
       d.ack();
     });
-    const relay = new OutboxRelay(db, bus, createLogger('test', 'silent'), 20).start();
+    const relay = new OutboxRelay(db, bus, createLogger('test', 'silent'), 20);
     bus.down = true;
     const written = await db.tx((q) => writeEvents(q, events(3)));
-    // A relay while the bus is down fails, and leaves the rows where they are.
+    // A relay while the bus is down fails, and leaves the rows where they are. (Its ticks start after: one that
+    // claimed the rows first would leave this flush nothing to fail on.)
     await expect(relay.flush()).rejects.toThrow('nats unreachable');
     expect(seen).toEqual([]);
     expect(await relay.pending()).toBe(3);
+    relay.start();
     // Waiting on the relay while the bus is down waits with the rows (the flush it begins fails, and so do the
     // ticks'); once it is back, a flush relays them all. A failed flush gives its claimed rows back at once: were
     // they kept until the claim ran out (30 s), the wait below would outlast the test.
@@ -159,5 +161,28 @@ describe.each(bothStores())('outbox relays on one store (%s)', (_kind, open) => 
     expect(await restarted.pending()).toBe(0);
     expect(bus.published.get(third[0]!.id)).toBe(1);
     await restarted.stop();
+  });
+
+  it('relays the commits made within its window together: one read for all of them, not one each', async () => {
+    const bus = new CountingBus();
+    const reads: string[] = [];
+    const query = db.query.bind(db);
+    const counted = Object.create(db) as Db;
+    counted.query = ((sql: string, params?: unknown[]) => {
+      if (/from outbox_events where published_at is null/.test(sql) && !/limit 1$/.test(sql)) reads.push(sql);
+      return query(sql, params);
+    }) as Db['query'];
+    // Sole, its ticks a minute apart: only its kicks relay; a window of 100 ms.
+    const relay = new OutboxRelay(counted, bus, createLogger('test', 'silent'), 60_000, true, 100);
+    const written = [];
+    for (let i = 0; i < 3; i++) {
+      written.push(...(await db.tx((q) => writeEvents(q, events(1)))));
+      relay.kickSoon(); // as the runner does after each commit
+    }
+    expect(bus.published.size).toBe(0);
+    await expect.poll(() => bus.published.size, { timeout: 2_000 }).toBe(3);
+    expect(reads).toHaveLength(1);
+    expect(written.map((e) => bus.published.get(e.id))).toEqual([1, 1, 1]);
+    await relay.stop();
   });
 });

@@ -346,7 +346,7 @@ export function servePillar<P extends Pillar>(
         req as CapabilityRequest,
         { ...services, log },
       );
-      if (events.length) relay?.kick();
+      if (events.length) relay?.kickSoon();
       // Debug: at info the gateway's one line per request says it (route, status, duration, served-by).
       log.debug({ status, type: answer.type, replayed }, 'capability answered');
       return { status, kind: String(answer.type), json: answerJson(answer, valueJson), replayed };
