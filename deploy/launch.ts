@@ -35,14 +35,18 @@ export const NODE_FLAGS = ['--enable-source-maps', '--max-semi-space-size=4', '-
 /**
  * Start one process of a service, inheriting env plus `extraEnv`: the built JavaScript (`pnpm build`) when it
  * exists, else the TypeScript source through tsx. One OS process per service, so a signal reaches it directly.
+ * `nodeArgs` go to Node before the entry (a benchmark's `--cpu-prof`, which NODE_OPTIONS does not take).
  */
 export function spawnService(
   service: ServiceName,
   extraEnv: Record<string, string> = {},
   stdio: 'inherit' | 'pipe' | StdioOptions = 'inherit',
+  nodeArgs: string[] = [],
 ): ChildProcess {
   const built = builtEntryOf(service);
-  const args = existsSync(built) ? [...NODE_FLAGS, built] : ['--import', 'tsx', entryOf(service)];
+  const args = existsSync(built)
+    ? [...NODE_FLAGS, ...nodeArgs, built]
+    : [...nodeArgs, '--import', 'tsx', entryOf(service)];
   return spawn(process.execPath, args, {
     cwd: root,
     env: { ...process.env, ...extraEnv },

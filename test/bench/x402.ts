@@ -36,7 +36,7 @@ import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
 import { createPayment } from '@vcs/x402-rail';
 import { BUNDLE, buildAll } from '../../deploy/build.ts';
-import { builtEntryOf, NODE_FLAGS, PILLAR_SERVICES } from '../../deploy/launch.ts';
+import { builtEntryOf, NODE_FLAGS, PILLAR_SERVICES, spawnService } from '../../deploy/launch.ts';
 import { dropStores, freePort, freshStores } from '../support/harness.ts';
 import { CLK_TCK, cpuTicks, median, pause, SMOKE, stopAll, threadTicks, waitUp, writeCalls } from './support.ts';
 
@@ -173,13 +173,7 @@ async function startDistributed(rail: RailInfo): Promise<Seller | null> {
     CONNECTION_ENCRYPTION_KEY: process.env.CONNECTION_ENCRYPTION_KEY ?? randomBytes(32).toString('base64'),
   };
   const names = [...PILLAR_SERVICES, 'gateway'] as const;
-  const children = names.map((s) =>
-    spawn(process.execPath, [...NODE_FLAGS, ...prof(s), builtEntryOf(s)], {
-      cwd: root,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    }),
-  );
+  const children = names.map((s) => spawnService(s, env, ['ignore', 'ignore', 'inherit'], prof(s)));
   const gateway = children.at(-1)!;
   const baseUrl = `http://127.0.0.1:${port}`;
   const stop = async () => {
@@ -469,23 +463,29 @@ async function main() {
       ].join('\t') + (g.some((r) => r.ranOut) ? '\t(ran out of payments before the time)' : ''),
     );
   }
-  console.log('\nseller µs/call by part (a process, or a thread by its name), median of the rounds:');
-  for (const g of groups.values()) {
-    if (g[0]!.leg !== 'paid') continue;
-    const keys = [...new Set(g.flatMap((r) => Object.keys(r.byPart ?? {})))];
-    const by = keys.map((k) => `${k} ${median(g.map((r) => r.byPart?.[k] ?? 0)).toFixed(0)}`);
-    console.log(`${g[0]!.seller}\tc=${g[0]!.c}\t${by.join(', ')}`);
-  }
-  console.log(
-    '\nseller write system calls per paid call by process (each most often wakes another), median of the rounds:',
+  /** Each paid cell's figures by part, the median of its rounds (with their sum, for `total`). */
+  const printByPart = (
+    title: string,
+    of: (r: Row) => Record<string, number> | undefined,
+    digits: number,
+    total = false,
+  ) => {
+    console.log(`\n${title}, median of the rounds:`);
+    for (const g of groups.values()) {
+      if (g[0]!.leg !== 'paid') continue;
+      const keys = [...new Set(g.flatMap((r) => Object.keys(of(r) ?? {})))];
+      const by = keys.map((k) => `${k} ${median(g.map((r) => of(r)?.[k] ?? 0)).toFixed(digits)}`).join(', ');
+      const all = median(g.map((r) => Object.values(of(r) ?? {}).reduce((a, n) => a + n, 0)));
+      console.log(`${g[0]!.seller}\tc=${g[0]!.c}\t${total ? `${all.toFixed(digits)} in all: ` : ''}${by}`);
+    }
+  };
+  printByPart('seller µs/call by part (a process, or a thread by its name)', (r) => r.byPart, 0);
+  printByPart(
+    'seller write system calls per paid call by process (each most often wakes another)',
+    (r) => r.writesByPart,
+    1,
+    true,
   );
-  for (const g of groups.values()) {
-    if (g[0]!.leg !== 'paid') continue;
-    const keys = [...new Set(g.flatMap((r) => Object.keys(r.writesByPart ?? {})))];
-    const by = keys.map((k) => `${k} ${median(g.map((r) => r.writesByPart?.[k] ?? 0)).toFixed(1)}`);
-    const all = median(g.map((r) => Object.values(r.writesByPart ?? {}).reduce((a, n) => a + n, 0)));
-    console.log(`${g[0]!.seller}\tc=${g[0]!.c}\t${all.toFixed(1)} in all: ${by.join(', ')}`);
-  }
   const ref = sellers.find((s) => s.label.startsWith('reference'));
   if (!ref) return;
   console.log('\npaid leg, ours / reference (per round, median); goals: calls/s ≥ 0.8×, p99 ≤ 1.5×');
