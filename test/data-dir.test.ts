@@ -4,14 +4,15 @@
  * a process killed -9 leaves no lock that stops the next start; a lock whose pid now belongs to another process (a pid
  * reused after a reboot) is taken over too.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { builtEntryOf, NODE_FLAGS } from '../deploy/launch.ts';
 import { runProcess } from './support/run-process.ts';
-import { freePort, waitFor } from './support/harness.ts';
+import { exited, startEmbeddedProcess } from './support/embedded-process.ts';
+import { freePort } from './support/harness.ts';
 
 const root = join(import.meta.dirname, '..');
 const parent = mkdtempSync(join(tmpdir(), 'vcs-data-dir-'));
@@ -28,19 +29,11 @@ const running: ChildProcess[] = [];
 
 /** Start the embedded service on `dir` and wait until it answers. */
 async function start() {
-  const port = await freePort();
-  const child = spawn(process.execPath, args, { cwd: root, env: env(port), stdio: ['ignore', 'ignore', 'pipe'] });
-  running.push(child);
-  let err = '';
-  child.stderr!.on('data', (d) => (err += d));
-  const base = `http://127.0.0.1:${port}`;
-  await waitFor(async () => (await fetch(`${base}/healthz`)).ok, 90_000, 200).catch((e) => {
-    throw new Error(`${(e as Error).message}: the service said ${err}`);
-  });
-  return { child, base };
+  const started = await startEmbeddedProcess({ PGLITE_DIR: dir });
+  running.push(started.child);
+  return started;
 }
-const stopped = (c: ChildProcess) =>
-  new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r(null) : c.once('exit', r)));
+const stopped = exited;
 const usage = async (base: string, key: string) =>
   (await fetch(`${base}/keys/me`, { headers: { authorization: `Bearer ${key}` } })).status;
 

@@ -18,7 +18,8 @@ export interface Harness {
   /** Distributed only: the OS processes by service, and ways to stop and start them. */
   procs?: Map<ServiceName, ChildProcess[]>;
   kill?(service: ServiceName, signal?: NodeJS.Signals): Promise<void>;
-  start?(service: ServiceName): Promise<void>;
+  /** Start one more process of `service`; `env` overrides the run's settings for it alone (NATS_URL, say). */
+  start?(service: ServiceName, env?: Record<string, string>): Promise<void>;
   /** Distributed only: start one more gateway process on its own port; resolves to its base URL once ready. */
   startGateway?(): Promise<string>;
   env?: Record<string, string>;
@@ -236,8 +237,8 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
       c.kill(signal);
       await exited(c);
     },
-    async start(service) {
-      startOne(service);
+    async start(service, extra = {}) {
+      startOne(service, extra);
     },
     async startGateway() {
       const p = await freePort();

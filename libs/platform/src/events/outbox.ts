@@ -101,7 +101,8 @@ export class OutboxRelay implements Idles {
    * `sole`: this is the only relay on its store (the embedded mode). It then needs no claims: it reads the pending
    * rows, publishes them and marks them. Either way no transaction is held open across the publishes (in PGlite it
    * would hold its only connection and make every other write wait). A crash between publish and mark publishes
-   * the rows again, and the stream drops them by id.
+   * the rows again: JetStream drops them by id; the embedded stream, new after the crash, takes them, and the
+   * consumers' writes, keyed by event, make them count once.
    */
   constructor(
     private db: Db,
@@ -247,7 +248,8 @@ export class OutboxRelay implements Idles {
   /**
    * The sole relay's next batch, in one statement that also marks the rows it published last (`unmarked`): they are
    * left out of the read by seq, as the statement's snapshot still sees them pending. If the statement fails, they
-   * wait for the next one. A crash before it republishes them at the next start, and the stream drops them by id.
+   * wait for the next one. A crash before it republishes them at the next start; the consumers' writes are keyed by
+   * event, so they take effect once (test/relay-faults.test.ts).
    */
   private async next(batch: number): Promise<OutboxRow[]> {
     const marking = this.unmarked.splice(0);
