@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgDb, migrate, ownMigrations, type Db } from '@vcs/platform';
 import { DUE_EXECUTIONS_SQL } from '../services/commerce/src/money/executions.ts';
+import { REREAD_SQL } from '../services/commerce/src/money/intents.ts';
 import { LOOKED_SQL } from '../services/commerce/src/money/pay.ts';
 import { OPEN_PAYMENTS_SQL } from '../services/commerce/src/money/reconciler.ts';
 import { distributedEnv, dropStores, freshStores } from './support/harness.ts';
@@ -13,7 +14,8 @@ const INPUT = JSON.stringify({ vin: '1HGCM82633A004352' });
 // Statements prepared once and run with a generic plan (the embedded store prepares every text; Postgres may choose
 // one): a partial index on some states is used only where those states are in the statement's text. These read
 // through theirs however long the history: the paid call's first read (an answer owed to the wallet, commerce
-// migration 010) and the reconciler's two passes, every second in every commerce process.
+// migration 010), the reconciler's two passes, every second in every commerce process, and a wallet's
+// sign-in-with-x read (its own payments only, migration 011).
 describe.skipIf(!env)('statements that read through a partial index, on a long history (Postgres)', () => {
   let stores: Record<string, string>;
   let db: Db;
@@ -74,6 +76,35 @@ describe.skipIf(!env)('statements that read through a partial index, on a long h
     );
     expect(r.rows.map((x) => [x.kind, x.payment?.id])).toEqual([['owed', 'pay_3000']]);
     expect(r.plan).toContain('"Index Name":"payments_owed"');
+    expect(r.read.length).toBeGreaterThan(0);
+    expect(Math.max(...r.read)).toBeLessThanOrEqual(1);
+  });
+
+  it("a wallet's sign-in-with-x read looks through that wallet's payments, not every wallet's", async () => {
+    // 3,000 more wallets, each with one paid answer of the same capability and input.
+    await db.query(
+      `insert into intents(id, capability, input, price, ceiling, ceiling_cents, status, expires_at, settled_at,
+         delivered_at, payment_id)
+       select 'int_w' || g, 'signing.quote', $1::jsonb, '{}', '{}', 100, 'settled', now(), now(), now(), 'pay_w' || g
+         from generate_series(0, 2999) g`,
+      [INPUT],
+    );
+    await db.query(
+      `insert into payments(id, intent_id, network, asset, pay_to, payer, nonce, amount_atomic, valid_before,
+         x402_version, payload, requirements, status, created_at, updated_at, delivered_at)
+       select 'pay_w' || g, 'int_w' || g, 'eip155:84532', '0xAsset', '0xPayTo', '0xWallet' || g, 'nonce-w' || g, '1',
+              '1', 2, '{}', '{}', 'settled', now(), now(), now()
+         from generate_series(0, 2999) g`,
+    );
+    await db.query('analyze');
+    const r = await generic(
+      REREAD_SQL,
+      'text, text, text, text',
+      `'signing.quote', '${INPUT}', '0XWALLET1234', 'settled'`,
+      'payments',
+    );
+    expect(r.rows.map((x) => x.id)).toEqual(['int_w1234']);
+    expect(r.plan).toContain('"Index Name":"payments_payer"');
     expect(r.read.length).toBeGreaterThan(0);
     expect(Math.max(...r.read)).toBeLessThanOrEqual(1);
   });

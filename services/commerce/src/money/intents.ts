@@ -571,6 +571,14 @@ const intentOf = (ex: ExecutionRow): SettledIntent => ({
 });
 
 /**
+ * The latest intent for a capability ($1) and input ($2) whose payment `payer` ($3) made and that reached state $4:
+ * read through the wallet's own payments (`payments_payer`, commerce migration 011), however long the history.
+ */
+export const REREAD_SQL = `select i.* from intents i join payments p on p.id = i.payment_id
+   where i.capability = $1 and i.input = $2::jsonb and lower(p.payer) = lower($3) and p.status = $4
+   order by i.settled_at desc limit 1`;
+
+/**
  * `sys.commerce.intents.reread`: the stored answer of the latest intent for this capability and input that
  * `payer` paid (x402 sign-in-with-x: the gateway verified the wallet's proof). Never runs anything.
  */
@@ -582,12 +590,12 @@ export async function rereadPaid(
   const input = c?.request.safeParse(req.input);
   // Paid: its payment proven on chain (the state `prove` moves a payment to), so its intent collected.
   const { rows } = input?.success
-    ? await services.db.query<IntentRow>(
-        `select i.* from intents i join payments p on p.id = i.payment_id
-         where i.capability = $1 and i.input = $2::jsonb and lower(p.payer) = lower($3) and p.status = $4
-         order by i.settled_at desc limit 1`,
-        [req.capability, JSON.stringify(input.data), req.payer, edgeOf('payment', 'prove').to],
-      )
+    ? await services.db.query<IntentRow>(REREAD_SQL, [
+        req.capability,
+        JSON.stringify(input.data),
+        req.payer,
+        edgeOf('payment', 'prove').to,
+      ])
     : { rows: [] };
   const r = rows[0];
   if (!r)
