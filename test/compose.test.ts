@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capabilities, EVENT_STREAM } from '@vcs/contract';
 import { callThrough, sampleInput } from './support/capabilityCalls.ts';
-import { call, mintKey, waitFor } from './support/harness.ts';
+import { call, mintKey, paid, waitFor } from './support/harness.ts';
 import { clusterProbe } from './support/nats-cluster.ts';
 import {
   expectGatewayMoved,
@@ -84,9 +84,6 @@ const composeWith = (opts: { secretsDir?: string }, ...args: string[]) => {
 const compose = (...args: string[]) => composeWith({}, ...args);
 const eventOf = (r: { body: string }) => JSON.parse(r.body) as { id: string; type: string; vin: string | null };
 const servedBy = (r: { headers: Headers }) => r.headers.get('x-served-by') ?? '';
-/** Offer-gated calls settled in one round trip (the sandbox's Accept-Price). */
-const paid = (base: string, path: string, key: string, body: unknown) =>
-  call(base, 'POST', path, { key, body, headers: { 'accept-price': '1000.00 USD' } });
 
 describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml through testcontainers)', () => {
   let stack: Awaited<ReturnType<InstanceType<typeof DockerComposeEnvironment>['up']>>;

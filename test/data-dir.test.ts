@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { builtEntryOf, NODE_FLAGS } from '../deploy/launch.ts';
 import { runProcess } from './support/run-process.ts';
-import { exited, startEmbeddedProcess } from './support/embedded-process.ts';
-import { freePort } from './support/harness.ts';
+import { startEmbeddedProcess } from './support/embedded-process.ts';
+import { exited, freePort } from './support/harness.ts';
 
 const root = join(import.meta.dirname, '..');
 const parent = mkdtempSync(join(tmpdir(), 'vcs-data-dir-'));
@@ -33,13 +33,12 @@ async function start() {
   running.push(started.child);
   return started;
 }
-const stopped = exited;
 const usage = async (base: string, key: string) =>
   (await fetch(`${base}/keys/me`, { headers: { authorization: `Bearer ${key}` } })).status;
 
 afterAll(async () => {
   for (const c of running) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  await Promise.all(running.map(stopped));
+  await Promise.all(running.map(exited));
   rmSync(parent, { recursive: true, force: true });
 });
 
@@ -72,20 +71,20 @@ describe('PGLITE_DIR: one process per data directory', () => {
 
     // Stopped gracefully, it releases the directory; the next process sees the key.
     first.child.kill('SIGTERM');
-    await stopped(first.child);
+    await exited(first.child);
     expect(existsSync(lock)).toBe(false);
     const third = await start();
     expect(await usage(third.base, key)).toBe(200);
 
     // Killed -9, its lock stays, names a dead process, and does not stop the next start.
     third.child.kill('SIGKILL');
-    await stopped(third.child);
+    await exited(third.child);
     expect(JSON.parse(readFileSync(lock, 'utf8')).pid).toBe(third.child.pid);
     const fourth = await start();
     expect(await usage(fourth.base, key)).toBe(200);
     expect(JSON.parse(readFileSync(lock, 'utf8')).pid).toBe(fourth.child.pid);
     fourth.child.kill('SIGTERM');
-    await stopped(fourth.child);
+    await exited(fourth.child);
 
     // A lock whose pid is alive but is another process than the one that wrote it (Linux: its start time differs).
     if (existsSync('/proc/self/stat')) {
@@ -93,7 +92,7 @@ describe('PGLITE_DIR: one process per data directory', () => {
       const fifth = await start();
       expect(await usage(fifth.base, key)).toBe(200);
       fifth.child.kill('SIGTERM');
-      await stopped(fifth.child);
+      await exited(fifth.child);
     }
   }, 300_000);
 });

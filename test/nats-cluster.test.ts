@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_STREAM } from '@vcs/contract';
-import { call, distributedEnv, mintKey, startDistributedHarness, type Harness } from './support/harness.ts';
+import { call, distributedEnv, mintKey, paid, startDistributedHarness, type Harness } from './support/harness.ts';
 import { natsServerInstalled, startNatsCluster, type NatsCluster } from './support/nats-cluster.ts';
 import { expectGatewayMoved, expectNodeLossHeld, loseNodesUnderLoad } from './support/node-loss.ts';
 import { startReceiver } from './support/receiver.ts';
@@ -19,9 +19,6 @@ process.env.WEBHOOK_RETRY_SCHEDULE_MS = ['0', ...Array(30).fill('1000')].join(',
 const runs = !!distributedEnv() && natsServerInstalled();
 if (!runs)
   console.warn('nats-cluster suite skipped: needs DATABASE_URL, REDIS_URL (and NATS_URL) and /usr/sbin/nats-server');
-
-const paid = (base: string, path: string, key: string, body: unknown) =>
-  call(base, 'POST', path, { key, body, headers: { 'accept-price': '1000.00 USD' } });
 
 describe.skipIf(!runs)('on a three-node NATS cluster with a 3-replica event stream', () => {
   let cluster: NatsCluster;

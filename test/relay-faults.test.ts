@@ -6,8 +6,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { EVENT_STREAM } from '@vcs/contract';
-import { call, mintKey, serversFor, startHarness, waitFor, type Harness } from './support/harness.ts';
-import { exited, startEmbeddedProcess } from './support/embedded-process.ts';
+import { call, exited, mintKey, paid, serversFor, startHarness, waitFor, type Harness } from './support/harness.ts';
+import { startEmbeddedProcess } from './support/embedded-process.ts';
 import { startNatsCut } from './support/nats-cut.ts';
 import { startReceiver } from './support/receiver.ts';
 
@@ -26,8 +26,6 @@ const WEBHOOKS = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_MS: '50',
 Object.assign(process.env, WEBHOOKS);
 
 const VIN = '1HGCM82633A004352';
-const paid = (base: string, path: string, key: string, body: unknown) =>
-  call(base, 'POST', path, { key, body, headers: { 'accept-price': '1000.00 USD' } });
 
 /** How many messages of `stream` carry `msgId` (the event's id, as the relay publishes it). */
 async function copiesInStream(natsUrl: string, stream: string, msgId: string): Promise<number> {

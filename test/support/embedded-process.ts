@@ -1,13 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { builtEntryOf, NODE_FLAGS } from '../../deploy/launch.ts';
 import { freePort, waitFor } from './harness.ts';
 
 const root = join(import.meta.dirname, '../..');
-
-/** Resolves once `child` has exited (at once if it already has). */
-export const exited = (child: ChildProcess) =>
-  new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(null) : child.once('exit', r)));
 
 /**
  * The built embedded service (dist/embedded.js) as a process of its own, with only PATH, HOME, PORT and `env` set,

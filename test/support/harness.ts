@@ -214,8 +214,6 @@ export async function startDistributedHarness(opts: HarnessOptions = {}): Promis
   for (const s of PILLAR_SERVICES) for (let i = 0; i < (opts.replicas?.[s] ?? 1); i++) startOne(s);
   startOne('gateway');
   const baseUrl = `http://127.0.0.1:${port}`;
-  const exited = (c: ChildProcess) =>
-    new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
   try {
     await waitReady(`${baseUrl}/signings/status`);
     await waitPillarsReady(baseUrl);
@@ -399,6 +397,16 @@ export async function call(
   }
   return { status: r.status, headers: r.headers, json, text };
 }
+
+/** An offer-gated call settled in the same round trip: the sandbox's Accept-Price, set above any price. */
+export const paid = (baseUrl: string, path: string, key: string, body: unknown) =>
+  call(baseUrl, 'POST', path, { key, body, headers: { 'accept-price': '1000.00 USD' } });
+
+/** Resolves once `child` has exited (at once if it already has). */
+export const exited = (child: ChildProcess) =>
+  new Promise<void>((r) =>
+    child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r()),
+  );
 
 export async function mintKey(baseUrl: string): Promise<{ key: string; account: string }> {
   const r = await call(baseUrl, 'POST', '/keys');

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { freePort } from './harness.ts';
+import { exited, freePort } from './harness.ts';
 import { portOpen, waitPort } from './private-infra.ts';
 
 export const NATS_SERVER = '/usr/sbin/nats-server';
@@ -170,9 +170,7 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
         if (!child) return;
         const c = child;
         child = undefined;
-        const gone = new Promise<void>((r) =>
-          c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r()),
-        );
+        const gone = exited(c);
         c.kill(signal);
         await gone;
         await waitPort(p.client, false);

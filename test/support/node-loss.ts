@@ -6,7 +6,7 @@
  */
 import { expect } from 'vitest';
 import { expectedCheckDigit } from '@vcs/contract';
-import { call, waitFor } from './harness.ts';
+import { call, paid, waitFor } from './harness.ts';
 import type { ClusterProbe } from './nats-cluster.ts';
 import type { Received } from './receiver.ts';
 
@@ -15,8 +15,6 @@ export const vinNo = (n: number) => {
   const v = `1HGCM8260${String(n).padStart(8, '0')}`;
   return v.slice(0, 8) + expectedCheckDigit(v) + v.slice(9);
 };
-const paid = (base: string, path: string, key: string, body: unknown) =>
-  call(base, 'POST', path, { key, body, headers: { 'accept-price': '1000.00 USD' } });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);

@@ -3,7 +3,7 @@ import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
-import { freePort } from './harness.ts';
+import { exited, freePort } from './harness.ts';
 
 /**
  * Private NATS, Postgres and Redis servers for fault tests, so stopping one never disturbs the shared
@@ -35,8 +35,6 @@ export async function waitPort(port: number, open: boolean, timeoutMs = 15_000) 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
-const exited = (c: ChildProcess) =>
-  new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
 
 function processServer(port: number, url: string, cmd: string, args: string[], dir: string): PrivateServer {
   let child: ChildProcess | undefined;

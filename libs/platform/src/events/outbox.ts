@@ -251,17 +251,26 @@ export class OutboxRelay implements Idles {
    * wait for the next one. A crash before it republishes them at the next start; the consumers' writes are keyed by
    * event, so they take effect once (test/relay-faults.test.ts).
    */
-  private async next(batch: number): Promise<OutboxRow[]> {
-    const marking = this.unmarked.splice(0);
+  private next(batch: number): Promise<OutboxRow[]> {
+    return this.marking(
+      async (seqs) =>
+        (
+          await this.db.query<OutboxRow>(
+            `with marked as (update outbox_events set published_at = now() where seq = any($2::bigint[]))
+             ${PENDING} and not (seq = any($2::bigint[])) order by seq limit $1`,
+            [batch, seqs],
+          )
+        ).rows,
+    );
+  }
+
+  /** `statement` marks the unmarked rows: they are taken off the list, and put back if it fails. */
+  private async marking<T>(statement: (seqs: string[]) => Promise<T>): Promise<T> {
+    const seqs = this.unmarked.splice(0);
     try {
-      const { rows } = await this.db.query<OutboxRow>(
-        `with marked as (update outbox_events set published_at = now() where seq = any($2::bigint[]))
-         ${PENDING} and not (seq = any($2::bigint[])) order by seq limit $1`,
-        [batch, marking],
-      );
-      return rows;
+      return await statement(seqs);
     } catch (err) {
-      this.unmarked.unshift(...marking);
+      this.unmarked.unshift(...seqs);
       throw err;
     }
   }
@@ -286,16 +295,12 @@ export class OutboxRelay implements Idles {
   /** The rows published last marked so, on their own: a flush that settles, and a relay that stops. */
   private async markPublished() {
     if (!this.unmarked.length) return;
-    const marking = this.unmarked.splice(0);
-    try {
-      await this.db.query(
+    await this.marking((seqs) =>
+      this.db.query(
         'update outbox_events set published_at = now(), claimed_until = null where seq = any($1::bigint[])',
-        [marking],
-      );
-    } catch (err) {
-      this.unmarked.unshift(...marking);
-      throw err;
-    }
+        [seqs],
+      ),
+    );
   }
 
   /**
