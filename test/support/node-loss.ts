@@ -62,7 +62,8 @@ const CONSUMER = 'services-events';
 export async function loseNodesUnderLoad(o: NodeLossRun) {
   const { baseUrl, key, endpointId, rx, probe, stream } = o;
   // 8 writes a second, each on its own (a slow one does not hold back the next).
-  const writes: { vin: string; sent: number; answered?: number; status?: number; code?: string }[] = [];
+  // `why`: a refusal's message and the replica that gave it (`x-served-by`), so a failure names its cause.
+  const writes: { vin: string; sent: number; answered?: number; status?: number; code?: string; why?: string }[] = [];
   let n = o.firstVin ?? 1;
   const inflight = new Set<Promise<void>>();
   const ticker = setInterval(() => {
@@ -73,6 +74,7 @@ export async function loseNodesUnderLoad(o: NodeLossRun) {
         (r) => {
           w.status = r.status;
           w.code = [r.json?.value?.code, r.json?.value?.reason].filter(Boolean).join(' ');
+          if (r.status !== 200) w.why = `${r.json?.value?.message ?? r.text} (${r.headers.get('x-served-by') ?? '-'})`;
         },
         () => {
           w.status = 0;
@@ -196,7 +198,8 @@ export async function loseNodesUnderLoad(o: NodeLossRun) {
     // Each refusal with its cause and when it was sent, from the kill it met (ms).
     refused: failed.map((w) => {
       const kill = phases.find((p) => metKill(w.sent, p.killedAt, movedOn(writes, p.killedAt)));
-      return `${w.status} ${w.code ?? ''} ${kill ? `@${w.sent - kill.killedAt}ms after ${kill.node}` : ''}`.trim();
+      const at = kill ? `@${w.sent - kill.killedAt}ms after ${kill.node}` : `unmatched, sent ${w.sent}`;
+      return `${w.status} ${w.code ?? ''} ${at}, answered in ${w.answered! - w.sent}ms: ${w.why ?? ''}`;
     }),
     lost: answered.filter((w) => !got.has(w.vin)).length,
     doubled: [...got.values()].filter((s) => s.ids.size > 1).length,
@@ -208,6 +211,7 @@ export async function loseNodesUnderLoad(o: NodeLossRun) {
       );
       return {
         target: p.target,
+        killedAt: p.killedAt,
         streamLeaderAfterMs: p.streamAt ? p.streamAt - p.killedAt : null,
         consumerLeaderAfterMs: p.consumerAt ? p.consumerAt - p.killedAt : null,
         flowingAfterMs: p.flowingAt ? p.flowingAt - p.killedAt : null,
