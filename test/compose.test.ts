@@ -388,7 +388,13 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
         writeFileSync(join(secretsDir, name), `${value}\n`);
         chmodSync(join(secretsDir, name), 0o444);
       }
-      await composeWith({ secretsDir }, 'up', '-d', '--wait');
+      await composeWith({ secretsDir }, 'up', '-d', '--wait').catch(async (e: Error) => {
+        // Which service did not become healthy, and why: its last health checks and log lines.
+        const { stdout: ids } = await composeWith({ secretsDir }, 'ps', '-aq');
+        const states = await inspect(ids.trim().split('\n'), '{{.Name}} {{.State.Status}} {{json .State.Health}}');
+        const { stdout: logs } = await composeWith({ secretsDir }, 'logs', '--no-color', '--tail', '30', 'gateway');
+        throw new Error(`${e.message}\n${states.join('\n')}\n${logs}`);
+      });
       const { stdout: pillar } = await compose('ps', '-q', 'services-pillar');
       const { stdout: seen } = await run('docker', [
         'inspect',
