@@ -9,22 +9,12 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { builtEntryOf, NODE_FLAGS } from '../deploy/launch.ts';
 import { runProcess } from './support/run-process.ts';
-import { startEmbeddedProcess } from './support/embedded-process.ts';
+import { EMBEDDED_ARGS, EMBEDDED_CWD, embeddedEnv, startEmbeddedProcess } from './support/embedded-process.ts';
 import { exited, freePort } from './support/harness.ts';
 
-const root = join(import.meta.dirname, '..');
 const parent = mkdtempSync(join(tmpdir(), 'vcs-data-dir-'));
 const dir = join(parent, 'pglite');
-const env = (port: number) => ({
-  PATH: process.env.PATH!,
-  HOME: process.env.HOME!,
-  PGLITE_DIR: dir,
-  PORT: String(port),
-  LOG_LEVEL: 'warn',
-});
-const args = [...NODE_FLAGS, builtEntryOf('embedded')];
 const running: ChildProcess[] = [];
 
 /** Start the embedded service on `dir` and wait until it answers. */
@@ -52,9 +42,9 @@ describe('PGLITE_DIR: one process per data directory', () => {
     // A second process on the same directory: one line naming it and the first process, exit 78, nothing written.
     const lock = `${realpathSync(dir)}.lock`;
     const before = readFileSync(lock, 'utf8');
-    const second = await runProcess(process.execPath, args, {
-      cwd: root,
-      env: env(await freePort()),
+    const second = await runProcess(process.execPath, EMBEDDED_ARGS, {
+      cwd: EMBEDDED_CWD,
+      env: embeddedEnv(await freePort(), { PGLITE_DIR: dir }),
       timeoutMs: 60_000,
     });
     expect(second.code).toBe(78);
