@@ -178,6 +178,10 @@ export const paidCallMembers = z.object({
   intentId: z.string().optional().meta({ description: 'The intent the payment pays or was presented for (pi_…)' }),
   bound: z.boolean().meta({ description: 'This request bound a new payment to its intent: the one call it counts as' }),
   receipt: paymentReceipt.optional().meta({ description: 'The payment that moved money for this answer' }),
+  paymentStatus: z
+    .enum(lifecycles.payment.states)
+    .optional()
+    .meta({ description: 'The state of the payment this answer is for, once held (none: refused before it was held)' }),
   refusal: z
     .object({ x402Error: z.string(), capability: z.string() })
     .optional()

@@ -12,7 +12,8 @@ import { blocked, idSequence, type BlockedCode } from '@vcs/contract';
 import { isStoreUnavailable, storeUnavailableMessage, type Logger } from '@vcs/platform';
 import { opRoutes } from './routes/ops.ts';
 import type { GatewayDeps, GatewayGiven } from './deps.ts';
-import { capabilityLabel, countAnswer } from './metrics.ts';
+import { capabilityLabel, countAnswer, observeDuration } from './metrics.ts';
+import { paymentLogFor } from './money/paymentLog.ts';
 import { CATALOG, sameRequest, sendAnswer, sendBlocked } from './reply.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -91,7 +92,8 @@ function depthOf(v: unknown, d = 0): number {
 
 /**
  * One log line per request, at its end (info; error when the response failed): request id (the child logger's
- * reqId), method, route (the capability's name, else the route), status, duration and the replica that served it.
+ * reqId), method, route (the capability's name, else the route), status, duration and the replica that served it;
+ * a paid request's also its intent, payer, payment status and transaction (money/paymentLog.ts).
  * Fastify's default is a line when a request comes in and another when it completes.
  */
 class OneLinePerRequest extends LogController {
@@ -103,6 +105,7 @@ class OneLinePerRequest extends LogController {
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 10) / 10,
       servedBy: reply.getHeader('x-served-by'),
+      ...paymentLogFor(req),
     };
     if (error) req.log.error({ ...line, err: error.message }, 'request failed');
     else req.log.info(line, 'request');
@@ -248,6 +251,7 @@ export async function buildApp(given: GatewayGiven): Promise<FastifyInstance> {
       typeof kind === 'string' ? kind : reply.statusCode >= 400 ? 'BLOCKED' : 'OK',
       reply.statusCode,
     );
+    observeDuration(req, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 

@@ -26,6 +26,7 @@ import {
   type Refusal,
 } from './payments.ts';
 import { move, moveSql } from './transition.ts';
+import { counted, countPayment } from '../metrics.ts';
 
 /**
  * 8. A paid intent's answer is stored and withheld (charging); its held payment is settled now — and only now, for an
@@ -79,6 +80,7 @@ async function driven(services: Services, row: PaymentRow, sendNow: boolean): Pr
       lease_until: null,
       updated_at: services.clock.now().toISOString(),
     });
+    counted(gone);
     return {
       kind: 'refused',
       payment: gone,
@@ -133,6 +135,7 @@ async function sent(services: Services, row: PaymentRow, first: boolean): Promis
       lease_until: null,
       updated_at: now,
     });
+    counted(gone);
     return { kind: 'refused', payment: gone, refusal: s.refusal };
   }
   const transaction = s.transaction ?? row.transaction;
@@ -145,6 +148,7 @@ async function sent(services: Services, row: PaymentRow, first: boolean): Promis
   // Often the chain already knows (a lost answer after the transfer landed): ask it once before answering 503.
   const v = await chainVerdict(services, { ...row, transaction });
   if (v.kind === 'used') return { kind: 'paid', transaction: v.transaction };
+  if (first) countPayment('pending');
   return {
     kind: 'waiting',
     message: `the payment's settlement is not confirmed yet (${s.reason}); it is being checked on chain`,
@@ -183,6 +187,7 @@ async function collected(services: Services, p: Paying, transaction: string | nu
     event: event.sql,
   });
   const payment: PaymentRow = moved.payment ?? (await paymentById(services.db, p.payment.id));
+  counted(moved.payment);
   if (!moved.intent) return { ...p, payment, intent: (await findIntent(services.db, p.intent.id))!, fresh: false };
   const intent: IntentRow = moved.intent;
   await countSettled(services, intent.account_id, intent.capability, cents);

@@ -39,6 +39,7 @@ import {
 import { refundOf, reserveMandate, type Reservation } from './mandates.ts';
 import { facilitatorTimeoutMs, intentTermsOf, paymentPending, railOf, receiptOf, type PaymentRow } from './payments.ts';
 import { moved, moveSql, mustMove } from './transition.ts';
+import { counted } from '../metrics.ts';
 
 /** How long an offer stays settleable (also the x402 maxTimeoutSeconds). */
 export const INTENT_TTL_SECONDS = 900;
@@ -555,7 +556,7 @@ export const finishIntent: Finisher = (services, ex, answer, answerStatus) => {
       answer: stored,
       record: {
         intent: moved<IntentRow>(rows.intent, 'intent', from, event),
-        payment: paymentId ? moved<PaymentRow>(rows.payment, 'payment', 'held', 'void') : undefined,
+        payment: paymentId ? counted(moved<PaymentRow>(rows.payment, 'payment', 'held', 'void')) : undefined,
       },
     }),
   };

@@ -55,6 +55,7 @@ import {
   type PaymentRow,
 } from './payments.ts';
 import { moveSql, statesSql } from './transition.ts';
+import { countPayment } from '../metrics.ts';
 
 /**
  * A paid call (x402), in the order it runs: the one pipeline every paid request takes (on a capability's route, on
@@ -122,6 +123,7 @@ export async function payCall(
     if (!(e instanceof Refused)) throw e;
     const members: PaidCallMembers = { intentId: e.members.intentId ?? req.intentId, bound: false };
     if (e.members.refusal) members.refusal = e.members.refusal;
+    if (e.members.refusal) countPayment('refused');
     return { ...e.reply, meta: members };
   }
 }
@@ -589,6 +591,7 @@ const replay = (r: IntentRow): OpReplyOf<'intentsPay'> => ({
  */
 async function delivered(services: Services, p: Paying, deadline: number): Promise<OpReplyOf<'intentsPay'>> {
   const members: PaidCallMembers = { intentId: p.intent.id, bound: p.bound };
+  if (p.payment) members.paymentStatus = p.payment.status;
   if (p.pending) return { ...p.pending, meta: members };
   const proven = p.payment && paid(p);
   if (proven) members.receipt = receiptOf(p.payment);

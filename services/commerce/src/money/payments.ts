@@ -24,6 +24,7 @@ import {
 } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { json } from './common.ts';
+import { timedFacilitator } from '../metrics.ts';
 
 /**
  * The x402 rail as commerce drives it: a payment checked against its offer, verified by the facilitator
@@ -131,6 +132,7 @@ export function railOf(services: Services): Rail {
           }) as PublicClient)
         : null,
     };
+    timedFacilitator(r.facilitator);
     rails.set(services.settings, r);
   }
   return r;

@@ -6,6 +6,7 @@ import { callerOf } from '../dispatch.ts';
 import { sendOpReply } from '../reply.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { signReceipt } from './extensions.ts';
+import { notePayment, paymentLogOf, type PaymentLog } from './paymentLog.ts';
 import { encodeHeader, paymentRequiredOf, paymentRequiredV1Of, type SentPayment } from './x402.ts';
 
 /** A paid call as the gateway takes it: where the payment was presented, and the payment. */
@@ -27,11 +28,14 @@ export interface PaidReply extends Pick<OpReplyOf<'intentsPay'>, 'status' | 'ans
   headers: Record<string, string>;
   /** This request bound a new payment: the one call a paid call counts as, however many 503s it is retried through. */
   countsAsCall: boolean;
+  /** What the request's log line says of the payment. */
+  log: PaymentLog;
 }
 
 /** Send a paid call's answer with its headers. */
 export function sendPaidReply(reply: FastifyReply, paid: PaidReply) {
   for (const [k, v] of Object.entries(paid.headers)) reply.header(k, v);
+  notePayment(reply.request, paid.log);
   return sendOpReply(reply, paid);
 }
 
@@ -66,7 +70,7 @@ export async function payCapabilityCall(deps: GatewayDeps, call: PaidCall): Prom
     r = await ask();
     bound ||= !!r.meta?.bound;
   }
-  return { ...(await withX402(deps, call, r)), countsAsCall: bound };
+  return { ...(await withX402(deps, call, r)), countsAsCall: bound, log: paymentLogOf(call.payment, r.meta) };
 }
 
 /**
@@ -78,7 +82,7 @@ async function withX402(
   deps: GatewayDeps,
   call: PaidCall,
   r: Awaited<ReturnType<typeof callOp<typeof ops.intentsPay>>>,
-): Promise<Omit<PaidReply, 'countsAsCall'>> {
+): Promise<Omit<PaidReply, 'countsAsCall' | 'log'>> {
   const { x402: terms, receiptSigner: signer } = deps.config;
   const version = call.payment.version;
   const headers: Record<string, string> = {};
