@@ -9,6 +9,7 @@ import {
   type Bus,
   type CallContext,
   type Clock,
+  type Logger,
   type Queryable,
 } from '@vcs/platform';
 import { startRail, type Rail } from '@vcs/x402-rail';
@@ -42,19 +43,20 @@ export class OffsetClock implements Clock {
 
 /**
  * `env`: settings for the service (the x402 rail's, say), in either mode. Embedded only: `clock` (the service's
- * time) and `pgliteDir` (a directory on disk, so a second start on it sees what the first stored).
+ * time), `pgliteDir` (a directory on disk, so a second start on it sees what the first stored) and `log` (silent
+ * unless given).
  */
 export async function startMoneyHarness(
   mode: 'embedded' | 'distributed',
   env?: Record<string, string>,
-  opts: { clock?: Clock; pgliteDir?: string } = {},
+  opts: { clock?: Clock; pgliteDir?: string; log?: Logger } = {},
 ): Promise<MoneyHarness> {
   if (mode === 'embedded') {
     const settings = env ? parseSettings(embeddedConfig, { ...process.env, ...env }) : undefined;
     const svc = await startEmbedded({
       pgliteDir: opts.pgliteDir ?? 'memory://',
       clock: opts.clock,
-      log: createLogger('test', 'silent'),
+      log: opts.log ?? createLogger('test', 'silent'),
       rateLimits: TEST_RATE_LIMITS,
       settings,
     });
