@@ -16,6 +16,7 @@ import { createPayment, payingFetch, receiptOf, startRail, type Rail } from '@vc
 import { call, mintKey, waitFor } from './support/harness.ts';
 import { railSettings, startMoneyHarness, type MoneyHarness } from './support/money.ts';
 import { startFaultProxy, type FaultProxy } from './support/fault-proxy.ts';
+import { anvilControl } from './support/anvil.ts';
 
 const VIN = '1HGCM82633A004352';
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
@@ -112,19 +113,24 @@ describe('what an on-call reads first (embedded, paid on a local chain)', () => 
     expect(r.status).toBe(200);
     return parseScrape(await r.text());
   };
-  /** How much each of `names` (with labels) moved while `act` ran. */
-  async function moved(act: () => Promise<void>, ...series: [string, Record<string, string>][]) {
+  type Series = [name: string, labels: Record<string, string>];
+  /** How much each series (its samples with those labels, summed) moved since the scrape `before`. */
+  async function since(before: Sample[], ...series: Series[]) {
+    const now = await scrape();
+    return series.map(([name, labels]) => valueOf(now, name, labels) - valueOf(before, name, labels));
+  }
+  /** How much each series moved while `act` ran. */
+  async function moved(act: () => Promise<void>, ...series: Series[]) {
     const before = await scrape();
     await act();
-    const after = await scrape();
-    return series.map(([name, labels]) => valueOf(after, name, labels) - valueOf(before, name, labels));
+    return since(before, ...series);
   }
-  const payments = (outcome: string): [string, Record<string, string>] => ['vcs_payments_total', { outcome }];
-  const facilitator = (operation: string, outcome: string): [string, Record<string, string>] => [
+  const payments = (outcome: string): Series => ['vcs_payments_total', { outcome }];
+  const facilitator = (operation: string, outcome: string): Series => [
     'vcs_facilitator_request_duration_seconds_count',
     { operation, outcome },
   ];
-  const requests = (route: string, method: string, status: number): [string, Record<string, string>] => [
+  const requests = (route: string, method: string, status: number): Series => [
     'http_server_request_duration_seconds_count',
     { http_route: route, http_request_method: method, http_response_status_code: String(status) },
   ];
@@ -225,11 +231,9 @@ describe('what an on-call reads first (embedded, paid on a local chain)', () => 
     const res = await stock(2)('/signings/quote');
     expect(res.status, await res.clone().text()).toBe(503);
     await failed;
-    const since = async (...series: [string, Record<string, string>][]) => {
-      const now = await scrape();
-      return series.map(([name, labels]) => valueOf(now, name, labels) - valueOf(before, name, labels));
-    };
-    expect(await since(payments('pending'), facilitator('settle', 'error'), payments('settled'))).toEqual([1, 1, 0]);
+    expect(await since(before, payments('pending'), facilitator('settle', 'error'), payments('settled'))).toEqual([
+      1, 1, 0,
+    ]);
     await waitFor(async () => !!lineOf(res.headers.get('x-request-id')), 5_000);
     expect(lineOf(res.headers.get('x-request-id'))).toMatchObject({
       status: 503,
@@ -238,8 +242,36 @@ describe('what an on-call reads first (embedded, paid on a local chain)', () => 
       transaction: null,
     });
     // The reconciler sends it again once its lease runs out; the chain proves it: settled, still pending once.
-    await waitFor(async () => (await since(payments('settled')))[0] === 1, 30_000, 250);
-    expect(await since(payments('pending'), payments('settled'), facilitator('settle', 'ok'))).toEqual([1, 1, 1]);
+    await waitFor(async () => (await since(before, payments('settled')))[0] === 1, 30_000, 250);
+    expect(await since(before, payments('pending'), payments('settled'), facilitator('settle', 'ok'))).toEqual([
+      1, 1, 1,
+    ]);
+  }, 60_000);
+
+  it('a payment whose first settle failed and that the chain passed unused: pending, then expired once, never settled', async () => {
+    const before = await scrape();
+    const failed = proxy.next({ kind: 'fail' });
+    let header = '';
+    const recording: typeof fetch = async (input, init) => {
+      const r = new Request(input, init);
+      header = r.headers.get('payment-signature') ?? header;
+      return fetch(r);
+    };
+    const res = await payingFetch(rail.payerKeys[3]!, { fetch: recording })(`${base}/signings/quote`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ vin: VIN }),
+    });
+    expect(res.status, await res.clone().text()).toBe(503);
+    await failed;
+    // A block stamped past validBefore, the transfer never sent: the reconciler's next pass reads it from the chain.
+    const validBefore = Number(unb64(header).payload.authorization.validBefore);
+    const chain = anvilControl(rail.rpcUrl);
+    await chain.mine(Math.max(validBefore + 1, (await chain.latestTimestamp()) + 1));
+    await waitFor(async () => (await since(before, payments('expired')))[0] === 1, 30_000, 250);
+    expect(await since(before, payments('pending'), payments('expired'), payments('settled'))).toEqual([1, 1, 0]);
+    const intent = await call(base, 'GET', `/intents/${res.headers.get('intent-id')}`);
+    expect(intent.json.value.payment).toMatchObject({ status: 'expired' });
   }, 60_000);
 
   it('labels a route by its template, never the path sent; a path no route serves is unmatched', async () => {
