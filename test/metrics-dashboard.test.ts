@@ -95,7 +95,7 @@ describe('what an on-call reads first (embedded, paid on a local chain)', () => 
       {
         ...railSettings(rail),
         X402_FACILITATOR_URL: proxy.url, // the rail's facilitator, behind the fault proxy
-        X402_FACILITATOR_TIMEOUT_MS: '1500',
+        X402_FACILITATOR_TIMEOUT_MS: '4000', // a settle sent again once its lease (this and a margin) runs out
         X402_PAYMENT_HOLD_MS: '0', // a payment in doubt is answered 503 at once; the reconciler finishes it
       },
       { log: createLogger('test', 'info', sink) },
