@@ -1,4 +1,5 @@
 import { Counter, Histogram } from 'prom-client';
+import { lifecycles } from '@vcs/contract';
 import { childrenOf, metricsRegistry } from '@vcs/platform';
 import type { HTTPFacilitatorClient } from '@x402/core/server';
 import { SettleError, VerifyError } from '@x402/core/types';
@@ -22,28 +23,23 @@ export const paymentsTotal = new Counter({
   registers: [metricsRegistry],
 });
 const outcomes = childrenOf(paymentsTotal);
+// Every outcome from the start, at 0: a rate or an alert on one reads 0, not nothing, before its first payment.
 for (const outcome of ['settled', 'voided', 'refused', 'expired', 'pending'] as const) outcomes({ outcome });
 
 export function countPayment(outcome: PaymentOutcome): void {
   outcomes({ outcome }).inc();
 }
 
-/** The states a stored payment ends in, each an outcome of its own. */
-const FINAL: Record<string, PaymentOutcome> = {
-  settled: 'settled',
-  voided: 'voided',
-  refused: 'refused',
-  expired: 'expired',
-};
+/** The states a stored payment ends in (the table's), each an outcome of the same name. */
+const finalStates: readonly string[] = lifecycles.payment.final;
 
 /**
  * A payment row a move of this request's just returned (undefined: the move did not happen here, someone else made
- * it): counted by the state it reached, and handed back. Only the request whose conditional move wins gets a row, so
- * each payment is counted once however many retries, replicas or reconciler passes drive it.
+ * it): counted by the final state it reached, and handed back. Only the request whose conditional move wins gets a
+ * row, so each payment is counted once however many retries, replicas or reconciler passes drive it.
  */
 export function counted<R extends { status: string } | undefined>(row: R): R {
-  const outcome = row && FINAL[row.status];
-  if (outcome) countPayment(outcome);
+  if (row && finalStates.includes(row.status)) countPayment(row.status as PaymentOutcome);
   return row;
 }
 
@@ -54,7 +50,7 @@ export const facilitatorDuration = new Histogram({
     'refused (it answered with a reason: invalid, not settled), error (no answer: time-out, connection, 5xx without ' +
     'a reason, an unreadable answer)',
   labelNames: ['operation', 'outcome'] as const,
-  // The OpenTelemetry HTTP client buckets, as the gateway's request histogram: a facilitator takes 0.1 s to 10 s.
+  // OpenTelemetry's boundaries for an HTTP client's request duration: the gateway's request histogram's too.
   buckets: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10],
   registers: [metricsRegistry],
 });
