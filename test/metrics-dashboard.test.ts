@@ -144,6 +144,17 @@ describe('what an on-call reads first (embedded, paid on a local chain)', () => 
         body: JSON.stringify({ vin: VIN }),
       });
 
+  it('exports every payment outcome from the start, at 0', async () => {
+    const outcomes = (await scrape()).filter((s) => s.name === 'vcs_payments_total');
+    expect(outcomes.map((s) => [s.labels.outcome, s.value]).sort()).toEqual([
+      ['expired', 0],
+      ['pending', 0],
+      ['refused', 0],
+      ['settled', 0],
+      ['voided', 0],
+    ]);
+  });
+
   it('a paid call: settled once, verify and settle timed ok, its route timed by template, its log line names the payment', async () => {
     let res!: Response;
     const delta = await moved(

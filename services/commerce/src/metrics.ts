@@ -24,7 +24,8 @@ export const paymentsTotal = new Counter({
 });
 const outcomes = childrenOf(paymentsTotal);
 // Every outcome from the start, at 0: a rate or an alert on one reads 0, not nothing, before its first payment.
-for (const outcome of ['settled', 'voided', 'refused', 'expired', 'pending'] as const) outcomes({ outcome });
+for (const outcome of ['settled', 'voided', 'refused', 'expired', 'pending'] as const)
+  paymentsTotal.inc({ outcome }, 0);
 
 export function countPayment(outcome: PaymentOutcome): void {
   outcomes({ outcome }).inc();
