@@ -28,7 +28,7 @@ export const rateLimitRefusals = new Counter({
 
 /**
  * OpenTelemetry's `http.server.request.duration` in Prometheus form: every answer's time (as fastify measures it, from
- * the request's arrival to the response's end) by the route's template (`/intents/:id/settle`, never the path sent),
+ * the request's arrival to the response's end) by the route's template (`/intents/:intentId/settle`, never the path sent),
  * the method and the status. The buckets are OpenTelemetry's for this instrument (its semantic conventions' advice).
  */
 export const requestDuration = new Histogram({
