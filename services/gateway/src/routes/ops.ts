@@ -21,7 +21,10 @@ interface RouteOptions {
   instead?(req: FastifyRequest, reply: FastifyReply, ctx: CallContext): Promise<boolean>;
   /** Input members taken from the request beyond path parameters and body (headers). */
   extra?(req: FastifyRequest, reply: FastifyReply): Record<string, unknown> | null;
-  /** The route checks the request's Sandbox-Trigger itself (`instead`), knowing its capability; else any of the catalog's passes. */
+  /**
+   * The route checks the request's Sandbox-Trigger itself (`instead`), once it knows its capability; else any trigger
+   * of the catalog passes here.
+   */
   checksTrigger?: true;
   /** Shape the answer for HTTP (POST /keys adds its links), else it is sent as the pillar answered. */
   send?(reply: FastifyReply, r: OpReply, req: FastifyRequest): unknown;
