@@ -144,6 +144,23 @@ describe('Sandbox-Trigger: honoured or refused (embedded)', () => {
     },
   );
 
+  it("/openapi.json derives each operation's Sandbox-Trigger from the catalog, and names the refusal", async () => {
+    const doc = (await call(h.baseUrl, 'GET', '/openapi.json')).json;
+    const triggerOf = (op: any) => op.parameters?.find((p: any) => p.name === 'Sandbox-Trigger');
+    let listed = 0;
+    for (const c of capabilities) {
+      const op = doc.paths[c.path]?.[c.method.toLowerCase()];
+      if (!op) continue; // sandbox capabilities are not in the document (live operations only)
+      expect(triggerOf(op)?.schema.enum, c.name).toEqual(honouredBy(c));
+      expect(triggerOf(op).description).toContain('trigger-not-honoured');
+      listed++;
+    }
+    expect(listed).toBeGreaterThan(0);
+    const settle = doc.paths['/intents/{intentId}/settle'].post;
+    expect(triggerOf(settle).description).toContain('trigger-not-honoured');
+    expect(settle['x-vcs-codes']).toContain('trigger-not-honoured');
+  });
+
   it('an unknown intent on the settle route answers as its settlement would, trigger or not', async () => {
     const { key } = await mintKey(h.baseUrl);
     const r = await call(h.baseUrl, 'POST', '/intents/pi_nope/settle', { key, headers: { 'sandbox-trigger': 'fail' } });
