@@ -2,7 +2,9 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { modes, startHarness, type Harness } from './support/harness.ts';
+import { capabilities, capabilityByName } from '@vcs/contract';
+import { mintKey, modes, startHarness, type Harness } from './support/harness.ts';
+import { sampleInput } from './support/capabilityCalls.ts';
 import { runProcess } from './support/run-process.ts';
 
 const VIN = '1HGCM82633A004352';
@@ -116,5 +118,93 @@ describe.each(modes().slice(0, 1))('vcs CLI (%s)', (mode) => {
     const second = await vcs(['deal.open', '--workflow', 'buy', '--vin', VIN], env);
     expect(second.code).toBe(0);
     expect(second.err).toBe('');
+  });
+
+  it('--trigger: one the capability does not list is a usage error naming those it does, and nothing is sent', async () => {
+    // A service that is not there: had the call been sent, it would be a transport error (exit 1).
+    const nowhere = { ...env, VCS_BASE_URL: 'http://127.0.0.1:1' };
+    const refused = await vcs(['signing.quote', '--vin', VIN, '--trigger', 'fail'], nowhere);
+    expect(refused.code).toBe(2);
+    expect(refused.out).toBe('');
+    const honoured = capabilityByName('signing.quote')!.triggers.map((t) => t.name);
+    expect(refused.err).toContain(`trigger-not-honoured); it honours ${honoured.join(', ')}`);
+    const live = await vcs(
+      ['signing.status', '--vin', VIN, '--trigger', 'empty', '--key', `vcs_live_${'a'.repeat(10)}_x`],
+      nowhere,
+    );
+    expect(live.code).toBe(2);
+    expect(live.err).toMatch(/does not apply to a live key/);
+    // Listed, it is sent and honoured; a --header of the same name is checked the same way.
+    expect((await vcs(['signing.status', '--vin', VIN, '--trigger', 'blocked'], env)).code).toBe(5);
+    expect((await vcs(['signing.status', '--vin', VIN, '--header', 'Sandbox-Trigger: nope'], nowhere)).code).toBe(2);
+  });
+
+  it("--header 'Name: value' (repeatable) goes with the request; a malformed one is a usage error", async () => {
+    const empty = await vcs(
+      ['signing.status', '--vin', VIN, '--header', 'X-Request-Note: cli', '--header', 'Sandbox-Trigger: empty'],
+      env,
+    );
+    expect(empty.code).toBe(3);
+    expect(JSON.parse(empty.out).type).toBe('EMPTY');
+    const bad = await vcs(['signing.status', '--vin', VIN, '--header', 'no colon'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/--header takes 'Name: value'/);
+  });
+
+  it('vcs help names settle, --accept-price and --header; a capability with an offer says how to settle it', async () => {
+    const usage = await vcs(['help'], env);
+    expect(usage.out).toMatch(/vcs settle <intentId>/);
+    expect(usage.out).toMatch(/--accept-price DOLLARS/);
+    expect(usage.out).toMatch(/--header 'Name: value' \(repeatable\)/);
+    expect((await vcs(['help', 'signing.quote'], env)).out).toMatch(
+      /--accept-price <dollars>.*\n.*vcs settle <intentId>/,
+    );
+  });
+
+  it('--accept-price below the ceiling leaves the OFFER unsettled and says what would settle it', async () => {
+    const r = await vcs(['signing.quote', '--vin', VIN, '--accept-price', '0.50'], env);
+    expect(r.code).toBe(4);
+    expect(JSON.parse(r.out).type).toBe('OFFER');
+    expect(r.err).toMatch(
+      /not settled: signing\.quote can cost up to 1\.00 USD, more than --accept-price 0\.50; pass --accept-price 1\.00/,
+    );
+    expect((await vcs(['signing.quote', '--vin', VIN, '--accept-price', 'lots'], env)).code).toBe(2);
+    expect((await vcs(['settle', 'not-an-intent'], env)).code).toBe(2);
+  });
+
+  // Every offer-gated capability of the catalog, walked to its answer as a user would from the OFFER the CLI prints:
+  // half with --accept-price on the call, half with `vcs settle <intentId>` after it.
+  describe('every offer-gated capability, from its OFFER to its answer', () => {
+    let keyed: Record<string, string>;
+    beforeAll(async () => {
+      keyed = { ...env, VCS_API_KEY: (await mintKey(h.baseUrl)).key };
+    });
+    const offerGated = capabilities.filter((c) => c.gate === 'offer');
+    const flagsOf = (name: string) =>
+      Object.entries(sampleInput(capabilityByName(name)!)).flatMap(([k, v]) => [`--${k}`, String(v)]);
+
+    it.concurrent.each(offerGated.map((c, i) => [c.name, i % 2 ? 'settle' : 'accept-price'] as const))(
+      '%s with %s',
+      async (name, how) => {
+        let final;
+        if (how === 'accept-price') {
+          final = await vcs([name, ...flagsOf(name), '--accept-price', '1000.00'], keyed);
+          expect(final.err).toMatch(
+            /^vcs: settled intent pi_[\w-]+ with the key \(POST \/intents\/pi_[\w-]+\/settle\): OK, charged 0\.00$/m,
+          );
+        } else {
+          const offer = await vcs([name, ...flagsOf(name)], keyed);
+          expect(offer.code, offer.err).toBe(4);
+          const { value } = JSON.parse(offer.out);
+          expect(value.settle.path).toBe(`/intents/${value.intent.id}/settle`);
+          final = await vcs(['settle', value.intent.id], keyed);
+        }
+        expect(final.code, final.err).toBe(0);
+        const answer = JSON.parse(final.out);
+        expect(answer.type).not.toBe('OFFER');
+        expect(answer).toMatchObject({ type: 'OK', answers: capabilityByName(name)!.answer });
+      },
+      120_000,
+    );
   });
 });

@@ -89,6 +89,12 @@ describe('the next request of every refusal and offer', () => {
       'GET',
       '/signings/status',
     );
+    expectNext(
+      await post('/signings/quote', key, { vin: VIN }, { 'sandbox-trigger': 'fail' }),
+      'trigger-not-honoured',
+      'POST',
+      '/signings/quote',
+    );
     expectNext(await call(h.baseUrl, 'GET', '/no/such/route'), 'not-found', 'GET', '/catalog');
     expectNext(await call(h.baseUrl, 'GET', '/catalog/nope'), 'not-found', 'GET', '/catalog');
     const idem = { 'idempotency-key': 'next-request-test' };

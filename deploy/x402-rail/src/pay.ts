@@ -4,7 +4,9 @@
  * @x402/evm's exact scheme registered for every EVM network, v2 and v1, and a viem local account.
  *
  *   tsx deploy/x402-rail/src/pay.ts <url> [--body '<json>'] [--method POST] [--key 0x<payer key>] [--max '$10']
+ *     [--header 'Name: value']...
  *
+ * `--header` (repeatable) sends a header with both requests, the 402's and the paid one (`Sandbox-Trigger: fail`).
  * The key also comes from X402_PAYER_KEY; without either, the rail's first payer (anvil's dev account #1) pays.
  * Prints the status, the PAYMENT-RESPONSE (or X-PAYMENT-RESPONSE) header decoded, and the body; exits 1 unless 2xx.
  */
@@ -68,13 +70,22 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] : undefined;
   };
+  const usage =
+    'usage: tsx deploy/x402-rail/src/pay.ts <url> ' +
+    "[--body '<json>'] [--method POST] [--key 0x<payer key>] [--max '$10'] [--header 'Name: value']...";
   const url = argv[0];
   if (!url || url.startsWith('--')) {
-    console.error(
-      'usage: tsx deploy/x402-rail/src/pay.ts <url> ' +
-        "[--body '<json>'] [--method POST] [--key 0x<payer key>] [--max '$10']",
-    );
+    console.error(usage);
     process.exit(2);
+  }
+  const headers: Record<string, string> = {};
+  for (let i = argv.indexOf('--header'); i >= 0; i = argv.indexOf('--header', i + 1)) {
+    const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*)$/.exec(argv[i + 1] ?? '');
+    if (!m) {
+      console.error(`--header takes 'Name: value', not ${JSON.stringify(argv[i + 1] ?? '')}\n${usage}`);
+      process.exit(2);
+    }
+    headers[m[1]!.toLowerCase()] = m[2]!.trim();
   }
   const body = opt('body');
   const pay = payingFetch(
@@ -83,7 +94,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   );
   const res = await pay(url, {
     method: opt('method') ?? (body === undefined ? 'GET' : 'POST'),
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
     body,
   });
   const receipt = receiptOf(res);

@@ -30,7 +30,7 @@ export function paySettings(flags: Record<string, string>, env: NodeJS.ProcessEn
   if (!KEY.test(key))
     return { problem: 'X402_PAYER_KEY is not a private key (0x and 64 hex digits); unset it to call without paying' };
   const rawMax = flags.max ?? env.X402_MAX_PAYMENT ?? DEFAULT_MAX_PAYMENT;
-  const max = DOLLARS.exec(rawMax.trim())?.[1];
+  const max = dollarsOf(rawMax);
   if (max === undefined)
     return {
       problem:
@@ -40,8 +40,11 @@ export function paySettings(flags: Record<string, string>, env: NodeJS.ProcessEn
   return { pay: true, key: key as `0x${string}`, max };
 }
 
+/** Dollars as text ("2.50" or "$2.50") without the sign, or undefined when it is not an amount of dollars. */
+export const dollarsOf = (raw: string) => DOLLARS.exec(raw.trim())?.[1];
+
 /** Dollars as text to cents, exactly (no floating point): "1.005" is 100.5 cents, so compared in millionths. */
-const micros = (dollars: string) => {
+export const micros = (dollars: string) => {
   const [w, f = ''] = dollars.split('.');
   return BigInt(w!) * 1_000_000n + BigInt((f + '000000').slice(0, 6));
 };

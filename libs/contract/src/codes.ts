@@ -6,6 +6,8 @@ export const blockedCodes = {
   'invalid-vin': 400,
   'invalid-mandate': 400,
   'invalid-price-header': 400,
+  // A Sandbox-Trigger the capability does not list (or any trigger with a live key): nothing runs or moves.
+  'trigger-not-honoured': 400,
   'key-required': 401,
   'key-unknown': 401,
   'key-revoked': 401,

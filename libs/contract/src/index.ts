@@ -37,3 +37,4 @@ export * from './money.ts';
 export { webhook } from './nouns/webhook.ts';
 export * from './connections.ts';
 export * from './ops.ts';
+export * from './triggers.ts';

@@ -355,6 +355,8 @@ export const ops = {
       'execution-failed',
       'key-required',
       'execution-pending',
+      // Its route refuses a Sandbox-Trigger the intent's capability does not honour (the gateway, before any payment).
+      'trigger-not-honoured',
       ...paymentCodes,
     ],
     passesCapabilityCodes: true,

@@ -3,6 +3,7 @@ import { MINT_KEY } from '@vcs/contract';
 import { anonymousContext, type CallContext } from '@vcs/platform';
 import type { GatewayConfig } from './deps.ts';
 import { sendBlocked } from './reply.ts';
+import { refuseTrigger, triggerOf, type Honours } from './triggers.ts';
 
 /** The service's public origin for links and x402 resource URLs: PUBLIC_BASE_URL when set, else the request's own. */
 export const publicBaseOf = (req: { protocol: string; host: string }, config: GatewayConfig) =>
@@ -16,14 +17,15 @@ export type KeyNeed = 'none' | 'free' | 'optional' | 'required';
 
 /**
  * The request's call context, built in one place from `req.caller` for every route that calls a pillar (capability
- * routes and platform operations): the account and key, the sandbox trigger, and the refusals a key can earn, with
- * their one wording. Null when a refusal was sent.
+ * routes and platform operations): the account and key, the sandbox trigger, and the refusals a key or a trigger can
+ * earn, with their one wording. `honours` says which triggers pass here (./triggers.ts). Null when a refusal was sent.
  */
 export function requestContext(
   req: FastifyRequest,
   reply: FastifyReply,
   need: KeyNeed,
   what: string,
+  honours: Honours = 'catalog',
 ): CallContext | null {
   const ctx = anonymousContext(req.id);
   if (need === 'none') return ctx;
@@ -45,12 +47,18 @@ export function requestContext(
     );
     return null;
   }
-  const trigger = req.headers['sandbox-trigger'];
+  const trigger = triggerOf(req);
+  if (
+    trigger !== null &&
+    honours !== 'route' &&
+    refuseTrigger(req, reply, trigger, honours === 'catalog' ? null : honours)
+  )
+    return null;
   // A sandbox key selects the simulated mode even on live operations: the environment stays 'sandbox'.
   if (caller.kind === 'key') {
     ctx.account = caller.account;
     ctx.keyId = caller.keyId;
   }
-  ctx.trigger = typeof trigger === 'string' ? trigger : null;
+  ctx.trigger = trigger;
   return ctx;
 }

@@ -16,8 +16,16 @@ type Stored =
 declare module 'fastify' {
   interface FastifyRequest {
     /** The Idempotency-Key this request claimed (preHandler), so its answer is remembered when sent (onSend). */
-    idempotencyClaim: { kvKey: string; fp: string } | null;
+    idempotencyClaim: { kvKey: string; fp: string; forget?: true } | null;
   }
+}
+
+/**
+ * This request's answer is a refusal made before anything ran, which the same request corrected (a header the key's
+ * fingerprint does not cover) must not replay: its Idempotency-Key is released instead of remembered.
+ */
+export function forgetIdempotency(req: FastifyRequest) {
+  if (req.idempotencyClaim) req.idempotencyClaim.forget = true;
 }
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -101,8 +109,13 @@ export function registerIdempotency(app: FastifyInstance, deps: GatewayDeps) {
       if (!claim) return payload;
       req.idempotencyClaim = null;
       const status = reply.statusCode;
-      // Retriable outcomes are not remembered: the next attempt with the same key runs again.
-      if (status >= 500 || status === 429 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
+      // Retriable outcomes, and a refusal asked to be forgotten, are not remembered: the next attempt runs again.
+      if (
+        claim.forget ||
+        status >= 500 ||
+        status === 429 ||
+        (typeof payload !== 'string' && !Buffer.isBuffer(payload))
+      ) {
         await deps.kv.del(claim.kvKey).catch(() => undefined);
         return payload;
       }

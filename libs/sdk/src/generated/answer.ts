@@ -54,6 +54,7 @@ export type BlockedValue = {
     | 'invalid-vin'
     | 'invalid-mandate'
     | 'invalid-price-header'
+    | 'trigger-not-honoured'
     | 'key-required'
     | 'key-unknown'
     | 'key-revoked'

@@ -106,7 +106,9 @@ export function triggersDoc(): Doc {
     title: 'Sandbox triggers',
     summary:
       'Force an outcome in the sandbox with the header `Sandbox-Trigger: <name>`. ' +
-      'Sandbox answers are deterministic: same capability, input and trigger, same payload.',
+      'Sandbox answers are deterministic: same capability, input and trigger, same payload. ' +
+      'A trigger the capability does not list, or any trigger with a live key, answers 400 trigger-not-honoured ' +
+      'naming the ones it honours; nothing runs.',
     links: [
       { label: 'Agent front door', href: '/llms.txt' },
       { label: 'Catalog', href: '/catalog' },

@@ -94,6 +94,26 @@ const x402Parameters = [
       'stored answer that wallet paid for with this input, or the 402 again with the reason in `error`',
   },
 ];
+/**
+ * `Sandbox-Trigger`, from the catalog: the triggers a capability honours (null: the settle route, where its intent's
+ * capability decides), and what any other answers.
+ */
+function triggerParameter(c: Capability | null) {
+  const refused =
+    'Any other value, or any value with a live key, answers 400 trigger-not-honoured naming the triggers that are ' +
+    'honoured; nothing runs and nothing is paid';
+  return {
+    name: 'Sandbox-Trigger',
+    in: 'header',
+    required: false,
+    schema: c ? { type: 'string', enum: c.triggers.map((t) => t.name) } : { type: 'string' },
+    description: c
+      ? `Force an outcome in the sandbox: ${c.triggers.map((t) => `${t.name} (${t.forces})`).join(', ')}. ${refused}`
+      : `Force an outcome in the sandbox: a trigger the intent's capability honours (its catalog entry; ` +
+        `GET /catalog/triggers). ${refused}`,
+  };
+}
+
 const paymentRequiredHeader = {
   'PAYMENT-REQUIRED': {
     schema: b64,
@@ -157,15 +177,15 @@ function capabilityOperation(c: Capability) {
           }
         : {}),
       '4XX': {
-        description: 'BLOCKED: the code says what to fix',
+        description: 'BLOCKED: the code says what to fix (trigger-not-honoured: a Sandbox-Trigger it does not honour)',
         content: { 'application/json': { schema: blockedEnvelope } },
       },
     },
   };
-  if (c.gate === 'offer') op.parameters = x402Parameters;
+  op.parameters = [triggerParameter(c), ...(c.gate === 'offer' ? x402Parameters : [])];
   if (c.method === 'GET') {
     op.parameters = [
-      ...((op.parameters as unknown[]) ?? []),
+      ...(op.parameters as unknown[]),
       ...Object.entries(request.properties ?? {}).map(([name, schema]) => ({
         name,
         in: 'query',
@@ -281,7 +301,7 @@ function opOperation(o: Op) {
         required: true,
         schema: input.properties?.[name] ?? { type: 'string' },
       })),
-      ...(o === ops.intentsSettle ? x402Parameters : []),
+      ...(o === ops.intentsSettle ? [triggerParameter(null), ...x402Parameters] : []),
     ],
     ...(route.method === 'POST' && Object.keys(properties).length
       ? {

@@ -59,7 +59,7 @@ export async function capabilityRoutes(app: FastifyInstance, deps: GatewayDeps) 
           );
         }
         const { caller } = req;
-        let ctx = requestContext(req, reply, keyNeedOf[c.gate], c.name);
+        let ctx = requestContext(req, reply, keyNeedOf[c.gate], c.name, c);
         if (!ctx) return reply;
         const mandated = await gates.mandate(c, parsed.data as Record<string, unknown>, caller, ctx, req, reply, deps);
         if (mandated.sent) return reply;

@@ -8,6 +8,7 @@ import { mandateOf } from '../money/headers.ts';
 import { paymentOrRefusal } from '../money/x402.ts';
 import { payCapabilityCall, sendPaidReply } from '../money/pay.ts';
 import { refuseMethod } from '../methods.ts';
+import { refuseIntentTrigger } from '../triggers.ts';
 import { bodyObject, refuseMalformedId, sameRequest, sendBlocked, sendOpReply } from '../reply.ts';
 
 /** What a route adds to its operation's declaration: only what HTTP alone knows. */
@@ -20,6 +21,11 @@ interface RouteOptions {
   instead?(req: FastifyRequest, reply: FastifyReply, ctx: CallContext): Promise<boolean>;
   /** Input members taken from the request beyond path parameters and body (headers). */
   extra?(req: FastifyRequest, reply: FastifyReply): Record<string, unknown> | null;
+  /**
+   * The route checks the request's Sandbox-Trigger itself (`instead`), once it knows its capability; else any trigger
+   * of the catalog passes here.
+   */
+  checksTrigger?: true;
   /** Shape the answer for HTTP (POST /keys adds its links), else it is sent as the pillar answered. */
   send?(reply: FastifyReply, r: OpReply, req: FastifyRequest): unknown;
 }
@@ -43,7 +49,7 @@ function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOpt
     handler: async (req, reply) => {
       const path = req.params as Record<string, string>;
       for (const p of params) if (refuseMalformedId(reply, idKinds[p], path[p]!)) return reply;
-      const ctx = requestContext(req, reply, route.key, op.name);
+      const ctx = requestContext(req, reply, route.key, op.name, opts.checksTrigger ? 'route' : 'catalog');
       if (!ctx) return reply;
       if (opts.instead && (await opts.instead(req, reply, ctx))) return reply;
       const extra = opts.extra ? opts.extra(req, reply) : {};
@@ -84,12 +90,15 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
   });
   routeOp(app, deps, ops.intentsGet);
   routeOp(app, deps, ops.intentsSettle, {
+    checksTrigger: true,
     // With an x402 payment the intent is paid through the one money path (money/pay.ts); with a key, settled.
     async instead(req, reply, ctx) {
+      const intentId = (req.params as { intentId: string }).intentId;
+      // A trigger its capability does not honour is refused before any payment is read or settlement asked for.
+      if (await refuseIntentTrigger(deps, req, reply, ctx, intentId)) return true;
       const payment = paymentOrRefusal(req, reply);
       if (payment === 'refused') return true;
       if (!payment) return false;
-      const intentId = (req.params as { intentId: string }).intentId;
       const resourceUrl = `${publicBaseOf(req, deps.config)}${req.url.split('?')[0]}`;
       sendPaidReply(reply, await payCapabilityCall(deps, { intentId, payment, ctx, resourceUrl }));
       return true;
