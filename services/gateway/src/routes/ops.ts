@@ -7,6 +7,7 @@ import type { GatewayDeps } from '../deps.ts';
 import { mandateOf } from '../money/headers.ts';
 import { paymentOrRefusal } from '../money/x402.ts';
 import { payCapabilityCall, sendPaidReply } from '../money/pay.ts';
+import { sendPriced, withHowToPay } from '../money/required.ts';
 import { refuseMethod } from '../methods.ts';
 import { bodyObject, refuseMalformedId, sameRequest, sendBlocked, sendOpReply } from '../reply.ts';
 
@@ -86,11 +87,11 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
   routeOp(app, deps, ops.intentsSettle, {
     // With an x402 payment the intent is paid through the one money path (money/pay.ts); with a key, settled.
     async instead(req, reply, ctx) {
-      const payment = paymentOrRefusal(req, reply);
-      if (payment === 'refused') return true;
-      if (!payment) return false;
       const intentId = (req.params as { intentId: string }).intentId;
       const resourceUrl = `${publicBaseOf(req, deps.config)}${req.url.split('?')[0]}`;
+      const payment = await paymentOrRefusal(req, reply, deps, { intentId, ctx }, resourceUrl);
+      if (payment === 'refused') return true;
+      if (!payment) return false;
       sendPaidReply(reply, await payCapabilityCall(deps, { intentId, payment, ctx, resourceUrl }));
       return true;
     },
@@ -107,6 +108,11 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
       }
       reply.header('intent-id', (req.params as { intentId: string }).intentId);
       return { mandate: m?.mandate };
+    },
+    // A 402 (a stored refusal of payment) says how to pay: the new offer it names, as PAYMENT-REQUIRED.
+    async send(reply, r, req) {
+      const resourceUrl = `${publicBaseOf(req, deps.config)}${req.url.split('?')[0]}`;
+      return sendPriced(reply, await withHowToPay(deps, r, resourceUrl));
     },
   });
   routeOp(app, deps, ops.handoffsGet);
