@@ -7,7 +7,7 @@ import type { GatewayDeps } from '../deps.ts';
 import { mandateOf } from '../money/headers.ts';
 import { paymentOrRefusal } from '../money/x402.ts';
 import { payCapabilityCall, sendPaidReply } from '../money/pay.ts';
-import { sendPriced, withHowToPay } from '../money/required.ts';
+import { payableOf, sendPriced, withHowToPay } from '../money/required.ts';
 import { refuseMethod } from '../methods.ts';
 import { bodyObject, refuseMalformedId, sameRequest, sendBlocked, sendOpReply } from '../reply.ts';
 
@@ -22,7 +22,7 @@ interface RouteOptions {
   /** Input members taken from the request beyond path parameters and body (headers). */
   extra?(req: FastifyRequest, reply: FastifyReply): Record<string, unknown> | null;
   /** Shape the answer for HTTP (POST /keys adds its links), else it is sent as the pillar answered. */
-  send?(reply: FastifyReply, r: OpReply, req: FastifyRequest): unknown;
+  send?(reply: FastifyReply, r: OpReply, req: FastifyRequest, ctx: CallContext): unknown;
 }
 
 const idKinds = { intentId: 'intent', handoffId: 'handoff', dealId: 'deal' } as const;
@@ -63,7 +63,7 @@ function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOpt
         );
       }
       const r = await callOp(callerOf(deps), op, parsed.data, ctx);
-      return opts.send ? opts.send(reply, r, req) : sendOpReply(reply, r);
+      return opts.send ? opts.send(reply, r, req, ctx) : sendOpReply(reply, r);
     },
   });
 }
@@ -119,7 +119,21 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
   routeOp(app, deps, ops.handoffsComplete);
   routeOp(app, deps, ops.dealsOpen);
   routeOp(app, deps, ops.dealsGet);
-  routeOp(app, deps, ops.dealsAdvance);
+  routeOp(app, deps, ops.dealsAdvance, {
+    // The step's offer (402) says how to pay, and is paid here too: a stock x402 client sends its payment to the URL
+    // that answered the 402, and it pays the step's intent as its settle route would (the deal moves on its event).
+    async send(reply, r, req, ctx) {
+      const resourceUrl = `${publicBaseOf(req, deps.config)}${req.url.split('?')[0]}`;
+      const offered = r.status === 402 ? payableOf(r.answer)?.intentId : undefined;
+      if (offered) {
+        const payment = await paymentOrRefusal(req, reply, deps, { intentId: offered, ctx }, resourceUrl);
+        if (payment === 'refused') return reply;
+        if (payment)
+          return sendPaidReply(reply, await payCapabilityCall(deps, { intentId: offered, payment, ctx, resourceUrl }));
+      }
+      return sendPriced(reply, await withHowToPay(deps, r, resourceUrl));
+    },
+  });
   routeOp(app, deps, ops.connectionsSubmit);
   routeOp(app, deps, ops.connectionsQueue);
 
