@@ -146,6 +146,54 @@ describe.each(modes())('x402 inside MCP (%s)', (mode) => {
     60_000,
   );
 
+  it.each(
+    MCP_CLIENTS.flatMap((kind) =>
+      (['blocked', 'empty'] as const).map((trigger) => ({ ...kind, trigger, answer: trigger.toUpperCase() })),
+    ),
+  )(
+    '$name: a paid exec answered $answer (not worth its price) is the paid result shape, says "not charged" and why, and carries no payment response; nothing moves',
+    async ({ trigger, answer: kindOfAnswer, ...kind }) => {
+      const { key, account } = await mintKey(base);
+      const s = await connectMcp(kind, base, key);
+      try {
+        const code = `return await signing.quote({ vin: '${VIN}' }, { headers: { 'sandbox-trigger': '${trigger}' } });`;
+        const offer = paymentRequiredOf(kind, await exec(s, code));
+        const payment = await createPayment(rail.payerKeys[3]!, offer.accepts[0], offer.resource);
+        const before = await rail.balanceOf(rail.payTo);
+        const r = await exec(s, code, payment);
+        // The paid result's shape (paidOf): a `complete` result, not an error, `{result, calls: 1}` with the Answer.
+        const answer = paidOf(kind, r).answer;
+        expect(JSON.parse(r.result!.content[0]!.text).calls).toBe(1);
+        expect(answer).toMatchObject({ type: kindOfAnswer, meter: { charged: '0.00', posted: true } });
+        expect(answer.meter.payment).toBeUndefined();
+        if (trigger === 'blocked') expect(answer.value.code).toBe('sandbox-blocked');
+        const note = r.result!.content[1]!.text;
+        expect(note).toMatch(/^Not charged \(meter\.charged 0\.00\)/);
+        expect(note).toContain(trigger === 'blocked' ? 'BLOCKED (sandbox-blocked)' : 'EMPTY');
+        // No settlement happened, so no settlement response suggests one did.
+        expect(r.wire._meta?.['x402/payment-response']).toBeUndefined();
+        expect(r.result!._meta?.['x402/payment-response']).toBeUndefined();
+        const { from, nonce } = (payment.payload as any).authorization;
+        expect(await rail.authorizationUsed(from, nonce), 'the authorization is never sent to settle').toBe(false);
+        expect(await rail.balanceOf(rail.payTo)).toBe(before);
+        expect(
+          (await call(base, 'GET', `/intents/${offer.accepts[0].extra.intentId}`, { key })).json.value,
+        ).toMatchObject({
+          charged: { amount: '0.00' },
+          payment: { status: 'voided' },
+        });
+        // The same call again (a client that lost the answer): the same answer, still not charged.
+        const again = await exec(s, code, payment);
+        expect(paidOf(kind, again).answer.value).toEqual(answer.value);
+        expect(again.result!.content[1]!.text).toMatch(/^Not charged/);
+        expect(await rail.balanceOf(rail.payTo)).toBe(before);
+      } finally {
+        await s.close();
+      }
+    },
+    60_000,
+  );
+
   it('a 2025-11-25 request that names org.x402/payment in its _meta still gets the tool-result binding', async () => {
     const s = await connectMcp(MCP_CLIENTS[0], base);
     try {

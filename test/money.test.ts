@@ -181,7 +181,7 @@ describe.each(modes())('money and people (%s)', (mode) => {
     expect((await call(base, 'GET', `/intents/${id}`, { key: b.key })).status).toBe(403);
   });
 
-  it('refuses an expired intent 410, an unknown one 404, and a declined payment 402, each typed', async () => {
+  it('refuses an expired intent 410, an unknown one 404, and a declined settlement 409, each typed', async () => {
     const { key } = await mintKey(base);
     const exp = await call(base, 'POST', '/signings/quote', {
       key,
@@ -205,7 +205,9 @@ describe.each(modes())('money and people (%s)', (mode) => {
       headers: { 'sandbox-trigger': 'offer-declined' },
     });
     const declined = await call(base, 'POST', `/intents/${dec.json.value.intent.id}/settle`, { key });
-    expect(declined.status).toBe(402);
+    // Not a 402: a declined intent can no longer be settled, and a 402 would ask an x402 client to pay it.
+    expect(declined.status).toBe(409);
+    expect(declined.headers.get('payment-required')).toBeNull();
     expect(declined.json).toMatchObject({ type: 'BLOCKED', value: { code: 'offer-declined' } });
     expect((await call(base, 'GET', `/intents/${dec.json.value.intent.id}`, { key })).json.value.status).toBe('failed');
   });
@@ -218,7 +220,8 @@ describe.each(modes())('money and people (%s)', (mode) => {
       headers: { 'sandbox-trigger': 'fail' },
     });
     const r = await call(base, 'POST', `/intents/${offer.json.value.intent.id}/settle`, { key });
-    expect(r.status).toBe(402);
+    // The capability's own payment step failed: its answer, a failure (422), not an offer to pay (402).
+    expect(r.status).toBe(422);
     expect(r.json.value.code).toBe('payment-failed');
     expect(await countEvents(m.db, 'Signing.payFailed@1', account)).toBe(1);
   });
@@ -260,15 +263,26 @@ describe.each(modes())('money and people (%s)', (mode) => {
     const noVersion = Buffer.from(JSON.stringify({ payload: {} })).toString('base64');
     const refusals = [
       await call(base, 'POST', '/signings/quote', { body: { vin: VIN }, headers: { 'payment-signature': notJson } }),
-      await call(base, 'POST', offer.json.value.settle.path, { headers: { 'x-payment': noVersion } }),
+      await call(base, 'POST', offer.json.value.settle.path, { key, headers: { 'x-payment': noVersion } }),
     ];
     for (const r of refusals) {
       expect(r.status).toBe(402); // x402's answer to a payment it cannot use (docs/money.md)
       expect(r.json.value).toMatchObject({ code: 'payment-invalid' });
       expect(r.json.value.message).toMatch(/PAYMENT-SIGNATURE or X-PAYMENT/);
       expect(r.json.value.problems.length).toBeGreaterThan(0);
+      // A 402 says how to pay: the offer to pay instead, as PAYMENT-REQUIRED and in the body.
+      const required = JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString('utf8'));
+      expect(required.accepts[0].extra.intentId).toBe(r.json.value.offer.intent.id);
+      expect(r.json.accepts[0].extra.intentId).toBe(r.json.value.offer.intent.id);
     }
     expect(refusals[0]!.json.value.problems[0].field).toBe('(header PAYMENT-SIGNATURE)');
+    // Without the key, another account's intent: that refusal, not an offer this caller cannot pay.
+    const theirs = await call(base, 'POST', offer.json.value.settle.path, { headers: { 'x-payment': noVersion } });
+    expect(theirs.status, theirs.text).toBe(403);
+    expect(theirs.json.value.code).toBe('intent-other-account');
+    // On the settle route, its own intent (still pending); on the capability's route, a new offer for the call.
+    expect(refusals[1]!.json.value.offer.intent.id).toBe(offer.json.value.intent.id);
+    expect(refusals[0]!.json.value.offer.intent).toMatchObject({ status: 'pending', capability: 'signing.quote' });
     // Nothing was settled by either.
     const intent = await call(base, 'GET', `/intents/${offer.json.value.intent.id}`, { key });
     expect(intent.json.value).toMatchObject({ status: 'pending', executions: 0 });

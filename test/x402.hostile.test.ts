@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPaymentHeader } from 'x402/client';
 import { createSigner } from 'x402/types';
-import { createPayment, startRail, type Rail } from '@vcs/x402-rail';
-import { call, mintKey, modes, waitFor } from './support/harness.ts';
+import { createPayment, payingFetch, receiptOf, startRail, type Rail } from '@vcs/x402-rail';
+import { call as send, mintKey, modes, waitFor } from './support/harness.ts';
 import {
   countEvents,
   OffsetClock,
@@ -35,7 +35,30 @@ const PRICE = 1_000_000n; // signing.quote: 1.00 USD flat, in the token's 6 deci
 const HASH = /^0x[0-9a-f]{64}$/;
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
 const unb64 = (s: string) => JSON.parse(Buffer.from(s, 'base64').toString('utf8'));
-type Answer = Awaited<ReturnType<typeof call>>;
+type Answer = Awaited<ReturnType<typeof send>>;
+
+/** A refusal this suite met: the request that met it and the answer, to follow the next requests it names. */
+interface Refusal {
+  base: string;
+  method: 'GET' | 'POST';
+  path: string;
+  key?: string;
+  body?: unknown;
+  headers: Record<string, string>;
+  answer: Answer;
+}
+const refusals: Refusal[] = [];
+/**
+ * Every request of this suite, its refusals kept for the last test: a BLOCKED answer, or a 402 to a request that
+ * carried a payment (a refused payment answered with a new offer; an unpaid call's OFFER is an offer, not a refusal).
+ */
+async function call(base: string, method: 'GET' | 'POST', path: string, opts: Parameters<typeof send>[3] = {}) {
+  const answer = await send(base, method, path, opts);
+  const paid = Object.keys(opts.headers ?? {}).some((h) => /^(payment-signature|x-payment)$/i.test(h));
+  if ((answer.status === 402 && paid) || answer.json?.type === 'BLOCKED')
+    refusals.push({ base, method, path, key: opts.key, body: opts.body, headers: { ...opts.headers }, answer });
+  return answer;
+}
 
 /** The EIP-3009 authorization a payment (v2 payload, or a v1 X-PAYMENT header) carries. */
 const authOf = (p: unknown): { from: `0x${string}`; nonce: `0x${string}`; validBefore: string } =>
@@ -414,6 +437,82 @@ describe.each(modes())('x402 under hostile conditions (%s)', (mode) => {
     },
   );
 
+  it("10. an authorization that expires unused while the facilitator fails: 402 payment-expired with a new offer for the same call in PAYMENT-REQUIRED; a new payment for the dead offer is answered with a new offer, which the stock client (@x402/fetch) pays once, on the route and on the dead intent's settle route", async () => {
+    const p = nextPayer();
+    // 12 s by the service's clock (embedded: ahead of the payer's by what earlier tests moved it).
+    const ahead = clock ? Math.ceil(Math.max(0, clock.now().getTime() - Date.now()) / 1000) : 0;
+    const { intentId, payment, nonce } = await offerAndPayment(p, { maxTimeoutSeconds: 12 + ahead });
+    const validBefore = Number(authOf(payment).validBefore);
+    const before = await rail.balanceOf(rail.payTo);
+    // The facilitator fails the settle (nothing broadcast); before anyone sends it again, the chain passes validBefore.
+    const failed = proxy.next({ kind: 'fail', status: 502 }, nonce);
+    expectPaymentPending(await pay(payment));
+    await failed;
+    await chain.mine(Math.max((await chain.latestTimestamp()) + 1, validBefore + 1));
+    const expired = (await untilAnswered(() => pay(payment))).last;
+    expect(expired.status, expired.text).toBe(402);
+    expect(expired.json.value).toMatchObject({ code: 'payment-expired', intent: { id: intentId, status: 'failed' } });
+    const offered = unb64(expired.headers.get('payment-required')!);
+    const fresh = offered.accepts[0].extra.intentId as string;
+    expect(fresh).not.toBe(intentId);
+    expect(offered.error).toBe('invalid_exact_evm_payload_authorization_valid_before');
+    expect(expired.json.value.offer.intent).toMatchObject({
+      id: fresh,
+      status: 'pending',
+      capability: 'signing.quote',
+    });
+    expect(expired.json.value.next).toEqual({ method: 'POST', path: `/intents/${fresh}/settle` });
+    expect(expired.json.accepts[0].extra.intentId, "v1's body offers the same").toBe(fresh);
+    expect(await intent(fresh)).toMatchObject({ status: 'pending', capability: 'signing.quote' });
+
+    // A new payment signed for the dead offer: a new offer for the same capability and input, never its stored 402.
+    const dead = { ...(payment as any).accepted, maxTimeoutSeconds: 900 };
+    const stale = await createPayment(rail.payerKeys[p]!, dead, {
+      url: `${base}/signings/quote`,
+      description: '',
+      mimeType: 'application/json',
+    });
+    const again = await pay(stale);
+    expect(again.status, again.text).toBe(402);
+    expect(again.json.type).toBe('OFFER');
+    const reoffered = unb64(again.headers.get('payment-required')!).accepts[0].extra.intentId as string;
+    expect(reoffered).not.toBe(intentId);
+    expect(again.json.value.intent.id).toBe(reoffered);
+    expect(again.json.value.message).toContain(`intent ${intentId}`);
+
+    // The stock client, whose first request carries the dead offer's payment (as a client that kept it would send):
+    // it pays the new offer it is answered with, once, and gets its answer — on the route, and on the settle route.
+    for (const at of ['/signings/quote', `/intents/${intentId}/settle`]) {
+      const staleAgain = await createPayment(rail.payerKeys[p]!, dead, {
+        url: `${base}${at}`,
+        description: '',
+        mimeType: 'application/json',
+      });
+      const sent: string[] = [];
+      let first = true;
+      const carrying: typeof fetch = async (input, init) => {
+        const r = new Request(input, init);
+        if (first) r.headers.set('payment-signature', b64(staleAgain));
+        else sent.push(r.headers.get('payment-signature') ?? '');
+        first = false;
+        return fetch(r);
+      };
+      const paid = await payingFetch(rail.payerKeys[p]!, { fetch: carrying })(`${base}${at}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(at === '/signings/quote' ? { vin: VIN } : {}),
+      });
+      const text = await paid.text();
+      expect(paid.status, `${at}: ${text}`).toBe(200);
+      expect(sent, `${at}: one payment after the 402`).toHaveLength(1);
+      expect(JSON.parse(text)).toMatchObject({ type: 'OK', meter: { charged: '1.00' } });
+      expect(receiptOf(paid)).toMatchObject({ success: true });
+      expect(await rail.authorizationUsed(authOf(staleAgain).from, authOf(staleAgain).nonce)).toBe(false);
+    }
+    expect(await rail.authorizationUsed(authOf(payment).from, nonce), 'the expired one never moved').toBe(false);
+    expect((await rail.balanceOf(rail.payTo)) - before, 'paid once per answer').toBe(2n * PRICE);
+  });
+
   it.runIf(mode === 'distributed')(
     "8b. the gateway's own 503 pillar-unavailable carries Retry-After too",
     async () => {
@@ -476,4 +575,53 @@ describe.each(modes())('x402 under hostile conditions (%s)', (mode) => {
     },
     120_000,
   );
+
+  it('11. every refusal this suite met names next and poll requests that do not answer the same refusal again', async () => {
+    const payerKeyOf = (headers: Record<string, string>) => {
+      const sent = headers['payment-signature'] ?? headers['x-payment'];
+      if (!sent) return rail.payerKeys[0]!;
+      const from = authOf(sent).from.toLowerCase();
+      return rail.payerKeys[rail.payerAddresses.findIndex((a) => a.toLowerCase() === from)] ?? rail.payerKeys[0]!;
+    };
+    const seen = refusals.filter((r) => r.base === base);
+    expect(seen.length, 'refusals met').toBeGreaterThan(0);
+    // Each refusal's links, as it names them (a 503 of a pillar that did not answer names none: send the same again).
+    const followed: string[] = [];
+    for (const r of seen) {
+      const value = r.answer.json?.value ?? {};
+      const links = [value.next, value.poll, value.handoff?.poll].filter(
+        (l): l is { method: 'GET' | 'POST'; path: string } => typeof l?.path === 'string',
+      );
+      const was = `${r.answer.status} ${value.code}`;
+      for (const link of links) {
+        // As the refusal says: with the same key; a 402's offer paid with a new payment (PAYMENT-REQUIRED), else the
+        // same payment again; the same request's body when the link is that request.
+        const headers: Record<string, string> = {};
+        const required = r.answer.headers.get('payment-required');
+        if (required) {
+          const offer = unb64(required);
+          headers['payment-signature'] = b64(
+            await createPayment(payerKeyOf(r.headers), offer.accepts[0], offer.resource),
+          );
+        } else for (const h of ['payment-signature', 'x-payment']) if (r.headers[h]) headers[h] = r.headers[h]!;
+        const same = r.path.split('?')[0] === link.path;
+        const path = same ? r.path : link.path;
+        const body = link.method === 'POST' ? (same ? r.body : {}) : undefined;
+        const { last } = await untilAnswered(
+          () => send(base, link.method, path, { key: r.key, body, headers }),
+          15_000,
+        );
+        const now = `${last.status} ${last.json?.value?.code}`;
+        followed.push(`${was} → ${link.method} ${link.path} → ${now}`);
+        expect(
+          now,
+          `${was} on ${r.method} ${r.path}: its ${link.method} ${link.path} answers the same (${last.text.slice(0, 300)})`,
+        ).not.toBe(was);
+      }
+    }
+    expect(followed.length, 'next requests followed').toBeGreaterThan(0);
+    console.log(
+      `followed ${followed.length} next requests:\n${[...new Set(followed.map((f) => f.replace(/pi_[\w-]+/g, 'pi_…')))].join('\n')}`,
+    );
+  }, 300_000);
 });

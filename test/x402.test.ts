@@ -69,6 +69,41 @@ describe.each(modes())('x402 payments on a local chain (%s)', (mode) => {
     });
   });
 
+  it("a deal step's 402 says how to pay, and the stock client (@x402/fetch) pays it at the advance route, once", async () => {
+    const { key } = await mintKey(base);
+    const opened = await call(base, 'POST', '/buy/deals', {
+      key,
+      body: { vin: VIN, buyer: { name: 'B', zip: '94103' } },
+    });
+    const dealId = opened.json.value.dealId as string;
+    const advance = `${base}/buy/deals/${dealId}/advance`;
+    const offer = await call(base, 'POST', `/buy/deals/${dealId}/advance`, { key });
+    expect(offer.status, offer.text).toBe(402);
+    const required = unb64(offer.headers.get('payment-required')!);
+    expect(required.accepts[0].extra.intentId).toBe(offer.json.value.intent.id);
+    const before = await rail.balanceOf(rail.payTo);
+    const sent: string[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      const r = new Request(input, init);
+      if (r.headers.has('payment-signature')) sent.push(r.headers.get('payment-signature')!);
+      return fetch(r);
+    };
+    const res = await payingFetch(rail.payerKeys[51]!, { fetch: recording, maxPerPayment: '$1000' })(advance, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const body = (await res.json()) as any;
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(sent).toHaveLength(1);
+    expect(receiptOf(res)).toMatchObject({ success: true });
+    const amount = BigInt(required.accepts[0].amount);
+    expect((await rail.balanceOf(rail.payTo)) - before).toBe(amount);
+    await waitFor(async () => {
+      const d = (await call(base, 'GET', `/buy/deals/${dealId}`, { key })).json.value;
+      return d.state === 'SETTLED' || d.currentStep > opened.json.value.currentStep;
+    }, 20_000);
+  });
+
   it('an x402 v1 client (X-PAYMENT from the `x402` package) pays from the 402 body and reads X-PAYMENT-RESPONSE', async () => {
     const { key, account } = await mintKey(base);
     const offer = await call(base, 'POST', '/signings/quote', { key, body: { vin: VIN } });

@@ -146,7 +146,7 @@ export function defineNoun<
         {
           name: 'offer-declined',
           forces: 'BLOCKED',
-          description: 'Settling the intent is declined (402, code offer-declined); the intent is marked failed.',
+          description: 'Settling the intent is declined (409, code offer-declined); the intent is marked failed.',
         },
         {
           name: 'offer-expired',

@@ -34,11 +34,13 @@ export const blockedCodes = {
   'uri-too-long': 414,
   'headers-too-large': 431,
   'idempotency-key-reused': 422,
-  'offer-declined': 402,
+  // A settlement declined (sandbox): that intent can no longer be settled; a new offer is a new call (not "pay this").
+  'offer-declined': 409,
   'rate-limited': 429,
   'sandbox-blocked': 422,
   'execution-failed': 422,
-  'payment-failed': 402,
+  // A capability's own payment step failed (the `fail` trigger): its answer, a failure like execution-failed.
+  'payment-failed': 422,
   // x402 payments refused for good (nothing ran, nothing was collected): each says which term was wrong.
   'payment-invalid': 402,
   'payment-invalid-signature': 402,

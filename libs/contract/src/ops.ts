@@ -409,7 +409,8 @@ export const ops = {
       /** The decoded x402 payment (PAYMENT-SIGNATURE v2 or X-PAYMENT v1); commerce parses it. */
       payment: setByGateway(z.record(z.string(), z.unknown())),
     }),
-    reply: capabilityAnswer,
+    // Or, for a payment whose intent can no longer be paid (expired, failed), a new offer for the same call.
+    reply: z.union([envelope[0], envelope[1], offerAnswer]),
     meta: paidCallMembers,
   }),
   intentsReread: op({

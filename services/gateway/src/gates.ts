@@ -9,12 +9,13 @@ import {
   sandboxDesks,
   type Capability,
 } from '@vcs/contract';
-import { callOp, offerFactsOf, type CallContext } from '@vcs/platform';
+import { callOp, type CallContext } from '@vcs/platform';
 import type { Caller } from './auth.ts';
 import { publicBaseOf } from './context.ts';
 import type { GatewayDeps } from './deps.ts';
 import { acceptPrice, isDelegated, mandateOf } from './money/headers.ts';
-import { encodeHeader, paymentOrRefusal, paymentRequiredOf, paymentRequiredV1Of } from './money/x402.ts';
+import { paymentOrRefusal } from './money/x402.ts';
+import { sendPriced, withHowToPay } from './money/required.ts';
 import { payCapabilityCall, sendPaidReply } from './money/pay.ts';
 import { callerOf } from './dispatch.ts';
 import { siwxProof } from './money/siwx.ts';
@@ -101,9 +102,9 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
     );
     return { sent: true };
   }
-  const payment = paymentOrRefusal(req, reply);
-  if (payment === 'refused') return { sent: true };
   const resourceUrl = `${publicBaseOf(req, deps.config)}${c.path}`;
+  const payment = await paymentOrRefusal(req, reply, deps, { route: { capability: c.name, input }, ctx }, resourceUrl);
+  if (payment === 'refused') return { sent: true };
   if (payment) {
     // Paid: the one money path (money/pay.ts) — the intent the authorization already pays (a retry, v1 or v2), or the
     // one it names, or one made for this route, honoured only for what was offered (this capability, this input).
@@ -170,22 +171,10 @@ const offerGate: GateCheck = async (c, input, caller, ctx, req, reply, deps) => 
       'accept-price-result',
       `declined: the hard ceiling ${terms.ceiling.amount} ${terms.ceiling.currency} is above ${accept.text}`,
     );
-  const facts = offerFactsOf(c, intentId, resourceUrl);
-  const x402 = await paymentRequiredOf(deps.config.x402, c, facts, deps.config.receiptSigner, refusedProof);
-  reply.header('payment-required', encodeHeader(x402));
-  // x402 v1 clients read the offer from the body: its members go beside the envelope's (additive); the v2 terms are
-  // in the value too, for clients that read the body only (the SDK's settle with a payer, MCP). The extensions are
-  // in PAYMENT-REQUIRED only: an agent reading the body does not read discovery schemas and signatures it needs not.
-  const { extensions: _inTheHeader, ...x402Terms } = x402;
-  const value = { ...offer, x402: x402Terms };
-  sendOpReply(reply, {
-    ...created,
-    answer: {
-      ...created.answer,
-      value,
-      ...paymentRequiredV1Of(deps.config.x402, facts),
-    },
-  });
+  // PAYMENT-REQUIRED, v1's body members and `value.x402` (money/required.ts): the extensions are in PAYMENT-REQUIRED
+  // only: an agent reading the body does not read discovery schemas and signatures it needs not.
+  const priced = await withHowToPay(deps, created, resourceUrl, refusedProof);
+  sendPriced(reply, priced);
   return { sent: true };
 };
 

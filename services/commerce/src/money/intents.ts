@@ -81,18 +81,21 @@ function offerAnswer(
   services: Services,
   ctx: CallContext,
   row: Pick<IntentRow, 'id' | 'capability' | 'price' | 'ceiling' | 'expires_at'>,
+  lead = '',
 ) {
   const price = json(row.price) as { amount: string; currency: string };
   const value = {
     code: 'payment-required' as const,
-    message: railOf(services).terms.live
-      ? `${row.capability} costs ${price.amount} ${price.currency}; ` +
-        'pay it with x402 (sign value.x402 or PAYMENT-REQUIRED and send the same request again ' +
-        'with PAYMENT-SIGNATURE; no key needed), ' +
-        `or settle the intent with POST ${settlePath(row.id)} using your key (simulated in the sandbox)`
-      : `${row.capability} costs ${price.amount} ${price.currency}; ` +
-        `settle the intent with POST ${settlePath(row.id)} using your key ` +
-        '(or send Accept-Price or a Mandate to settle in one round trip)',
+    message:
+      lead +
+      (railOf(services).terms.live
+        ? `${row.capability} costs ${price.amount} ${price.currency}; ` +
+          'pay it with x402 (sign value.x402 or PAYMENT-REQUIRED and send the same request again ' +
+          'with PAYMENT-SIGNATURE; no key needed), ' +
+          `or settle the intent with POST ${settlePath(row.id)} using your key (simulated in the sandbox)`
+        : `${row.capability} costs ${price.amount} ${price.currency}; ` +
+          `settle the intent with POST ${settlePath(row.id)} using your key ` +
+          '(or send Accept-Price or a Mandate to settle in one round trip)'),
     capability: row.capability,
     price,
     ceiling: json(row.ceiling),
@@ -173,6 +176,72 @@ export async function insertIntent(
     ],
   );
   return { row: rows[0]!, capability: c };
+}
+
+/**
+ * A new offer for the call an intent that can no longer be paid (expired, failed) was made for: a pending intent for
+ * the same capability and input, for the same account. It carries no sandbox trigger (a trigger that ended the old
+ * one, offer-declined or fail, would end this one too; a trigger sent with the payment still applies) and no origin
+ * (a deal step makes its own offers: paying this one answers the call, not the step).
+ */
+export async function newOfferFor(services: Services, ctx: CallContext, dead: IntentRow): Promise<IntentRow> {
+  const made = await insertIntent(services, services.db, { ...ctx, trigger: null }, dead.capability, json(dead.input));
+  // The input parsed once already; only a capability gone from the catalog could refuse it now.
+  if ('reply' in made) throw new Refused(made.reply);
+  return made.row;
+}
+
+/** A new offer answered in place of an intent that can no longer be paid: 402 OFFER, `why` said first. */
+export const newOfferReply = (services: Services, ctx: CallContext, row: IntentRow, why: string) =>
+  ({
+    status: 402,
+    answer: offerAnswer(services, ctx, row, `${why}; nothing was charged: this is a new offer for the same call. `),
+  }) as const;
+
+/**
+ * What a refusal of payment names as the offer to pay now (a 402 must say how to pay: the gateway sends it as
+ * PAYMENT-REQUIRED): the intent, pending, and its settlement, which is also the next request.
+ */
+export function offerMembersOf(row: Pick<IntentRow, 'id' | 'capability' | 'expires_at'>) {
+  const settle = { method: 'POST' as const, path: settlePath(row.id) };
+  return {
+    offer: {
+      intent: { id: row.id, status: 'pending' as const, capability: row.capability, expiresAt: iso(row.expires_at)! },
+      settle,
+    },
+    next: settle,
+  };
+}
+
+/**
+ * A stored 402 of an intent that can no longer be paid (its payment refused at settlement, or expired unused on
+ * chain), answered again with a new offer for the same call: the intent shown as it is (failed), the offer to pay now
+ * beside it and as the next request.
+ */
+export async function withNewOffer(
+  services: Services,
+  ctx: CallContext,
+  r: IntentRow,
+  reply: OpReply<Blocked, never>,
+): Promise<OpReply<Blocked, never>> {
+  const fresh = await newOfferFor(services, ctx, r);
+  const members = offerMembersOf(fresh);
+  // The stored message named the old intent's settlement as the next request; it names the new offer's now.
+  const said = reply.answer.value.message.replace(/ \(next: (GET|POST) \S+\)$/, '');
+  return {
+    ...reply,
+    answer: {
+      ...reply.answer,
+      value: {
+        ...reply.answer.value,
+        message:
+          `${said}; intent ${r.id} can no longer be paid: pay the new offer for the same call, intent ${fresh.id}, ` +
+          `with POST ${members.next.path} (a key, or an x402 payment for its PAYMENT-REQUIRED)`,
+        intent: { id: r.id, status: r.status },
+        ...members,
+      },
+    },
+  };
 }
 
 /** `sys.commerce.intents.create`: validate the input, store a pending intent, answer 402 OFFER. */
@@ -400,8 +469,13 @@ export async function settleIntent(services: Services, req: SettleIntentRequest)
       );
     const got = await services.db.tx((q) => claim(services, q, req, services.clock.now(), timeoutMs));
     if (got.kind === 'expired') refuseExpired(services, req.ctx, got.row);
-    if (got.kind === 'replay')
-      return { status: got.row.answer_status ?? 200, answer: json(got.row.answer), replayed: true };
+    if (got.kind === 'replay') {
+      const stored = { status: got.row.answer_status ?? 200, answer: json(got.row.answer), replayed: true };
+      // A 402 stored as the answer (its x402 payment refused at settlement, or expired unused): a 402 says how to pay.
+      if (stored.status === 402 && stored.answer.type === 'BLOCKED')
+        return withNewOffer(services, req.ctx, got.row, stored);
+      return stored;
+    }
     return answerOfExecution(services, got.id, got.claimed, req.ctx.requestId, timeoutMs, String(req.intentId));
   });
 }

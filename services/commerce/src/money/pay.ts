@@ -30,12 +30,15 @@ import { json, refuse, Refused } from './common.ts';
 import { charged } from './charge.ts';
 import { executionInsert, findExecution, pendingReply, settleExecution, type ExecutionRow } from './executions.ts';
 import {
+  findIntent,
   insertIntent,
   newIntentExecution,
+  newOfferFor,
+  newOfferReply,
   markDelivered,
-  refuseExpired,
   settlePath,
   withMeter,
+  withNewOffer,
   type IntentRow,
 } from './intents.ts';
 import {
@@ -90,7 +93,7 @@ export async function payCall(
   const deadline = services.clock.now().getTime() + timeoutMs;
   // 7–8, for this request: driven on until final or waiting, then 9.
   const answer = async (p: Paying) =>
-    delivered(services, await advanced(services, { ...p, requestId: req.ctx.requestId }, deadline), deadline);
+    delivered(services, req.ctx, await advanced(services, { ...p, requestId: req.ctx.requestId }, deadline), deadline);
   try {
     const pr = parsed(services, req);
     const seen = await looked(services, pr);
@@ -100,10 +103,11 @@ export async function payCall(
     if (debt) {
       const out = await advanced(services, { ...debt, requestId: req.ctx.requestId }, deadline);
       // Withheld after all (its payment never landed): nothing is owed; this payment pays for a new answer.
-      if (!withheld(out)) return await delivered(services, out, deadline);
+      if (!withheld(out)) return await delivered(services, req.ctx, out, deadline);
     }
     const offer = await offered(services, pr, seen.named);
     if ('settled' in offer) return replay(offer.settled);
+    if ('reoffered' in offer) return offer.reoffered;
     const requirements = await verified(services, pr, offer).catch(async (e: unknown) => {
       // Refused — unless a copy of this payment was bound (and settled) meanwhile: that is what the facilitator saw.
       const copy = await foundAfresh(services, pr);
@@ -344,14 +348,15 @@ interface Offer {
 /**
  * 4. The intent a new payment pays — the one it names (the settle route's, or a v2 payment's accepted.extra.intentId),
  * or for a v1 payment on a route (v1 names none) one made now for that route — honoured only for what was offered
- * and only while it is open; then its terms checked against the offer, before anything is sent anywhere. An intent
- * already settled another way answers its stored answer, charging nothing.
+ * and only while it is open (one that can no longer be paid: `payableInstead`); then its terms checked against the
+ * offer, before anything is sent anywhere. An intent already settled another way answers its stored answer, charging
+ * nothing.
  */
 async function offered(
   services: Services,
   pr: Presented,
   named: IntentRow | undefined,
-): Promise<Offer | { settled: IntentRow }> {
+): Promise<Offer | { settled: IntentRow } | { reoffered: OpReplyOf<'intentsPay'> }> {
   const { ctx, route, intentId } = pr.req;
   let r: IntentRow;
   if (intentId) {
@@ -369,6 +374,36 @@ async function offered(
     r = made.row;
   }
   if (route) wrongResource(services, ctx, r, route);
+  const now = services.clock.now();
+  // The intent it came for, or — that one no longer payable — the one it pays instead (payableInstead), once.
+  for (let instead = false; ; instead = true) {
+    ownIntent(services, ctx, r);
+    const decision = claimOf('intent', r.status, null, now.getTime());
+    if (decision === 'final' && r.status === edgeOf('intent', 'collect').to) return { settled: r };
+    if (decision === 'busy')
+      throw new Refused(
+        paymentPending(
+          intentTermsOf(r),
+          'payment-pending',
+          `intent ${r.id} is being settled; read the outcome with GET /intents/${r.id}`,
+          2,
+        ),
+        { intentId: r.id },
+      );
+    if (decision === 'open' && new Date(r.expires_at) > now) break;
+    const other = await payableInstead(services, pr, r, instead);
+    if ('reoffered' in other) return other;
+    r = other;
+  }
+  const t = intentTermsOf(r);
+  const bad = checkPayment(railOf(services), t, pr.p, now.getTime());
+  if (bad)
+    throw new Refused(paymentRefusal(services, ctx, t, bad), { intentId: t.id, refusal: refusalOf(t, bad.x402Error) });
+  return { intent: r, terms: t };
+}
+
+/** A payment for an intent is honoured only for the account that made it, or for any payer of one made without a key. */
+function ownIntent(services: Services, ctx: CallContext, r: IntentRow): void {
   if (r.account_id && r.account_id !== ctx.account)
     refuse(
       services,
@@ -378,28 +413,40 @@ async function offered(
         'or without a key for an offer made without one',
       { intent: { id: r.id } },
     );
-  const t = intentTermsOf(r);
-  const now = services.clock.now();
-  const decision = claimOf('intent', r.status, null, now.getTime());
-  if (decision === 'final') {
-    if (r.status === edgeOf('intent', 'expire').to) refuseExpired(services, ctx, r);
-    return { settled: r };
+}
+
+/**
+ * The intent a payment pays when the one it came for can no longer be paid (expired, or failed: declined, its
+ * payment refused or expired unused, its answer a failure). On that intent's settle route: the new offer for the same
+ * call that the payment was signed for (a v2 payment names it), or for a v1 payment, which names none, a new offer
+ * made now for it — as a v1 payment on a capability's route makes its own. Otherwise the answer is a new offer for
+ * the same capability and input (402 OFFER: its PAYMENT-REQUIRED is what to sign), nothing charged.
+ */
+async function payableInstead(
+  services: Services,
+  pr: Presented,
+  dead: IntentRow,
+  again: boolean,
+): Promise<IntentRow | { reoffered: OpReplyOf<'intentsPay'> }> {
+  const { ctx, route } = pr.req;
+  if (!again && !route) {
+    if (pr.p.x402Version === 1) return newOfferFor(services, ctx, dead);
+    const named = pr.p.accepted.extra?.intentId;
+    const other = typeof named === 'string' && named !== dead.id ? await findIntent(services.db, named) : undefined;
+    if (
+      other &&
+      other.capability === dead.capability &&
+      canonicalJson(json(other.input)) === canonicalJson(json(dead.input))
+    )
+      return other;
   }
-  if (decision === 'busy')
-    throw new Refused(
-      paymentPending(
-        t,
-        'payment-pending',
-        `intent ${t.id} is being settled; read the outcome with GET /intents/${t.id}`,
-        2,
-      ),
-      { intentId: t.id },
-    );
-  if (new Date(r.expires_at) <= now) refuseExpired(services, ctx, r);
-  const bad = checkPayment(railOf(services), t, pr.p, now.getTime());
-  if (bad)
-    throw new Refused(paymentRefusal(services, ctx, t, bad), { intentId: t.id, refusal: refusalOf(t, bad.x402Error) });
-  return { intent: r, terms: t };
+  const ended = json(dead.answer) as PillarAnswer | null;
+  const why =
+    dead.status === edgeOf('intent', 'decline').to && ended
+      ? `intent ${dead.id} ended failed (${ended.type === 'BLOCKED' ? ended.value.code : ended.type})`
+      : `intent ${dead.id} expired at ${new Date(dead.expires_at).toISOString()}`;
+  const fresh = await newOfferFor(services, ctx, dead);
+  return { reoffered: { ...newOfferReply(services, ctx, fresh, why), meta: { intentId: fresh.id, bound: false } } };
 }
 
 const refusalOf = (t: IntentTerms, x402Error: string) => ({ x402Error, capability: t.capability });
@@ -417,19 +464,19 @@ function wrongResource(
     route.capability === r.capability && input?.success && canonicalJson(input.data) === canonicalJson(json(r.input));
   if (same) return;
   const offeredAt = capabilityByName(r.capability);
+  // Next: its intent's settle route, where this payment pays what it was signed for with no body to restate.
+  const next = { method: 'POST' as const, path: settlePath(r.id) };
   refuse(
     services,
     ctx,
     'payment-wrong-resource',
     route.capability === r.capability
       ? `this payment was made for ${r.capability} with another input (intent ${r.id}); nothing was charged: ` +
-          `send it with that intent's input, or sign the offer this request is answered with`
+          `send it to POST ${next.path}, or with that intent's input, or sign the offer this request is answered with`
       : `this payment was made for ${r.capability} (intent ${r.id}), not ${route.capability}; nothing was charged ` +
-          `here: send it on ${offeredAt?.method ?? 'POST'} ${offeredAt?.path ?? settlePath(r.id)}, or pay this route's own offer`,
-    {
-      intent: { id: r.id, capability: r.capability },
-      next: offeredAt ? { method: offeredAt.method, path: offeredAt.path } : { method: 'POST', path: settlePath(r.id) },
-    },
+          `here: send it to POST ${next.path} (or on ${offeredAt?.method ?? 'POST'} ${offeredAt?.path ?? next.path} ` +
+          `with that intent's input), or pay this route's own offer`,
+    { intent: { id: r.id, capability: r.capability }, next },
   );
 }
 
@@ -589,15 +636,28 @@ const replay = (r: IntentRow): OpReplyOf<'intentsPay'> => ({
  * of the payment that moved money), or its refusal, or the 503 that says when to ask again; with the members a paid
  * call carries beside it. A paid answer delivered within the caller's time is owed no more.
  */
-async function delivered(services: Services, p: Paying, deadline: number): Promise<OpReplyOf<'intentsPay'>> {
+async function delivered(
+  services: Services,
+  ctx: CallContext,
+  p: Paying,
+  deadline: number,
+): Promise<OpReplyOf<'intentsPay'>> {
   const members: PaidCallMembers = { intentId: p.intent.id, bound: p.bound };
   if (p.payment) members.paymentStatus = p.payment.status;
   if (p.pending) return { ...p.pending, meta: members };
   const proven = p.payment && paid(p);
   if (proven) members.receipt = receiptOf(p.payment);
-  // Refused at settlement, or expired unused on chain: x402's reason, so the client is offered the payment again.
-  else if (p.payment?.reason && refusedStates.includes(p.payment.status))
+  // Refused at settlement, or expired unused on chain: x402's reason, and a new offer for the same call to pay instead
+  // (this intent can no longer be paid).
+  else if (p.payment?.reason && refusedStates.includes(p.payment.status)) {
     members.refusal = refusalOf(intentTermsOf(p.intent), p.payment.reason);
+    const stored = {
+      status: p.intent.answer_status ?? 402,
+      answer: json(p.intent.answer) as Blocked,
+      replayed: !p.fresh,
+    };
+    return { ...(await withNewOffer(services, ctx, p.intent, stored)), meta: members };
+  }
   // This request's answer carries what it alone may show (a secret, this once); any other is the stored one.
   const answer: PillarAnswer =
     p.fresh && p.answer

@@ -84,7 +84,11 @@ const paymentShape = z
   })
   .loose();
 
-type Answer = { type?: string; value?: Record<string, unknown>; meter?: { payment?: Record<string, unknown> } };
+type Answer = {
+  type?: string;
+  value?: Record<string, unknown>;
+  meter?: { charged?: string; posted?: boolean; payment?: Record<string, unknown> };
+};
 
 /** The paid answer as the model reads it: the signed receipt is the machines', in `_meta` beside it. */
 function withoutSignedReceipt(answer: Answer): Answer {
@@ -95,11 +99,44 @@ function withoutSignedReceipt(answer: Answer): Answer {
 }
 
 /**
+ * A paid call's answer as exec answers every result: `{result, calls: 1}` as JSON text, the Answer in `result`, then
+ * `note` (why nothing was charged). No `structuredContent`: exec's results have none (exec declares no outputSchema),
+ * and a second copy of the answer would take the wallet-only agent's path past its 8,000 characters.
+ */
+function answered(answer: Answer, note?: string): CallToolResult {
+  return { content: [text(JSON.stringify({ result: answer, calls: 1 })), ...(note ? [text(note)] : [])] };
+}
+
+/**
+ * Why a paid call's answer charged nothing, when it is the intent's recorded answer (its meter posted) with no payment
+ * that moved money: a failure, an EMPTY answer where the price is for an answer, or an answer settled before by other
+ * means. Null for anything else (a refusal of the payment itself, which is not the intent's answer).
+ */
+function notChargedWhy(answer: Answer, intentId: string): string | null {
+  if (answer.meter?.posted !== true || answer.meter.payment) return null;
+  const kind = answer.type;
+  const why =
+    kind === 'BLOCKED'
+      ? `the answer is BLOCKED (${String(answer.value?.code)}), and a failure is not worth its price`
+      : kind === 'EMPTY'
+        ? 'the answer is EMPTY, and this price is for an answer'
+        : kind === 'OK'
+          ? `intent ${intentId} was settled before, without this payment; this is its stored answer`
+          : null;
+  if (!why) return null;
+  return (
+    `Not charged (meter.charged ${String(answer.meter.charged)}): ${why}. The payment was voided: never sent to ` +
+    'settle, no money moved. result is the answer, as a paid one is.'
+  );
+}
+
+/**
  * Pay the offer a PaymentPayload names (`accepted.extra.intentId`) as the HTTP path does, with the caller's own
  * `headers` (authorization, host), and answer as the transport says: the paid Answer with the receipt in
- * `_meta["x402/payment-response"]`; a refused payment as payment-required again (in the request's binding) with
- * x402's reason; an outcome not known yet as an error that says to send the same call again. Content is served only
- * with a settled payment.
+ * `_meta["x402/payment-response"]`; an answer not worth its price (nothing charged, the payment voided) in the same
+ * shape, saying so, with no settlement response; a refused payment as payment-required again (in the request's
+ * binding) with x402's reason and the offer to pay now; an outcome not known yet as an error that says to send the
+ * same call again. An answer is served only with a settled payment, or when nothing was charged for it.
  */
 export async function payOffer(
   app: FastifyInstance,
@@ -141,18 +178,20 @@ export async function payOffer(
       typeof receiptHeader === 'string'
         ? fromBase64Json(receiptHeader)
         : { success: true, transaction: paid.transaction ?? '', network: paid.network, payer: paid.payer };
-    return {
-      content: [text(JSON.stringify({ result: withoutSignedReceipt(answer), calls: 1 }))],
-      _meta: { [PAYMENT_RESPONSE_META]: receipt },
-    };
+    return { ...answered(withoutSignedReceipt(answer)), _meta: { [PAYMENT_RESPONSE_META]: receipt } };
   }
+  // The paid call's own answer, not worth its price (BLOCKED, or EMPTY where the price is for an answer): the payment
+  // was voided, never sent to settle. It is the answer the code asked for, in the paid answer's shape, with no
+  // settlement response (none happened: x402's MCP transport sends one only for a settlement).
+  const notCharged = notChargedWhy(answer, intentId);
+  if (notCharged && res.statusCode !== 402 && res.statusCode < 500) return answered(answer, notCharged);
   const code = String(answer.value?.code ?? `HTTP ${res.statusCode}`);
   const message = String(answer.value?.message ?? '');
   const required = res.headers['payment-required'];
   if (res.statusCode === 402 && typeof required === 'string')
     return paymentRequired(
       fromBase64Json(required) as Record<string, unknown>,
-      `Payment refused (${code}): ${message} Nothing ran; sign a new payment for accepts[0] and call again.`,
+      `Payment refused (${code}): ${message} Nothing was charged; sign a new payment for accepts[0] and call again.`,
       binding,
     );
   if (res.statusCode === 503)

@@ -1,5 +1,5 @@
-import { capabilityByName, ops, type OpReplyOf, type PaymentReceipt } from '@vcs/contract';
-import { callOp, offerFactsOf, type CallContext } from '@vcs/platform';
+import { ops, type OpReplyOf, type PaymentReceipt } from '@vcs/contract';
+import { callOp, type CallContext } from '@vcs/platform';
 import { OFFER_RECEIPT } from '@x402/extensions/offer-receipt';
 import type { FastifyReply } from 'fastify';
 import { callerOf } from '../dispatch.ts';
@@ -7,7 +7,8 @@ import { sendOpReply } from '../reply.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { signReceipt } from './extensions.ts';
 import { notePayment, paymentLogOf, type PaymentLog } from './paymentLog.ts';
-import { encodeHeader, paymentRequiredOf, paymentRequiredV1Of, type SentPayment } from './x402.ts';
+import { namingAnOffer, withHowToPay } from './required.ts';
+import { encodeHeader, type SentPayment } from './x402.ts';
 
 /** A paid call as the gateway takes it: where the payment was presented, and the payment. */
 export interface PaidCall {
@@ -122,16 +123,13 @@ async function withX402(
       headers,
     };
   }
-  const refusal = r.meta?.refusal;
-  const c = refusal && capabilityByName(refusal.capability);
-  if (r.status !== 402 || !refusal || !c || !intentId)
-    return { status: r.status, answer: r.answer, replayed: r.replayed, headers };
-  const facts = offerFactsOf(c, intentId, call.resourceUrl);
-  headers['payment-required'] = encodeHeader(await paymentRequiredOf(terms, c, facts, signer, refusal.x402Error));
+  // Not paid: a 402 says how to pay — the offer it names, with a refused payment's x402 reason (money/required.ts).
+  const named = await namingAnOffer(deps, r, { route: call.route, intentId: call.intentId, ctx: call.ctx });
+  const priced = await withHowToPay(deps, named, call.resourceUrl, r.meta?.refusal?.x402Error);
   return {
     status: r.status,
-    answer: { ...r.answer, ...paymentRequiredV1Of(terms, facts, refusal.x402Error) },
+    answer: priced.reply.answer,
     replayed: r.replayed,
-    headers,
+    headers: { ...headers, ...priced.headers },
   };
 }

@@ -1,8 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { problemsOf, type Capability, type Problem } from '@vcs/contract';
+import { blocked, httpStatusOf, problemsOf, type Capability, type Problem } from '@vcs/contract';
 import { requirementOf, requirementV1Of, type OfferFacts, type X402Terms } from '@vcs/platform';
 import { z } from 'zod';
-import { sameRequest, sendBlocked } from '../reply.ts';
+import type { GatewayDeps } from '../deps.ts';
+import { sameRequest } from '../reply.ts';
+import { namingAnOffer, sendPriced, withHowToPay, type PaidAt } from './required.ts';
 import { extensionsOf, type ReceiptSigner } from './extensions.ts';
 
 /**
@@ -89,18 +91,25 @@ export function paymentOf(req: FastifyRequest): SentPayment | { problems: Proble
 }
 
 /**
- * The request's payment, or — when its header is not an x402 payment payload — 'refused', the 400 sent with each
- * problem (the offer gate and the settle route refuse it with the one wording).
+ * The request's payment, or — when its header is not an x402 payment payload — 'refused', the 402 sent with each
+ * problem and the offer to pay instead (the offer gate and the settle route refuse it with the one wording).
  */
-export function paymentOrRefusal(req: FastifyRequest, reply: FastifyReply): SentPayment | null | 'refused' {
+export async function paymentOrRefusal(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  deps: GatewayDeps,
+  at: PaidAt,
+  resourceUrl: string,
+): Promise<SentPayment | null | 'refused'> {
   const payment = paymentOf(req);
   if (!payment || !('problems' in payment)) return payment;
-  sendBlocked(
-    reply,
+  const answer = blocked(
     'payment-invalid',
     'the x402 payment header (PAYMENT-SIGNATURE or X-PAYMENT) must be base64 JSON of an x402 payment payload; ' +
       'fix each problem listed',
     { problems: payment.problems, next: sameRequest(req) },
   );
+  const named = await namingAnOffer(deps, { status: httpStatusOf(answer), answer }, at);
+  sendPriced(reply, await withHowToPay(deps, named, resourceUrl));
   return 'refused';
 }

@@ -7,6 +7,7 @@ import type { GatewayDeps } from '../deps.ts';
 import { mandateOf } from '../money/headers.ts';
 import { paymentOrRefusal } from '../money/x402.ts';
 import { payCapabilityCall, sendPaidReply } from '../money/pay.ts';
+import { payableOf, sendPriced, withHowToPay } from '../money/required.ts';
 import { refuseMethod } from '../methods.ts';
 import { refuseIntentTrigger } from '../triggers.ts';
 import { bodyObject, refuseMalformedId, sameRequest, sendBlocked, sendOpReply } from '../reply.ts';
@@ -27,7 +28,7 @@ interface RouteOptions {
    */
   checksTrigger?: true;
   /** Shape the answer for HTTP (POST /keys adds its links), else it is sent as the pillar answered. */
-  send?(reply: FastifyReply, r: OpReply, req: FastifyRequest): unknown;
+  send?(reply: FastifyReply, r: OpReply, req: FastifyRequest, ctx: CallContext): unknown;
 }
 
 const idKinds = { intentId: 'intent', handoffId: 'handoff', dealId: 'deal' } as const;
@@ -68,7 +69,7 @@ function routeOp(app: FastifyInstance, deps: GatewayDeps, op: Op, opts: RouteOpt
         );
       }
       const r = await callOp(callerOf(deps), op, parsed.data, ctx);
-      return opts.send ? opts.send(reply, r, req) : sendOpReply(reply, r);
+      return opts.send ? opts.send(reply, r, req, ctx) : sendOpReply(reply, r);
     },
   });
 }
@@ -96,10 +97,10 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
       const intentId = (req.params as { intentId: string }).intentId;
       // A trigger its capability does not honour is refused before any payment is read or settlement asked for.
       if (await refuseIntentTrigger(deps, req, reply, ctx, intentId)) return true;
-      const payment = paymentOrRefusal(req, reply);
+      const resourceUrl = `${publicBaseOf(req, deps.config)}${req.url.split('?')[0]}`;
+      const payment = await paymentOrRefusal(req, reply, deps, { intentId, ctx }, resourceUrl);
       if (payment === 'refused') return true;
       if (!payment) return false;
-      const resourceUrl = `${publicBaseOf(req, deps.config)}${req.url.split('?')[0]}`;
       sendPaidReply(reply, await payCapabilityCall(deps, { intentId, payment, ctx, resourceUrl }));
       return true;
     },
@@ -117,12 +118,31 @@ export async function opRoutes(app: FastifyInstance, deps: GatewayDeps) {
       reply.header('intent-id', (req.params as { intentId: string }).intentId);
       return { mandate: m?.mandate };
     },
+    // A 402 (a stored refusal of payment) says how to pay: the new offer it names, as PAYMENT-REQUIRED.
+    async send(reply, r, req) {
+      const resourceUrl = `${publicBaseOf(req, deps.config)}${req.url.split('?')[0]}`;
+      return sendPriced(reply, await withHowToPay(deps, r, resourceUrl));
+    },
   });
   routeOp(app, deps, ops.handoffsGet);
   routeOp(app, deps, ops.handoffsComplete);
   routeOp(app, deps, ops.dealsOpen);
   routeOp(app, deps, ops.dealsGet);
-  routeOp(app, deps, ops.dealsAdvance);
+  routeOp(app, deps, ops.dealsAdvance, {
+    // The step's offer (402) says how to pay, and is paid here too: a stock x402 client sends its payment to the URL
+    // that answered the 402, and it pays the step's intent as its settle route would (the deal moves on its event).
+    async send(reply, r, req, ctx) {
+      const resourceUrl = `${publicBaseOf(req, deps.config)}${req.url.split('?')[0]}`;
+      const offered = r.status === 402 ? payableOf(r.answer)?.intentId : undefined;
+      if (offered) {
+        const payment = await paymentOrRefusal(req, reply, deps, { intentId: offered, ctx }, resourceUrl);
+        if (payment === 'refused') return reply;
+        if (payment)
+          return sendPaidReply(reply, await payCapabilityCall(deps, { intentId: offered, payment, ctx, resourceUrl }));
+      }
+      return sendPriced(reply, await withHowToPay(deps, r, resourceUrl));
+    },
+  });
   routeOp(app, deps, ops.connectionsSubmit);
   routeOp(app, deps, ops.connectionsQueue);
 
