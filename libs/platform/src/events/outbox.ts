@@ -63,11 +63,14 @@ export function eventsInsert(
   return { envelopes, sql: { sql: outboxSql(` where ${when}`), params: rows!.params } };
 }
 
-/** Whether a flush first looks for pending rows, and which (`OutboxRelay.kick`). */
-type Look = boolean | 'stale';
-const LOOK_ANY = 'select 1 from outbox_events where published_at is null limit 1';
-const LOOK_STALE =
-  'select 1 from outbox_events where published_at is null and created_at < now() - make_interval(secs => $1) limit 1';
+/**
+ * Whether a flush first looks for pending rows, and which (`OutboxRelay.kick`): rows another relay holds are not
+ * looked for (its mark follows its publish).
+ */
+type Look = boolean | number;
+const UNCLAIMED = 'published_at is null and (claimed_until is null or claimed_until < now())';
+const LOOK_ANY = `select 1 from outbox_events where ${UNCLAIMED} limit 1`;
+const LOOK_AGED = `select 1 from outbox_events where ${UNCLAIMED} and created_at < now() - make_interval(secs => $1) limit 1`;
 
 interface OutboxRow {
   seq: string;
@@ -88,7 +91,7 @@ const COALESCE_MS = 50;
  * died, or whose flush failed): the ticks of the other processes (the data pillar's, say) leave a commit's fresh events
  * to the writer's relay, so a process that wrote nothing has no part in relaying them.
  */
-const TAKEOVER_MS = 1_000;
+const TAKEOVER_MS = 5_000;
 /** How long a relay's claim on its rows lasts: past the longest a publish is retried (bus/nats.ts PUBLISH_RETRY). */
 const CLAIM_SECONDS = 30;
 
@@ -109,6 +112,8 @@ export class OutboxRelay implements Idles {
   private rounds = new IdleRounds();
   /** Rows published since start (events/idle.ts). */
   done = 0;
+  /** When this process last wrote events (`kickSoon`). */
+  private wroteAt = 0;
   /** Seqs of rows this relay published and has not yet marked (the sole relay's next statement marks them). */
   private unmarked: string[] = [];
   /**
@@ -138,8 +143,13 @@ export class OutboxRelay implements Idles {
     relays.add(this);
     const tick = () => {
       if (!this.stopped) {
-        // The sole relay, or one whose last flush failed, takes every pending row; others only rows left too long.
-        this.kick(this.sole || this.pausedAt ? true : 'stale');
+        // The sole relay, or one whose last flush failed, takes every pending row. Any other leaves fresh rows to the
+        // kick of the process that wrote them: if its process wrote events lately it takes rows its own kick may have
+        // missed (a commit slower than the window), else only rows left too long.
+        const minAgeMs =
+          this.sole || this.pausedAt ? 0 : Date.now() - this.wroteAt < TAKEOVER_MS ? 2 * this.coalesceMs : TAKEOVER_MS;
+        // A flush under way already takes what is pending: a tick during it is skipped, not run blind after it.
+        if (!this.busy) this.kick(minAgeMs || true);
         this.timer = setTimeout(tick, this.intervalMs);
       }
     };
@@ -150,7 +160,7 @@ export class OutboxRelay implements Idles {
   /**
    * Relay now: called by `kickSoon` after a commit (rows are known to wait: no look first) so events do not wait for
    * the next tick, and by the tick with a `look` (an idle relay then costs one indexed read, not a transaction):
-   * `stale` looks only for rows older than `TAKEOVER_MS`, `true` for any. The sole relay's last batch is marked by its
+   * `true` looks for any pending row, a number for rows older than that many milliseconds. The sole relay's last batch is marked by its
    * next statement: the next kick's, or the tick's, within `intervalMs`.
    */
   kick(look: Look = false) {
@@ -189,9 +199,10 @@ export class OutboxRelay implements Idles {
       )
       .finally(() => {
         this.busy = false;
+        // Asked again while it ran: the next flush waits out the window too, so what commits meanwhile goes with it.
         if (this.again && !this.stopped) {
           this.again = false;
-          this.kick();
+          this.soon ??= setTimeout(() => this.kick(), this.coalesceMs);
         }
       });
   }
@@ -202,6 +213,7 @@ export class OutboxRelay implements Idles {
    * `coalesceMs` at most for it.
    */
   kickSoon() {
+    this.wroteAt = Date.now();
     if (this.soon || this.stopped) return;
     this.soon = setTimeout(() => this.kick(), this.coalesceMs);
   }
@@ -231,7 +243,7 @@ export class OutboxRelay implements Idles {
     let total = 0;
     for (;;) {
       const found = () =>
-        look === 'stale' ? this.db.query(LOOK_STALE, [TAKEOVER_MS / 1000]) : this.db.query(LOOK_ANY);
+        typeof look === 'number' ? this.db.query(LOOK_AGED, [look / 1000]) : this.db.query(LOOK_ANY);
       if (look && !this.unmarked.length && !(await found()).rows.length) return total;
       look = true; // after the first round, only a full batch goes round again, and then a look is cheap
       const rows = this.sole ? await this.next(batch) : await this.claim(batch);
