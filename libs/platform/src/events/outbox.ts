@@ -70,7 +70,8 @@ export function eventsInsert(
 type Look = boolean | number;
 const UNCLAIMED = 'published_at is null and (claimed_until is null or claimed_until < now())';
 const LOOK_ANY = `select 1 from outbox_events where ${UNCLAIMED} limit 1`;
-const LOOK_AGED = `select 1 from outbox_events where ${UNCLAIMED} and created_at < now() - make_interval(secs => $1) limit 1`;
+const LOOK_AGED = `select 1 from outbox_events
+  where ${UNCLAIMED} and created_at < now() - make_interval(secs => $1) limit 1`;
 
 interface OutboxRow {
   seq: string;
@@ -160,19 +161,23 @@ export class OutboxRelay implements Idles {
   /**
    * Relay now: called by `kickSoon` after a commit (rows are known to wait: no look first) so events do not wait for
    * the next tick, and by the tick with a `look` (an idle relay then costs one indexed read, not a transaction):
-   * `true` looks for any pending row, a number for rows older than that many milliseconds. The sole relay's last batch is marked by its
-   * next statement: the next kick's, or the tick's, within `intervalMs`.
+   * `true` looks for any pending row, a number for rows older than that many milliseconds. The sole relay's last
+   * batch is marked by its next statement: the next kick's, or the tick's, within `intervalMs`.
    */
   kick(look: Look = false) {
-    // This flush takes every row committed so far: a flush scheduled by `kickSoon` would find nothing of its own.
-    clearTimeout(this.soon);
-    this.soon = undefined;
+    // This flush takes every row committed so far: a flush scheduled by `kickSoon` would find nothing of its own. A
+    // tick's look for rows left too long takes none of the fresh ones, so the flush scheduled for them stays.
+    if (typeof look !== 'number') {
+      clearTimeout(this.soon);
+      this.soon = undefined;
+    }
     if (this.busy) {
       this.again = true;
       return;
     }
     this.busy = true;
-    const flush = this.rounds.begin();
+    // A tick that looks only for rows left too long says nothing of fresh ones: it answers no one waiting on onIdle.
+    const flush = typeof look === 'number' ? 0 : this.rounds.begin();
     const asked = this.settlesAsked;
     const settle = asked > this.settlesDone;
     this.flush(100, look, settle)
@@ -180,7 +185,7 @@ export class OutboxRelay implements Idles {
         (n) => {
           this.done += n;
           if (settle) this.settlesDone = Math.max(this.settlesDone, asked);
-          this.rounds.idle(flush);
+          if (flush) this.rounds.idle(flush);
           if (!this.pausedAt) return;
           this.log.info({ afterMs: Date.now() - this.pausedAt, relayed: n }, 'outbox relay resumed');
           this.pausedAt = 0;
