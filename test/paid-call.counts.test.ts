@@ -34,7 +34,7 @@ const unb64 = (s: string) => JSON.parse(Buffer.from(s, 'base64').toString('utf8'
  * relay), the webhook sender's look for due deliveries (WEBHOOK_POLL_MS) and commerce's reconciler's scans.
  */
 const TIMED = [
-  /^select 1 from outbox_events where published_at is null/,
+  /^select 1 from outbox_events\s+where published_at is null/,
   /^select 1 from webhook_deliveries\s+where status = 'pending'/,
   /^select id from payments\s+where status = 'unknown'/,
   /^select id from executions\s+where status in \('running', 'ready'\)/,

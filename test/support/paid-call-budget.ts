@@ -8,8 +8,11 @@ export const PAID_CALL_BUDGET = {
   embedded: {
     /** PGlite statements of the call's steps, BEGIN and COMMIT included (none is a transaction today). */
     stepStatements: 6,
-    /** The relay's statements (its reads that mark the batch before, its marks). */
-    relayStatements: 4,
+    /**
+     * The relay's statements (its reads that mark the batch before, its marks): a read after the pillar's commit and
+     * one after commerce's, a mark, and now and then one more when a commit comes while a flush runs.
+     */
+    relayStatements: 5,
     /** In-process bus messages: each request and its reply, each event published, each delivery to a consumer. */
     busMessages: 9,
   },
