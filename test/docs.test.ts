@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PAID_CALL_BUDGET } from './support/paid-call-budget.ts';
 
 /**
  * The docs and the code's comments say what is true now; the history of how it came to be is git's. A mention of
@@ -83,5 +84,28 @@ describe('docs say what is true now', () => {
     );
     expect(hits('x.md', prose('measured on 2026-11-27, in `MCP 2026-07-28`'), [isoDate])).toHaveLength(1);
     expect(hits('x.md', prose('the revision `2026-07-28`'), [isoDate])).toEqual([]);
+  });
+});
+
+describe('docs/performance.md states the ceilings the paid-call count test holds', () => {
+  it('its table "Round trips and messages per paid call" gives each ceiling of support/paid-call-budget.ts', () => {
+    const text = readFileSync(join(root, 'docs', 'performance.md'), 'utf8');
+    const { embedded: e, distributed: d } = PAID_CALL_BUDGET;
+    const rows: [string, number][] = [
+      ['embedded: statements of the steps', e.stepStatements],
+      ["embedded: the relay's statements", e.relayStatements],
+      ['embedded: bus messages', e.busMessages],
+      ["distributed: Postgres round trips of commerce's steps", d.stepRoundTrips.commerce],
+      ["distributed: Postgres round trips of the services pillar's steps", d.stepRoundTrips['services-pillar']],
+      [
+        'distributed: Postgres round trips of the gateway, workflows and data',
+        Math.max(d.stepRoundTrips.gateway, d.stepRoundTrips.workflows, d.stepRoundTrips.data),
+      ],
+      ["distributed: the relays' Postgres round trips, all processes", d.relayRoundTrips],
+      ['distributed: NATS messages, all processes', d.natsMessages],
+    ];
+    for (const [label, ceiling] of rows) expect(text).toContain(`| ${label} | ${ceiling} |`);
+    expect(d.untouched).toEqual(['workflows', 'data']);
+    expect(text).toContain('| distributed: round trips and NATS messages of workflows and data | 0 |');
   });
 });

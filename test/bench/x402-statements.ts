@@ -12,42 +12,14 @@
  */
 import { createPayment, startRail } from '@vcs/x402-rail';
 import { embeddedConfig, startEmbedded } from '@vcs/embedded';
-import { createLogger, mergeWrites, parseSettings, type Db, type Queryable } from '@vcs/platform';
+import { createLogger, parseSettings } from '@vcs/platform';
+import { countStatements } from '../support/count-statements.ts';
 import { railSettings } from '../support/money.ts';
 
 const CALLS = Number(process.env.BENCH_STATEMENTS_CALLS ?? 20);
 const VIN = '1HGCM82633A004352';
 const unb64 = (s: string) => JSON.parse(Buffer.from(s, 'base64').toString('utf8'));
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
-
-let count = 0;
-/** Count every statement `db` is sent, in place (the pillars hold this same object). */
-function counting(db: Db) {
-  const query = db.query.bind(db);
-  const tx = db.tx.bind(db);
-  const batch = db.batch.bind(db);
-  const inner = (q: Queryable): Queryable => ({
-    ...q,
-    query: (sql, params) => {
-      count++;
-      return q.query(sql, params);
-    },
-  });
-  db.query = ((sql: string, params?: unknown[]) => {
-    count++;
-    return query(sql, params);
-  }) as Db['query'];
-  db.tx = (<T>(fn: (q: Queryable) => Promise<T>) => {
-    count += 2; // BEGIN, COMMIT
-    return tx((q) => fn(inner(q)));
-  }) as Db['tx'];
-  db.batch = ((statements: Parameters<Db['batch']>[0]) => {
-    // As the store runs them: bulk rows merged; one statement alone, several in a transaction (BEGIN, COMMIT).
-    const merged = mergeWrites(statements).length;
-    count += merged + (merged > 1 ? 2 : 0);
-    return batch(statements);
-  }) as Db['batch'];
-}
 
 const rail = await startRail({ payers: CALLS + 1 });
 const svc = await startEmbedded({
@@ -56,7 +28,7 @@ const svc = await startEmbedded({
   settings: parseSettings(embeddedConfig, { ...process.env, ...railSettings(rail) }),
 });
 try {
-  counting(svc.infra.db);
+  const counted = countStatements(svc.infra.db);
   const base = await svc.app.listen({ port: 0, host: '127.0.0.1' });
   const quote = (headers: Record<string, string> = {}) =>
     fetch(`${base}/signings/quote`, {
@@ -66,27 +38,27 @@ try {
     });
   const idleFor = async (ms: number) => {
     await svc.settled();
-    const before = count;
+    const before = counted.n;
     await new Promise((r) => setTimeout(r, ms));
-    return count - before;
+    return counted.n - before;
   };
   // One paid call first, untimed: caches, prepared plans, the first block.
   const paidOnce = async (payer: number) => {
-    let c0 = count;
+    let c0 = counted.n;
     const offer = await quote();
-    const offerLeg = count - c0;
+    const offerLeg = counted.n - c0;
     if (offer.status !== 402) throw new Error(`expected 402, got ${offer.status}: ${await offer.text()}`);
     const required = unb64(offer.headers.get('payment-required')!);
     const payment = await createPayment(rail.payerKeys[payer]!, required.accepts[0], required.resource);
-    c0 = count;
+    c0 = counted.n;
     const t0 = Date.now();
     const paid = await quote({ 'payment-signature': b64(payment) });
     const body = await paid.text();
     if (paid.status !== 200) throw new Error(`expected 200, got ${paid.status}: ${body}`);
-    const paidLeg = count - c0;
-    c0 = count;
+    const paidLeg = counted.n - c0;
+    c0 = counted.n;
     await svc.settled();
-    return { offerLeg, paidLeg, after: count - c0, ms: Date.now() - t0 };
+    return { offerLeg, paidLeg, after: counted.n - c0, ms: Date.now() - t0 };
   };
   await paidOnce(CALLS);
   const t0 = Date.now();

@@ -13,6 +13,8 @@ export interface PrivateServer {
   url: string;
   port: number;
   readonly pid?: number;
+  /** The HTTP monitoring address, for a NATS started with `monitor`. */
+  monitorUrl?: string;
   stop(signal?: NodeJS.Signals): Promise<void>;
   start(): Promise<void>;
   destroy(): Promise<void>;
@@ -69,14 +71,17 @@ function processServer(port: number, url: string, cmd: string, args: string[], d
  * scheduler (GOMAXPROCS) from the CPUs it may use at start, so a server pinned after it started keeps one
  * scheduler thread per machine core, all contending for the one core it was given.
  */
-export async function privateNats(opts: { cpu?: number } = {}): Promise<PrivateServer> {
+export async function privateNats(opts: { cpu?: number; monitor?: boolean } = {}): Promise<PrivateServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'vcs-nats-'));
   const nats = ['/usr/sbin/nats-server', '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir];
+  // `monitor`: its HTTP monitoring port too (`/connz` counts each connection's messages), at `monitorUrl`.
+  const monitorPort = opts.monitor ? await freePort() : undefined;
+  if (monitorPort) nats.push('-m', String(monitorPort));
   const [cmd, ...args] = opts.cpu === undefined ? nats : ['taskset', '-c', String(opts.cpu), ...nats];
   const s = processServer(port, `nats://127.0.0.1:${port}`, cmd!, args, dir);
   await s.start();
-  return s;
+  return monitorPort ? Object.assign(s, { monitorUrl: `http://127.0.0.1:${monitorPort}` }) : s;
 }
 
 export async function privateRedis(): Promise<PrivateServer> {

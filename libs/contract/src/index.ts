@@ -4,6 +4,7 @@ export * from './capability.ts';
 export * from './catalog.ts';
 export * from './common.ts';
 export * from './events.ts';
+export * from './subjects.ts';
 export * from './secret.ts';
 export { withoutSecrets, publicValue, secretMemberNames } from './redaction.ts';
 export * from './ids.ts';

@@ -108,11 +108,11 @@ export async function startPillar(
   // environment.
   const settings = shared.settings ?? parseSettings(withBase(baseConfig, def));
   const services: Services = { ...infra, log, source: `${def.name}@${def.version}`, settings };
-  // Pillars in one process share one store, so they share one relay (the embedded mode passes it).
+  // Pillars in one process share one store, so they share one relay (the embedded mode passes it). Every event
+  // written in the process wakes it (events/outbox.ts `eventWrites`).
   const ownRelay = shared.relay ? undefined : new OutboxRelay(infra.db, infra.bus, log).start();
-  const relay = shared.relay ?? ownRelay!;
   // Each definition was type-checked against its own pillar's nouns and ops (PillarDefinition<P>).
-  const served = servePillar(def.pillar as Pillar, def.handlers as never, services, relay);
+  const served = servePillar(def.pillar as Pillar, def.handlers as never, services);
   const servedOps = def.ops ? serveOps(services, def.pillar as Pillar, def.ops(services as never) as never) : undefined;
   const background = (await def.background?.(services)) ?? [];
   return {

@@ -11,7 +11,6 @@ import {
 } from '@vcs/contract';
 import { serveFramed } from './bus/serve.ts';
 import type { BaseConfig } from './config.ts';
-import type { OutboxRelay } from './events/outbox.ts';
 import { eventWrites } from './events/outbox.ts';
 import {
   provenanceOf,
@@ -325,12 +324,7 @@ async function postFactOnce(
 }
 
 /** Serve every capability of a pillar on its subject, queue group = pillar, so replicas share the load. */
-export function servePillar<P extends Pillar>(
-  pillar: P,
-  handlers: PillarHandlers<P>,
-  services: Services,
-  relay?: OutboxRelay,
-) {
+export function servePillar<P extends Pillar>(pillar: P, handlers: PillarHandlers<P>, services: Services) {
   const byNoun = handlers as unknown as Record<string, Record<string, Handler<any>>>;
   const stops = capabilitiesOfPillar(pillar).map((c) => {
     const handler = byNoun[c.noun]?.[c.verb];
@@ -346,7 +340,6 @@ export function servePillar<P extends Pillar>(
         req as CapabilityRequest,
         { ...services, log },
       );
-      if (events.length) relay?.kickSoon();
       // Debug: at info the gateway's one line per request says it (route, status, duration, served-by).
       log.debug({ status, type: answer.type, replayed }, 'capability answered');
       return { status, kind: String(answer.type), json: answerJson(answer, valueJson), replayed };

@@ -1,4 +1,4 @@
-import { eventEnvelope } from '@vcs/contract';
+import { ACCOUNT_EVENTS, eventEnvelope } from '@vcs/contract';
 import {
   consumeEventBatches,
   dec,
@@ -18,14 +18,15 @@ export const EVENT_CONSUMER = 'services-events';
 
 /**
  * The pillar's one consumer of the event stream: each batch is delivered and parsed once, then turned into webhook
- * deliveries and into demand signals for the activation queue. Both are idempotent per event, so a batch that fails
+ * deliveries and into demand signals for the activation queue. Both act only on an account's events, so it takes only
+ * those (contract subjects.ts): an anonymous call's events never reach this pillar. Both are idempotent per event, so a batch that fails
  * is redelivered and runs again whole. (It replaces one consumer each, which doubled every event's delivery, parse
  * and ack; `continues` starts it where they had got to.)
  */
 export async function startEventConsumer(services: Services, onNewDeliveries: () => void) {
   return consumeEventBatches(
     services.bus,
-    { durable: EVENT_CONSUMER, filter: 'evt.>', continues: ['webhook-fanout', 'activation-ranking'] },
+    { durable: EVENT_CONSUMER, filter: ACCOUNT_EVENTS, continues: ['webhook-fanout', 'activation-ranking'] },
     async (batch) => {
       const events: StreamEvent[] = [];
       for (const d of batch) {

@@ -1,3 +1,4 @@
+import { DEAL_EVENTS } from '@vcs/contract';
 import { noOwnSettings, ownMigrations, type PillarDefinition } from '@vcs/platform';
 import { dealEventHandler } from './buy/events.ts';
 import { DealMachine } from './buy/machine.ts';
@@ -16,10 +17,11 @@ export const workflowsPillar: PillarDefinition<'workflows'> = {
   },
   ops: (services) => dealOps(services, new DealMachine(services)),
   async background(services) {
-    // Durable: a restarted workflows process resumes from the last acknowledged event.
+    // Durable: a restarted workflows process resumes from the last acknowledged event. It takes only the events that
+    // can move a deal's step (contract subjects.ts): the stream server keeps every other event from it.
     return [
       await services.bus.consumeEvents(
-        { durable: 'workflows-deals', filter: 'evt.>', ackWaitMs: 10_000 },
+        { durable: 'workflows-deals', filter: DEAL_EVENTS, ackWaitMs: 10_000 },
         dealEventHandler(services, new DealMachine(services)),
       ),
     ];

@@ -45,6 +45,8 @@ export class MemoryBus implements Bus, Idles {
   private idleWaiters: (() => void)[] = [];
   /** Deliveries acked or naked so far (events/idle.ts). */
   done = 0;
+  /** Deliveries handed to each durable so far: what its filter let through (a test counts a paid call's). */
+  readonly deliveredTo = new Map<string, number>();
   private fanout = new Map<string, Set<(d: Uint8Array) => void>>();
   private closed = false;
 
@@ -102,6 +104,7 @@ export class MemoryBus implements Bus, Idles {
     // Handed out and not yet acked or naked: a batching consumer acks after its handler has returned.
     let unsettled = 0;
     const deliver = async (item: Stored, count: number) => {
+      this.deliveredTo.set(opts.durable, (this.deliveredTo.get(opts.durable) ?? 0) + 1);
       let settled = false;
       unsettled++;
       const finish = () => {

@@ -500,11 +500,11 @@ export class NatsBus implements Bus {
       ack_wait: ms(opts.ackWaitMs ?? 30_000),
       max_deliver: -1,
     };
-    const exists = await jsm.consumers.info(this.stream, opts.durable).then(
-      () => true,
-      () => false,
-    );
-    if (!exists) {
+    const existing = await jsm.consumers.info(this.stream, opts.durable).catch(() => null);
+    // A durable made under another filter takes this one from now on (NATS 2.9 updates a consumer's filter in place).
+    if (existing && existing.config.filter_subject !== cfg.filter_subject)
+      await jsm.consumers.update(this.stream, opts.durable, { filter_subject: cfg.filter_subject }).catch(() => null);
+    if (!existing) {
       const replaced = (
         await Promise.all((opts.continues ?? []).map((d) => jsm.consumers.info(this.stream, d).catch(() => null)))
       ).filter((c) => c !== null);

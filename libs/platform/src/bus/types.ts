@@ -45,7 +45,11 @@ export interface EventDelivery {
 export interface ConsumeOptions {
   /** Durable consumer name: replicas with the same name share the work. */
   durable: string;
-  /** Subject filter such as `evt.>` or `evt.TotalLoss.>`. */
+  /**
+   * The one subject filter (NATS 2.9 takes one per consumer), such as `evt.>`, `evt.TotalLoss.>` or one of the
+   * contract's (`ACCOUNT_EVENTS`, `DEAL_EVENTS`: subjects.ts): the stream server, or the in-process bus, never hands
+   * the consumer an event outside it. A durable that existed with another filter takes this one.
+   */
   filter: string;
   ackWaitMs?: number;
   /**

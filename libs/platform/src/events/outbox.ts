@@ -1,4 +1,4 @@
-import { eventSubject, newId, type EventEnvelope } from '@vcs/contract';
+import { eventSubjectOf, newId, type EventEnvelope } from '@vcs/contract';
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/types.ts';
 import { enc } from '../bus/types.ts';
@@ -23,13 +23,22 @@ const outboxSql = (where = '') => `insert into outbox_events(id, type, subject, 
          order by ord`;
 export const outboxInsert: BulkWrite = { sql: outboxSql() };
 
+/**
+ * This process's relays (one per process; more only where a test runs several stores in one). Every event written in
+ * the process has them relay it within `COALESCE_MS`, with whatever else is committed meanwhile: the writer's own relay
+ * publishes its events, and another process's relay takes them only if they wait past `TAKEOVER_MS`.
+ */
+const relays = new Set<OutboxRelay>();
+
 /** Events as outbox rows, with their ids: for a caller that writes them together with other rows. */
 export function eventWrites(events: Omit<EventEnvelope, 'id'>[]): { envelopes: EventEnvelope[]; writes: Statement[] } {
   const envelopes = events.map((e): EventEnvelope => ({ id: newId('event'), ...e }));
+  // Scheduled now, run after the window: by then the statement these rows go into has committed.
+  if (envelopes.length) for (const r of relays) r.kickSoon();
   // The trace the events are written in (null while tracing is off): the relay publishes it with each event.
   const writes = envelopes.map((env) => ({
     bulk: outboxInsert,
-    row: [env.id, env.type, eventSubject(env.type), env.account, env.vin, JSON.stringify(env), traceparentOf() ?? null],
+    row: [env.id, env.type, eventSubjectOf(env), env.account, env.vin, JSON.stringify(env), traceparentOf() ?? null],
   }));
   return { envelopes, writes };
 }
@@ -54,6 +63,16 @@ export function eventsInsert(
   return { envelopes, sql: { sql: outboxSql(` where ${when}`), params: rows!.params } };
 }
 
+/**
+ * Whether a flush first looks for pending rows, and which (`OutboxRelay.kick`): rows another relay holds are not
+ * looked for (its mark follows its publish).
+ */
+type Look = boolean | number;
+const UNCLAIMED = 'published_at is null and (claimed_until is null or claimed_until < now())';
+const LOOK_ANY = `select 1 from outbox_events where ${UNCLAIMED} limit 1`;
+const LOOK_AGED = `select 1 from outbox_events
+  where ${UNCLAIMED} and created_at < now() - make_interval(secs => $1) limit 1`;
+
 interface OutboxRow {
   seq: string;
   id: string;
@@ -68,6 +87,12 @@ const PENDING = 'select seq, id, subject, payload, traceparent from outbox_event
  * three calls' events in one batch, within the webhook delivery goal (p99 ≤ 250 ms from commit to receipt).
  */
 const COALESCE_MS = 50;
+/**
+ * How long a row waits for the relay of the process that wrote it before any relay's tick takes it (a writer that
+ * died, or whose flush failed): the ticks of the other processes (the data pillar's, say) leave a commit's fresh events
+ * to the writer's relay, so a process that wrote nothing has no part in relaying them.
+ */
+const TAKEOVER_MS = 5_000;
 /** How long a relay's claim on its rows lasts: past the longest a publish is retried (bus/nats.ts PUBLISH_RETRY). */
 const CLAIM_SECONDS = 30;
 
@@ -88,6 +113,8 @@ export class OutboxRelay implements Idles {
   private rounds = new IdleRounds();
   /** Rows published since start (events/idle.ts). */
   done = 0;
+  /** When this process last wrote events (`kickSoon`). */
+  private wroteAt = 0;
   /** Seqs of rows this relay published and has not yet marked (the sole relay's next statement marks them). */
   private unmarked: string[] = [];
   /**
@@ -114,9 +141,16 @@ export class OutboxRelay implements Idles {
   ) {}
 
   start() {
+    relays.add(this);
     const tick = () => {
       if (!this.stopped) {
-        this.kick(true);
+        // The sole relay, or one whose last flush failed, takes every pending row. Any other leaves fresh rows to the
+        // kick of the process that wrote them: if its process wrote events lately it takes rows its own kick may have
+        // missed (a commit slower than the window), else only rows left too long.
+        const minAgeMs =
+          this.sole || this.pausedAt ? 0 : Date.now() - this.wroteAt < TAKEOVER_MS ? 2 * this.coalesceMs : TAKEOVER_MS;
+        // A flush under way already takes what is pending: a tick during it is skipped, not run blind after it.
+        if (!this.busy) this.kick(minAgeMs || true);
         this.timer = setTimeout(tick, this.intervalMs);
       }
     };
@@ -126,19 +160,24 @@ export class OutboxRelay implements Idles {
 
   /**
    * Relay now: called by `kickSoon` after a commit (rows are known to wait: no look first) so events do not wait for
-   * the next tick, and by the tick with `look` (an idle relay then costs one indexed read, not a transaction). The sole
-   * relay's last batch is marked by its next statement: the next kick's, or the tick's, within `intervalMs`.
+   * the next tick, and by the tick with a `look` (an idle relay then costs one indexed read, not a transaction):
+   * `true` looks for any pending row, a number for rows older than that many milliseconds. The sole relay's last
+   * batch is marked by its next statement: the next kick's, or the tick's, within `intervalMs`.
    */
-  kick(look = false) {
-    // This flush takes every row committed so far: a flush scheduled by `kickSoon` would find nothing of its own.
-    clearTimeout(this.soon);
-    this.soon = undefined;
+  kick(look: Look = false) {
+    // This flush takes every row committed so far: a flush scheduled by `kickSoon` would find nothing of its own. A
+    // tick's look for rows left too long takes none of the fresh ones, so the flush scheduled for them stays.
+    if (typeof look !== 'number') {
+      clearTimeout(this.soon);
+      this.soon = undefined;
+    }
     if (this.busy) {
       this.again = true;
       return;
     }
     this.busy = true;
-    const flush = this.rounds.begin();
+    // A tick that looks only for rows left too long says nothing of fresh ones: it answers no one waiting on onIdle.
+    const flush = typeof look === 'number' ? 0 : this.rounds.begin();
     const asked = this.settlesAsked;
     const settle = asked > this.settlesDone;
     this.flush(100, look, settle)
@@ -146,7 +185,7 @@ export class OutboxRelay implements Idles {
         (n) => {
           this.done += n;
           if (settle) this.settlesDone = Math.max(this.settlesDone, asked);
-          this.rounds.idle(flush);
+          if (flush) this.rounds.idle(flush);
           if (!this.pausedAt) return;
           this.log.info({ afterMs: Date.now() - this.pausedAt, relayed: n }, 'outbox relay resumed');
           this.pausedAt = 0;
@@ -165,9 +204,10 @@ export class OutboxRelay implements Idles {
       )
       .finally(() => {
         this.busy = false;
+        // Asked again while it ran: the next flush waits out the window too, so what commits meanwhile goes with it.
         if (this.again && !this.stopped) {
           this.again = false;
-          this.kick();
+          this.soon ??= setTimeout(() => this.kick(), this.coalesceMs);
         }
       });
   }
@@ -178,6 +218,7 @@ export class OutboxRelay implements Idles {
    * `coalesceMs` at most for it.
    */
   kickSoon() {
+    this.wroteAt = Date.now();
     if (this.soon || this.stopped) return;
     this.soon = setTimeout(() => this.kick(), this.coalesceMs);
   }
@@ -203,15 +244,12 @@ export class OutboxRelay implements Idles {
    * its last batch's mark to its next statement, which marks it and reads the next batch in one (`next`): one
    * statement per batch relayed, not two. It marks at once when `settle` is asked (a caller waiting on it, or a stop).
    */
-  async flush(batch = 100, look = true, settle = true): Promise<number> {
+  async flush(batch = 100, look: Look = true, settle = true): Promise<number> {
     let total = 0;
     for (;;) {
-      if (
-        look &&
-        !this.unmarked.length &&
-        !(await this.db.query('select 1 from outbox_events where published_at is null limit 1')).rows.length
-      )
-        return total;
+      const found = () =>
+        typeof look === 'number' ? this.db.query(LOOK_AGED, [look / 1000]) : this.db.query(LOOK_ANY);
+      if (look && !this.unmarked.length && !(await found()).rows.length) return total;
       look = true; // after the first round, only a full batch goes round again, and then a look is cheap
       const rows = this.sole ? await this.next(batch) : await this.claim(batch);
       const seqs = rows.map((r) => r.seq);
@@ -335,6 +373,7 @@ export class OutboxRelay implements Idles {
 
   async stop() {
     this.stopped = true;
+    relays.delete(this);
     clearTimeout(this.timer);
     clearTimeout(this.soon);
     await this.flush().catch(() => undefined);

@@ -4,6 +4,7 @@ import {
   eventEnvelope,
   eventSubject,
   parsePlatformEvent,
+  typeSubjectOf,
   type EventEnvelope,
 } from '@vcs/contract';
 import { dec, inSpan, SpanKind, type EventDelivery, type Services } from '@vcs/platform';
@@ -19,8 +20,9 @@ const stepCapabilities = new Set(buyChecklist.map((s) => s.capability).filter(Bo
 /** The platform events that name a deal's step in their `origin` (contract platformEvents), the only ones it reads. */
 const originEvents = ['Intent.settled@1', 'Handoff.completed@1', 'Handoff.refused@1', 'Execution.finished@1'] as const;
 /**
- * The subjects a deal can move on: those events, and the success and failure events of the steps' capabilities.
- * Every other event (most of the stream) is acked from its subject alone, never parsed.
+ * The types' subjects a deal can move on: those events, and the success and failure events of the steps' capabilities.
+ * The consumer's filter (DEAL_EVENTS) already keeps away every event that moves no deal; of those it is sent, the
+ * outcomes of capabilities no step runs are acked from their subject alone, never parsed.
  */
 const dealSubjects = new Set([
   ...originEvents.map(eventSubject),
@@ -30,7 +32,7 @@ const dealSubjects = new Set([
       .map((d) => eventSubject(d.type)),
   ),
 ]);
-const movesDeals = (subject: string) => dealSubjects.has(subject);
+const movesDeals = (subject: string) => dealSubjects.has(typeSubjectOf(subject));
 const okAnswer = (t: string) => t === 'OK' || t === 'EMPTY';
 
 /**
