@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parse, parseAllDocuments, type Tags } from 'yaml';
+import { parse, parseAllDocuments, type ScalarTag, type Tags } from 'yaml';
 import { ConfigMap, Service, type IContainer, type IProbe } from 'kubernetes-models/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
@@ -54,10 +54,10 @@ type Manifest = { apiVersion: string; kind: string; metadata: { name: string; na
  * As kubectl reads YAML (Go's): a hexadecimal number too large for 64 bits is a string. kustomize writes an EVM
  * address (X402_ASSET) unquoted, which a YAML 1.2 reader would take for a 160-bit number.
  */
-const asKubectlReads = (tags: Tags) =>
+const asKubectlReads = (tags: Tags): Tags =>
   tags.map((t) =>
-    'format' in t && t.format === 'HEX'
-      ? { ...t, resolve: (s: string) => (BigInt(s) > 2n ** 63n - 1n ? s : Number(s)) }
+    typeof t === 'object' && 'format' in t && t.format === 'HEX'
+      ? ({ ...t, resolve: (s: string) => (BigInt(s) > 2n ** 63n - 1n ? s : Number(s)) } as ScalarTag)
       : t,
   );
 /** What `kubectl kustomize <dir>` renders, one object a document. */
@@ -142,8 +142,10 @@ describe.runIf(kubectl)('deploy/kubernetes (as kubectl kustomize renders it)', (
     const broken = structuredClone(deployments[0]!.toJSON()) as Deployment;
     broken.spec!.template.spec!.containers[0]!.ports![0]!.containerPort = 'health' as never;
     expect(() => new Deployment(broken).validate()).toThrow(/containerPort must be integer/);
-    const badMonitor = structuredClone(ofKind('monitoring.coreos.com/v1/ServiceMonitor', example)[0]!.toJSON());
-    (badMonitor.spec as { endpoints: unknown }).endpoints = 'metrics';
+    const badMonitor = structuredClone(ofKind('monitoring.coreos.com/v1/ServiceMonitor', example)[0]!.toJSON()) as {
+      spec: { endpoints: unknown };
+    };
+    badMonitor.spec.endpoints = 'metrics';
     expect(() => new ServiceMonitor(badMonitor as never).validate()).toThrow();
   });
 
@@ -312,7 +314,9 @@ describe.runIf(kubectl)('deploy/kubernetes (as kubectl kustomize renders it)', (
     expect(asked).toBeLessThanOrEqual(Number(settings.MAX_CLIENT_CONN));
     expect(read('docs/operations.md')).toContain(`${asked} client connections`);
     const policies = ofKind('networking.k8s.io/v1/NetworkPolicy');
-    const pgb = policies.find((p) => p.spec!.podSelector.matchLabels?.['app.kubernetes.io/component'] === 'pgbouncer')!;
+    const pgb = policies.find(
+      (p) => p.spec!.podSelector?.matchLabels?.['app.kubernetes.io/component'] === 'pgbouncer',
+    )!;
     expect(pgb.spec!.ingress).toEqual([
       {
         from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'vcs' } } }],
@@ -326,7 +330,7 @@ describe.runIf(kubectl)('deploy/kubernetes (as kubectl kustomize renders it)', (
     const covering = (name: string) => {
       const labels = deployment(name).spec!.template.metadata!.labels!;
       return policies.filter((p) => {
-        const sel = p.spec!.podSelector;
+        const sel = p.spec!.podSelector ?? {};
         const byLabels = Object.entries(sel.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
         const byExpr = (sel.matchExpressions ?? []).every(
           (e) => e.operator === 'In' && e.values!.includes(labels[e.key]!),

@@ -20,8 +20,9 @@ import {
 const tools = postgresBin() !== null && pgbouncerBin() !== null;
 if (!tools && process.env.CI)
   throw new Error('CI must run the PgBouncer suite: apt-get install -y pgbouncer (.ci/run does), and Postgres');
-const runs = serversFor('PgBouncer suite', ['NATS_URL', 'REDIS_URL']) && tools;
-if (!runs && !tools) console.warn('PgBouncer suite skipped: it needs Debian’s pgbouncer and Postgres’s initdb');
+if (!tools)
+  console.warn('PgBouncer suite skipped: it needs Debian’s pgbouncer (apt-get install -y pgbouncer) and Postgres');
+const runs = tools && serversFor('PgBouncer suite', ['NATS_URL', 'REDIS_URL']);
 
 /** Postgres's own limit, below what the fleet's pools ask for in all. */
 const MAX_CONNECTIONS = 30;
@@ -38,6 +39,8 @@ const VIN = '1HGCM82633A004352';
 interface Outcome {
   /** Answers that are not 200, by status and code (`503 store-unavailable`). */
   errors: Map<string, number>;
+  /** The first message of each, so a failure says why. */
+  why: Map<string, string>;
   answered: number;
   /** Lines saying "too many clients": the processes' logs, Postgres's and PgBouncer's. */
   tooMany: string[];
@@ -61,6 +64,7 @@ async function underLoad(databaseUrl: string, postgres: PrivateServer, logs: Pri
     c.stderr?.on('data', (d) => out.push(String(d)));
   }
   const errors = new Map<string, number>();
+  const why = new Map<string, string>();
   let answered = 0;
   let peak = 0;
   try {
@@ -93,6 +97,7 @@ async function underLoad(databaseUrl: string, postgres: PrivateServer, logs: Pri
           if (r.status !== 200) {
             const what = `${r.status} ${(r.json as { value?: { code?: string } } | null)?.value?.code ?? ''}`.trim();
             errors.set(what, (errors.get(what) ?? 0) + 1);
+            if (!why.has(what)) why.set(what, JSON.stringify(r.json).slice(0, 300));
           }
         }
       }),
@@ -102,7 +107,7 @@ async function underLoad(databaseUrl: string, postgres: PrivateServer, logs: Pri
     await h.stop();
   }
   const lines = [...out.join('').split('\n'), ...logs.flatMap((s) => readFileSync(s.logFile!, 'utf8').split('\n'))];
-  return { errors, answered, tooMany: lines.filter((l) => TOO_MANY.test(l)), peakServerConnections: peak };
+  return { errors, why, answered, tooMany: lines.filter((l) => TOO_MANY.test(l)), peakServerConnections: peak };
 }
 
 /** Client backends connected to Postgres now, asked over a connection of its own (a superuser's reserved slot). */
@@ -136,7 +141,10 @@ describe.runIf(runs)(
 
       const pooled = await underLoad(bouncer.url, postgres, [postgres, bouncer]);
       expect(pooled.answered).toBeGreaterThanOrEqual(CONCURRENCY);
-      expect(Object.fromEntries(pooled.errors), 'error answers through PgBouncer').toEqual({});
+      expect(
+        Object.fromEntries(pooled.errors),
+        `error answers through PgBouncer: ${JSON.stringify(Object.fromEntries(pooled.why))}`,
+      ).toEqual({});
       expect(pooled.tooMany, 'too many clients through PgBouncer').toEqual([]);
       // PgBouncer held Postgres to its pool (and the sampler's own connection).
       expect(pooled.peakServerConnections).toBeLessThanOrEqual(POOL_SIZE + 1);
