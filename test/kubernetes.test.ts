@@ -305,6 +305,8 @@ describe.runIf(kubectl)('deploy/kubernetes (as kubectl kustomize renders it)', (
   it('PgBouncer pools by transaction from the Secret’s password, and only this deployment’s pods reach it', () => {
     const c = containerOf('pgbouncer');
     expect(c.env).toContainEqual({ name: 'DB_PASSWORD_FILE', value: '/run/secrets/postgres_password' });
+    // Its image's configuration (deploy/pgbouncer, as compose runs it too).
+    expect(read('deploy/pgbouncer/entrypoint.sh')).toMatch(/^pool_mode = transaction$/m);
     const settings = configMaps.get('vcs-pgbouncer')!;
     // The budget (docs/operations.md): its replicas' pools together below Postgres's default max_connections (100).
     expect(deployment('pgbouncer').spec!.replicas! * Number(settings.POOL_SIZE)).toBeLessThanOrEqual(90);
