@@ -56,6 +56,8 @@ const env = {
   POSTGRES_IMAGE: 'local/postgres:ci',
   REDIS_IMAGE: 'local/redis:ci',
   NODE_IMAGE: 'local/node:ci',
+  // PgBouncer's base: the same Debian root with the package in it (deploy/pgbouncer/Dockerfile then installs nothing).
+  DEBIAN_IMAGE: 'local/debian:ci',
   // The test command type-checks these sources (test/typecheck.test.ts): the image's own tsc would repeat it.
   IMAGE_TYPECHECK: '0',
   POSTGRES_PASSWORD: randomBytes(12).toString('hex'),
@@ -158,6 +160,33 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
     else await compose('down', '--volumes', '--timeout', '10').catch(() => undefined);
     if (secretsDir) rmSync(secretsDir, { recursive: true, force: true });
   }, 120_000);
+
+  it('every process reaches Postgres through PgBouncer, which alone holds connections to it', async () => {
+    // Each process has connected (the walk below and the readiness checks need the store); Postgres sees one client
+    // address for the service's database: PgBouncer's.
+    const { key } = await mintKey(base);
+    expect((await call(base, 'GET', '/keys/me', { key })).status).toBe(200);
+    /** A query in the postgres container, as its local superuser `vcs`, answered unaligned. */
+    const psql = async (sql: string) =>
+      (await compose('exec', '-T', 'postgres', 'psql', '-U', 'vcs', '-d', 'vcs', '-Atc', sql)).stdout.trim();
+    const stdout = await psql(
+      "select count(*), count(distinct client_addr) from pg_stat_activity where datname = 'vcs' and pid <> pg_backend_pid()",
+    );
+    const [connections, addresses] = stdout.split('|').map(Number);
+    expect(connections).toBeGreaterThan(0);
+    expect(addresses).toBe(1);
+    const [{ stdout: bouncer }, { stdout: gateway }] = await Promise.all([
+      compose('ps', '-q', 'pgbouncer'),
+      compose('ps', '-q', 'gateway'),
+    ]);
+    const ipOf = async (id: string) =>
+      (await inspect([id.trim()], '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}'))[0];
+    const from = await psql(
+      "select distinct host(client_addr) from pg_stat_activity where datname = 'vcs' and pid <> pg_backend_pid()",
+    );
+    expect(from).toBe(await ipOf(bouncer));
+    expect(from).not.toBe(await ipOf(gateway));
+  });
 
   it('walks every capability and the money, webhook and deal flows through the published port', async () => {
     expect((await call(base, 'GET', '/catalog')).status).toBe(200);
@@ -382,7 +411,11 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
       const files = {
         connection_encryption_key: env.CONNECTION_ENCRYPTION_KEY,
         postgres_password: env.POSTGRES_PASSWORD,
-        database_url: `postgres://vcs:${env.POSTGRES_PASSWORD}@postgres:5432/vcs`,
+        database_url: `postgres://vcs:${env.POSTGRES_PASSWORD}@pgbouncer:5432/vcs`,
+        x402_receipt_signing_key: randomBytes(32).toString('base64'),
+        // Payments stay off: the facilitator's and the chain node's files are empty.
+        x402_facilitator_url: '',
+        x402_rpc_url: '',
       };
       for (const [name, value] of Object.entries(files)) {
         writeFileSync(join(secretsDir, name), `${value}\n`);
@@ -407,6 +440,14 @@ describe.runIf(engine)('the compose deployment (deploy/docker-compose.yml throug
       expect(pillarEnv.filter((v) => /^(CONNECTION_ENCRYPTION_KEY|DATABASE_URL|POSTGRES_PASSWORD)=/.test(v))).toEqual(
         [],
       );
+      const { stdout: gw } = await compose('ps', '-q', 'gateway');
+      const gatewayEnv = JSON.parse(
+        (await run('docker', ['inspect', '-f', '{{json .Config.Env}}', gw.trim().split('\n')[0]!])).stdout,
+      ) as string[];
+      expect(gatewayEnv).toContain('X402_RECEIPT_SIGNING_KEY_FILE=/run/secrets/x402_receipt_signing_key');
+      expect(
+        gatewayEnv.filter((v) => /^(X402_RECEIPT_SIGNING_KEY|X402_FACILITATOR_URL|X402_RPC_URL)=/.test(v)),
+      ).toEqual([]);
       base = await gatewayUrl();
       expect((await call(base, 'GET', '/keys/me', { key })).status).toBe(200);
       const intent = await call(base, 'GET', `/intents/${offer.value.intent.id}`, { key });

@@ -1,12 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
-import { NatsBus, parseSettings, baseConfig } from '@vcs/platform';
+import { NatsBus, parseSettings, baseConfig, x402Settings } from '@vcs/platform';
 import { builtEntryOf } from '../deploy/launch.ts';
 import { runProcess } from './support/run-process.ts';
 import {
@@ -86,6 +86,32 @@ describe('NATS_URL takes a seed list', () => {
       78,
       [expect.stringMatching(/^config error: NATS_URL: expected nats:\/\/host:port, or several separated by commas/)],
     ]);
+  });
+});
+
+describe('a setting with no default given empty is unset (a deployment lists every setting)', () => {
+  it('empty is unset for an optional setting, from the environment or an empty file; a bad value is still named', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vcs-empty-'));
+    writeFileSync(join(dir, 'empty'), '\n');
+    const s = parseSettings(x402Settings.extend(baseConfig.shape), {
+      X402_FACILITATOR_URL_FILE: join(dir, 'empty'),
+      X402_RPC_URL: '',
+      X402_PAY_TO: ' ',
+      X402_FACILITATOR_TIMEOUT_MS: '',
+      X402_RECEIPT_SIGNING_KEY_FILE: join(dir, 'empty'),
+      OTEL_EXPORTER_OTLP_ENDPOINT: '',
+    });
+    expect([s.X402_FACILITATOR_URL, s.X402_RPC_URL, s.X402_PAY_TO, s.X402_FACILITATOR_TIMEOUT_MS]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect([s.X402_RECEIPT_SIGNING_KEY, s.OTEL_EXPORTER_OTLP_ENDPOINT]).toEqual([undefined, undefined]);
+    expect(() => parseSettings(x402Settings, { X402_PAY_TO: '0x12' })).toThrow(/^config error: X402_PAY_TO: /);
+    // A setting with a default keeps empty a mistake.
+    expect(() => parseSettings(baseConfig, { BUS_TIMEOUT_MS: '' })).toThrow(/^config error: BUS_TIMEOUT_MS: /);
+    rmSync(dir, { recursive: true, force: true });
   });
 });
 

@@ -64,13 +64,27 @@ describe('deploy/', () => {
     expect(filed.services.postgres.environment).toMatchObject({
       POSTGRES_PASSWORD_FILE: '/run/secrets/postgres_password',
     });
+    // PgBouncer logs in with the same password file; the gateway signs with its key file, and it and commerce read
+    // the facilitator's and the chain node's URLs from files (an empty one: payments off).
+    expect(filed.services.pgbouncer.environment).toMatchObject({ DB_PASSWORD_FILE: '/run/secrets/postgres_password' });
+    expect(Object.keys(filed.services.pgbouncer.environment)).not.toContain('DB_PASSWORD');
+    for (const s of ['gateway', 'commerce']) {
+      expect(filed.services[s].environment).toMatchObject({
+        X402_FACILITATOR_URL_FILE: '/run/secrets/x402_facilitator_url',
+        X402_RPC_URL_FILE: '/run/secrets/x402_rpc_url',
+      });
+      expect(Object.keys(filed.services[s].environment)).not.toContain('X402_FACILITATOR_URL');
+    }
+    expect(filed.services.gateway.environment).toMatchObject({
+      X402_RECEIPT_SIGNING_KEY_FILE: '/run/secrets/x402_receipt_signing_key',
+    });
     expect(filed.secrets.database_url.file).toBe('/etc/vcs/secrets/database_url');
   });
 
   it('declares every service with a healthcheck, and each pillar with an operator-set replica count', () => {
     const text = readFileSync(file, 'utf8');
     // Each pillar's service and replica count: test/pillars.test.ts.
-    for (const s of ['nats-2', 'nats-3', 'postgres', 'redis', ...SERVICES])
+    for (const s of ['nats-2', 'nats-3', 'postgres', 'pgbouncer', 'redis', ...SERVICES])
       expect(text).toMatch(new RegExp(`^  ${s}:$`, 'm'));
     // A three-node NATS cluster: each node with JetStream, its own volume and routes to the other two;
     // every process gets the seed list and a 3-replica stream.
@@ -81,6 +95,9 @@ describe('deploy/', () => {
     }
     expect(text).toMatch(/NATS_URL: nats:\/\/nats-1:4222,nats:\/\/nats-2:4222,nats:\/\/nats-3:4222/);
     expect(text).toMatch(/EVENT_STREAM_REPLICAS: \$\{EVENT_STREAM_REPLICAS:-3\}/);
+    // Every process reaches Postgres through PgBouncer (docs/operations.md, "Connections: PgBouncer").
+    expect(text).toMatch(/DATABASE_URL: postgres:\/\/vcs:\$\{POSTGRES_PASSWORD:-\}@pgbouncer:5432\/vcs$/m);
+    expect(text).not.toMatch(/@postgres:5432/);
     expect(readFileSync(new URL('../deploy/Dockerfile', import.meta.url), 'utf8')).toMatch(/^USER node$/m);
   });
 

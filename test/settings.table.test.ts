@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pillarProcessConfig } from '@vcs/platform';
 import { allPillars, embeddedConfig } from '@vcs/embedded';
+import { parse } from 'yaml';
+import { documentedSettings, NOT_DEPLOYED, REPLICA_SETTING } from './support/documented-settings.ts';
 
 const root = join(import.meta.dirname, '..');
 /** The setting names in the first column of the tables under a file's `## Settings`. */
@@ -34,5 +36,22 @@ describe('settings', () => {
       [...readme].filter((k) => !read.has(k) && !elsewhere.has(k)),
       'README rows no process reads',
     ).toEqual([]);
+  });
+
+  it('every documented setting has its place in deploy/docker-compose.yml (deploy/kubernetes: test/kubernetes.test.ts)', () => {
+    const compose = parse(readFileSync(join(root, 'deploy', 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+      services: Record<string, { environment?: Record<string, unknown> }>;
+    };
+    const text = readFileSync(join(root, 'deploy', 'docker-compose.yml'), 'utf8');
+    const placed = new Set(Object.values(compose.services).flatMap((s) => Object.keys(s.environment ?? {})));
+    const missing = documentedSettings().filter(
+      (k) => !(k in NOT_DEPLOYED) && !(k === REPLICA_SETTING ? /\$\{REPLICAS_[A-Z]+:-/.test(text) : placed.has(k)),
+    );
+    expect(missing).toEqual([]);
+    // The list the check reads is the docs' own, and the exemptions are settings it names.
+    expect(documentedSettings()).toEqual(
+      expect.arrayContaining(['X402_RECEIPT_SIGNING_KEY', 'TRUST_PROXY', 'WEBHOOK_POLL_MS']),
+    );
+    for (const k of Object.keys(NOT_DEPLOYED)) expect(documentedSettings()).toContain(k);
   });
 });

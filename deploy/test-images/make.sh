@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The tested path of the deployment: a container engine, Compose v2 and local base images on a registry-less Debian
 # 12 machine (root), so test/compose.test.ts runs deploy/docker-compose.yml and deploy/Dockerfile as they are, with
-# only the base images swapped (NATS_IMAGE, POSTGRES_IMAGE, REDIS_IMAGE, NODE_IMAGE = local/*:ci).
+# only the base images swapped (NATS_IMAGE, POSTGRES_IMAGE, REDIS_IMAGE, NODE_IMAGE, DEBIAN_IMAGE = local/*:ci).
 #   - engine: Debian's docker.io; Compose v2: Debian 13's docker-compose package (depends on libc6 only), fetched
 #     through a throw-away apt configuration so the system's sources stay as they are;
 #   - NATS, PostgreSQL, Redis: Debian's packages in one debootstrap root, imported three times, each with a small
-#     entrypoint that honours what compose passes (the official images' contracts);
+#     entrypoint that honours what compose passes (the official images' contracts); the same root, with Debian's
+#     PgBouncer in it, is local/debian:ci, the base deploy/pgbouncer/Dockerfile builds on (it then installs nothing);
 #   - Node: the npm registry's node@<version> binary (the Dockerfile's NODE_IMAGE version) with corepack, plus this
 #     machine's CA certificates, so the image build reaches the npm registry through this machine's proxy.
 # Idempotent: what exists is kept. Prints each step's time. Usage: bash deploy/test-images/make.sh
@@ -43,9 +44,10 @@ start_engine() {
 }
 
 servers_root() {
-  [ -f "$W/rootfs/.done" ] && return 0
+  [ -f "$W/rootfs/.done" ] && [ -x "$W/rootfs/usr/sbin/pgbouncer" ] && return 0
   rm -rf "$W/rootfs"
-  debootstrap --variant=minbase --include=ca-certificates,wget,procps,postgresql-15,redis-server,nats-server bookworm "$W/rootfs" "$MIRROR" >/dev/null
+  debootstrap --variant=minbase --include=ca-certificates,wget,procps,postgresql-15,redis-server,nats-server,pgbouncer \
+    bookworm "$W/rootfs" "$MIRROR" >/dev/null
   rm -rf "$W/rootfs/var/cache/apt/archives/"*.deb "$W/rootfs/var/lib/apt/lists/"*
   mkdir -p "$W/rootfs/data"
   touch "$W/rootfs/.done"
@@ -70,14 +72,19 @@ import_images() {
   # The entrypoints are this repository's: an image is made again when they change (its label is their checksum).
   cp "$here/postgres-entrypoint.sh" "$here/redis-entrypoint.sh" "$W/rootfs/usr/local/bin/"
   local sum; sum=$(cat "$here"/*-entrypoint.sh | sha256sum | cut -c1-16)
-  current() { [ "$(docker image inspect -f '{{index .Config.Labels "vcs.entrypoints"}}' "$1" 2>/dev/null)" = "$sum" ]; }
-  docker image inspect local/nats:ci >/dev/null 2>&1 \
-    || tar -C "$W/rootfs" -c . | docker import --change "$base" --change 'ENTRYPOINT ["nats-server"]' - local/nats:ci >/dev/null
+  current() { fresh "$1" && [ "$(docker image inspect -f '{{index .Config.Labels "vcs.entrypoints"}}' "$1" 2>/dev/null)" = "$sum" ]; }
+  # The root's own age, so an image made from an older root (before PgBouncer was in it) is made again.
+  local made; made=$(stat -c %Y "$W/rootfs/.done")
+  fresh() { [ "$(docker image inspect -f '{{index .Config.Labels "vcs.root"}}' "$1" 2>/dev/null)" = "$made" ]; }
+  fresh local/nats:ci \
+    || tar -C "$W/rootfs" -c . | docker import --change "$base" --change "LABEL vcs.root=$made" --change 'ENTRYPOINT ["nats-server"]' - local/nats:ci >/dev/null
+  fresh local/debian:ci \
+    || tar -C "$W/rootfs" -c . | docker import --change "$base" --change "LABEL vcs.root=$made" - local/debian:ci >/dev/null
   current local/redis:ci \
-    || tar -C "$W/rootfs" -c . | docker import --change "$base" --change "LABEL vcs.entrypoints=$sum" --change 'ENTRYPOINT ["/usr/local/bin/redis-entrypoint.sh"]' --change 'CMD ["redis-server"]' - local/redis:ci >/dev/null
+    || tar -C "$W/rootfs" -c . | docker import --change "$base" --change "LABEL vcs.entrypoints=$sum" --change "LABEL vcs.root=$made" --change 'ENTRYPOINT ["/usr/local/bin/redis-entrypoint.sh"]' --change 'CMD ["redis-server"]' - local/redis:ci >/dev/null
   current local/postgres:ci \
     || tar -C "$W/rootfs" -c . | docker import --change 'ENV PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-         --change "LABEL vcs.entrypoints=$sum" --change 'ENTRYPOINT ["/usr/local/bin/postgres-entrypoint.sh"]' - local/postgres:ci >/dev/null
+         --change "LABEL vcs.entrypoints=$sum" --change "LABEL vcs.root=$made" --change 'ENTRYPOINT ["/usr/local/bin/postgres-entrypoint.sh"]' - local/postgres:ci >/dev/null
   # This machine's registry mirror serves no npm signatures, so corepack cannot verify pnpm's here: the test image
   # (only it) turns the check off; the Dockerfile, and an operator's official node image, keep it on.
   docker image inspect "local/node:ci" >/dev/null 2>&1 && docker run --rm local/node:ci node --version | grep -qx "v$NODE_VERSION" \

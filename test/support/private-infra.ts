@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
@@ -18,6 +18,8 @@ export interface PrivateServer {
   stop(signal?: NodeJS.Signals): Promise<void>;
   start(): Promise<void>;
   destroy(): Promise<void>;
+  /** The server's own log, where it writes one (Postgres, PgBouncer). */
+  logFile?: string;
 }
 
 export function portOpen(port: number): Promise<boolean> {
@@ -38,7 +40,14 @@ export async function waitPort(port: number, open: boolean, timeoutMs = 15_000) 
   }
 }
 
-function processServer(port: number, url: string, cmd: string, args: string[], dir: string): PrivateServer {
+function processServer(
+  port: number,
+  url: string,
+  cmd: string,
+  args: string[],
+  dir: string,
+  as?: { uid: number; gid: number },
+): PrivateServer {
   let child: ChildProcess | undefined;
   const server: PrivateServer = {
     url,
@@ -47,7 +56,7 @@ function processServer(port: number, url: string, cmd: string, args: string[], d
       return child?.pid;
     },
     async start() {
-      child = spawn(cmd, args, { stdio: 'ignore' });
+      child = spawn(cmd, args, { stdio: 'ignore', ...as });
       await waitPort(port, true);
     },
     async stop(signal = 'SIGTERM') {
@@ -98,33 +107,58 @@ export async function privateRedis(): Promise<PrivateServer> {
   return s;
 }
 
-/** initdb refuses to run as root: run the Postgres tools as the postgres user on a directory it owns. */
-export async function privatePostgres(): Promise<PrivateServer> {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'vcs-pg-'));
+const asRoot = process.getuid?.() === 0;
+/** A directory of the postgres user's (initdb and PgBouncer refuse to run as root; as root, they run as it). */
+function postgresDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
   chmodSync(dir, 0o700);
-  const asRoot = process.getuid?.() === 0;
-  const pgUser = asRoot ? Number(spawnSync('id', ['-u', 'postgres']).stdout.toString().trim()) : undefined;
-  if (asRoot) chownSync(dir, pgUser!, Number(spawnSync('id', ['-g', 'postgres']).stdout.toString().trim()));
-  const bin = '/usr/lib/postgresql/15/bin';
+  ownedByPostgres(dir);
+  return dir;
+}
+const postgresUser = () => {
+  const id = (flag: string) => Number(spawnSync('id', [flag, 'postgres']).stdout.toString().trim());
+  return { uid: id('-u'), gid: id('-g') };
+};
+const ownedByPostgres = (path: string) => {
+  if (!asRoot) return;
+  const { uid, gid } = postgresUser();
+  chownSync(path, uid, gid);
+};
+/** A command as the postgres user when this is root, else as this user. */
+const asPostgres = (cmd: string, args: string[]): [string, string[]] =>
+  asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
+
+/** Postgres's binaries: the newest installed major version's (Debian's /usr/lib/postgresql/<major>/bin). */
+export const postgresBin = () => {
+  const majors = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql') : [];
+  const major = majors.filter((m) => existsSync(`/usr/lib/postgresql/${m}/bin/initdb`)).sort((a, b) => +b - +a)[0];
+  return major ? `/usr/lib/postgresql/${major}/bin` : null;
+};
+
+/**
+ * A private Postgres on its own port. `maxConnections`: the server's `max_connections` (300 unless given: more than
+ * any suite asks for).
+ */
+export async function privatePostgres(opts: { maxConnections?: number } = {}): Promise<PrivateServer> {
+  const port = await freePort();
+  const dir = postgresDir('vcs-pg-');
+  const bin = postgresBin() ?? '/usr/lib/postgresql/15/bin';
   const run = (tool: string, args: string[]) => {
-    const r = spawnSync(
-      asRoot ? 'runuser' : `${bin}/${tool}`,
-      asRoot ? ['-u', 'postgres', '--', `${bin}/${tool}`, ...args] : args,
-      { encoding: 'utf8' },
-    );
+    const [cmd, argv] = asPostgres(`${bin}/${tool}`, args);
+    const r = spawnSync(cmd, argv, { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`${tool} failed: ${r.stderr || r.stdout}`);
   };
   run('initdb', ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
   const server: PrivateServer = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
+    logFile: join(dir, 'log'),
     async start() {
       run('pg_ctl', [
         '-D',
         join(dir, 'data'),
         '-o',
-        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300`,
+        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=${opts.maxConnections ?? 300}`,
         '-l',
         join(dir, 'log'),
         '-w',
@@ -147,4 +181,58 @@ export async function privatePostgres(): Promise<PrivateServer> {
   };
   await server.start();
   return server;
+}
+
+/** Debian's PgBouncer, where it is installed (`apt-get install -y pgbouncer`). */
+export const pgbouncerBin = () => (existsSync('/usr/sbin/pgbouncer') ? '/usr/sbin/pgbouncer' : null);
+
+/**
+ * A private PgBouncer in front of `postgres` (its user `postgres`, trusted, as privatePostgres makes it), pooling by
+ * transaction as deploy/ runs it: every database of that server, at most `poolSize` server connections, up to
+ * `maxClients` clients. Its log (connections, errors) is `logFile`.
+ */
+export async function privatePgbouncer(
+  postgres: PrivateServer,
+  opts: { poolSize: number; maxClients: number },
+): Promise<PrivateServer> {
+  const bin = pgbouncerBin();
+  if (!bin) throw new Error('PgBouncer is not installed: apt-get install -y pgbouncer');
+  const port = await freePort();
+  const dir = postgresDir('vcs-pgbouncer-');
+  const file = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text);
+    ownedByPostgres(join(dir, name));
+  };
+  file('userlist.txt', '"postgres" ""\n');
+  file(
+    'pgbouncer.ini',
+    [
+      '[databases]',
+      `* = host=127.0.0.1 port=${postgres.port}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${join(dir, 'userlist.txt')}`,
+      'pool_mode = transaction',
+      `default_pool_size = ${opts.poolSize}`,
+      `max_db_connections = ${opts.poolSize}`,
+      `max_client_conn = ${opts.maxClients}`,
+      `logfile = ${join(dir, 'log')}`,
+      '',
+    ].join('\n'),
+  );
+  // Spawned as the postgres user itself (not through runuser), so a SIGKILL reaches PgBouncer.
+  const s = processServer(
+    port,
+    `postgres://postgres@127.0.0.1:${port}/postgres`,
+    bin,
+    [join(dir, 'pgbouncer.ini')],
+    dir,
+    asRoot ? postgresUser() : undefined,
+  );
+  s.logFile = join(dir, 'log');
+  await s.start();
+  return s;
 }

@@ -20,7 +20,13 @@ const decimal = (min: number, max: number) =>
     .regex(/^\d+(\.\d+)?$/, 'expected a number such as 0.1')
     .transform(Number)
     .pipe(z.number().min(min).max(max));
-export const setting = { int, bool, decimal };
+/**
+ * A setting with no default, given empty (`NAME=`, a ConfigMap's `""`, an empty secret file): unset. A deployment lists
+ * every setting, and one it leaves off has no other way to say so; a setting with a default keeps empty a mistake.
+ */
+const unsetWhenEmpty = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
+export const setting = { int, bool, decimal, unsetWhenEmpty };
 
 /**
  * NATS servers: one URL, or a comma-separated seed list (a cluster's nodes). Each must be a `nats://` or `tls://` URL
@@ -78,7 +84,7 @@ export const baseConfig = z.object({
    * OpenTelemetry's own settings (tracing.ts): set, spans go to `<endpoint>/v1/traces` (OTLP/HTTP JSON); unset, tracing
    * is off.
    */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: unsetWhenEmpty(z.string().url()),
   OTEL_SERVICE_NAME: z.string().optional(),
 });
 export type BaseConfig = z.infer<typeof baseConfig>;

@@ -13,12 +13,12 @@ export const receiptSigningSeed = (raw: string) =>
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'expected an EVM address, 0x and 40 hex digits');
 export const x402Settings = z.object({
   /** An x402 facilitator's base URL (POST /verify, POST /settle, GET /supported); set, payments are accepted. */
-  X402_FACILITATOR_URL: z.string().url().optional(),
+  X402_FACILITATOR_URL: setting.unsetWhenEmpty(z.string().url()),
   /**
    * How long one settle request to the facilitator may take (ms); unset: 5000 or twice BUS_TIMEOUT_MS, whichever is
    * longer. A settlement still open then answers 503 payment-pending, and the chain decides it (payments.ts).
    */
-  X402_FACILITATOR_TIMEOUT_MS: setting.int(500, 120_000).optional(),
+  X402_FACILITATOR_TIMEOUT_MS: setting.unsetWhenEmpty(setting.int(500, 120_000)),
   /**
    * How long the gateway holds a paid request whose outcome is still being decided (its capability running, its
    * settlement in doubt) before it answers 503 payment-pending (ms): the same payment is asked again within it, so a
@@ -26,9 +26,9 @@ export const x402Settings = z.object({
    */
   X402_PAYMENT_HOLD_MS: setting.int(0, 120_000).default(25_000),
   /** A JSON-RPC node of X402_NETWORK: the reconciler reads the token's authorizationState there. */
-  X402_RPC_URL: z.string().url().optional(),
+  X402_RPC_URL: setting.unsetWhenEmpty(z.string().url()),
   /** Who is paid. Unset, offers name a burn address (nothing can be collected there). */
-  X402_PAY_TO: address.optional(),
+  X402_PAY_TO: setting.unsetWhenEmpty(address),
   /** CAIP-2 network of the offers. */
   X402_NETWORK: z
     .string()
@@ -40,9 +40,8 @@ export const x402Settings = z.object({
    * The Ed25519 key (its 32-byte seed, base64: `openssl rand -base64 32`) the gateway signs offers and receipts with
    * (x402's offer-receipt extension). Unset: a labelled dev-only key in the embedded mode, nothing signed otherwise.
    */
-  X402_RECEIPT_SIGNING_KEY: z
-    .string()
-    .optional()
+  X402_RECEIPT_SIGNING_KEY: setting
+    .unsetWhenEmpty(z.string())
     .refine(
       (raw) =>
         raw === undefined || (/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw.trim()) && receiptSigningSeed(raw).length === 32),

@@ -41,7 +41,7 @@ export const gatewayConfig = baseConfig.extend({
   PORT: setting.int(0, 65535).default(8080),
   HOST: listenHost.default('127.0.0.1'),
   BODY_LIMIT_BYTES: setting.int(1024, 50 * 1024 * 1024).default(LIMITS.bodyBytes),
-  PUBLIC_BASE_URL: z.string().url().optional(),
+  PUBLIC_BASE_URL: setting.unsetWhenEmpty(z.string().url()),
   TRUST_PROXY: trustProxySetting,
   /** Serve /metrics (with /healthz and /readyz) on this port instead of the public one; 0 = the public port. */
   METRICS_PORT: setting.int(0, 65535).default(0),
