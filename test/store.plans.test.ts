@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgDb, migrate, ownMigrations, type Db } from '@vcs/platform';
 import { DUE_EXECUTIONS_SQL } from '../services/commerce/src/money/executions.ts';
 import { REREAD_SQL } from '../services/commerce/src/money/intents.ts';
-import { LOOKED_SQL } from '../services/commerce/src/money/pay.ts';
+import { LOOKED_SQL } from '../services/commerce/src/money/paidCall/looked.ts';
 import { OPEN_PAYMENTS_SQL } from '../services/commerce/src/money/reconciler.ts';
 import { distributedEnv, dropStores, freshStores } from './support/harness.ts';
 

@@ -24,9 +24,9 @@ import {
   findExecution,
   pendingReply,
   settleExecution,
-  type ExecutionRow,
   type Finisher,
 } from './executions.ts';
+import { objectOf, originOf, storedAnswerOrNull, type ExecutionRow } from './rows.ts';
 import { moved, moveSql, mustMove } from './transition.ts';
 
 /** The operations' inputs (contract ops.ts) and the caller's context. */
@@ -61,9 +61,9 @@ function handoffView(r: HandoffRow): HandoffValue {
     verb: r.verb,
     credential: r.credential,
     capability: r.capability,
-    terminus: json(r.terminus),
+    terminus: objectOf(r.terminus),
     account: r.account_id,
-    origin: json(r.origin) ?? null,
+    origin: originOf(r.origin),
     createdAt: iso(r.created_at)!,
     completedAt: iso(r.completed_at),
     poll: { method: 'GET', path: pollPath(r.id) },
@@ -72,7 +72,7 @@ function handoffView(r: HandoffRow): HandoffValue {
       path: `${pollPath(r.id)}/complete`,
       body: { outcome: 'completed | refused', credential: r.credential },
     },
-    result: r.result ? json(r.result) : null,
+    result: storedAnswerOrNull(r.result),
   };
 }
 
@@ -197,7 +197,7 @@ const handoffEvent = (
           : null,
       simulated: environment === 'sandbox',
     },
-    { handoffId: r.id, verb: r.verb as HumanVerb, capability: r.capability, origin: json(r.origin) ?? null },
+    { handoffId: r.id, verb: r.verb as HumanVerb, capability: r.capability, origin: originOf(r.origin) },
   );
 
 /**
@@ -292,7 +292,7 @@ export async function completeHandoff(
     step.execution,
     timeoutMs,
     { method: 'GET', path: pollPath(String(req.handoffId)) },
-    { claimed: step.claimed, requestId: ctx.requestId },
+    { claimed: step.claimed, requestId: ctx.requestId, finish: finishHandoff },
   );
   if (out.kind !== 'done') return pendingReply(out, { method: 'GET', path: pollPath(String(req.handoffId)) });
   const r = (await findHandoff(services.db, String(req.handoffId)))!;
