@@ -305,6 +305,28 @@ export const ops = {
       z.object({ type: z.literal('EMPTY'), value: z.object({}) }),
     ]),
   }),
+  usageGet: op({
+    // GET /keys/me's settlements and what they collected: counted by commerce in the statement that settles each one.
+    name: 'usage.get',
+    subject: 'sys.commerce.usage.get',
+    pillar: 'commerce',
+    idempotent: true,
+    codes: [],
+    input: z.object({ account: z.string().min(1).max(200) }),
+    reply: z.object({
+      type: z.literal('OK'),
+      answers: z.literal('SettlementUsage@1'),
+      value: z.object({
+        byCapability: z.array(
+          z.object({
+            capability: z.string(),
+            settlements: z.number().int().min(0),
+            chargedCents: z.number().int().min(0).meta({ description: 'What they collected, in cents' }),
+          }),
+        ),
+      }),
+    }),
+  }),
   intentsCreate: op({
     name: 'intents.create',
     subject: 'sys.commerce.intents.create',

@@ -22,7 +22,6 @@ import {
 import {
   busCallerOf,
   callCapability,
-  countSettlement,
   leaseSecondsLeft,
   leaseUntil,
   eventsInsert,
@@ -45,6 +44,7 @@ import {
   type StoredContext,
 } from './rows.ts';
 import { move, moveSql, mustMove, statesSql } from './transition.ts';
+import { settlementCounted } from './usage.ts';
 
 /**
  * The one durable execution. Every path that pays for or authorises a capability (a settled intent, a completed
@@ -77,20 +77,16 @@ export type Finisher = (
  */
 export interface FinishPlan {
   parts: Record<string, Sql>;
+  /** The statement settles its source (counted in usage with it); false for a paid intent still to be charged. */
+  settles: boolean;
   required: string[];
   events: Parameters<typeof writeEvents>[1];
   finished(rows: Record<string, unknown>): Finished;
 }
 /** A finisher's write happens only where the execution's own move did (the statement's `execution` part). */
 export const afterExecution = wrote('execution');
-/**
- * What a finisher made: whether its source is settled now (counted once, with the cents it collected; a paid intent
- * whose answer waits on its payment is not yet), the answer as its caller sees it, and its source's record as it left
- * it (for the caller that drives it on).
- */
+/** What a finisher made: the answer as its caller sees it, and its source's record as it left it (for the caller that drives it on). */
 export interface Finished {
-  settled: boolean;
-  chargedCents: number;
   answer?: PillarAnswer;
   record?: SourceRecord;
 }
@@ -371,6 +367,10 @@ async function record(
       }),
       ...plan?.parts,
       ...(events.length ? { events: eventsInsert(events, afterExecution.sql).sql } : {}),
+      // The settlement counted with it, once: only where this attempt's move recorded it.
+      ...(stored.account && (!plan || plan.settles)
+        ? { usage: settlementCounted(stored.account, row.capability, 0, afterExecution.sql) }
+        : {}),
     },
     plan?.required.length ? { if: 'execution', parts: plan.required } : undefined,
   );
@@ -378,15 +378,6 @@ async function record(
   const finished = done && plan?.finished(written);
   const kept = done && { done, finished, answer: finished?.answer ?? answer };
   if (kept) {
-    // Counted once: only the attempt that recorded a settled source counts it (a crash right here loses one count,
-    // never doubles it). A paid intent still charging is counted when it collects (pay.ts).
-    if (!kept.finished || kept.finished.settled)
-      await countSettled(
-        services,
-        contextOf(kept.done).account,
-        kept.done.capability,
-        kept.finished?.chargedCents ?? 0,
-      );
     return {
       kind: 'done',
       row: kept.done,
@@ -400,14 +391,6 @@ async function record(
   const { rows } = await services.db.query<unknown>('select * from executions where id = $1', [row.id]);
   const now_ = executionRow.parse(rows[0]);
   return { kind: 'done', row: now_, status: now_.answer_status ?? status, answer: answerOf(now_), replayed: true };
-}
-
-/** Count one settlement in usage (Kv), once, by whoever moved its source to its final state. */
-export async function countSettled(services: Services, account: string | null, capability: string, cents: number) {
-  if (!account) return;
-  await countSettlement(services.kv, account, capability, cents).catch((err) =>
-    services.log.warn({ err, account }, 'usage: a settlement could not be counted'),
-  );
 }
 
 /**

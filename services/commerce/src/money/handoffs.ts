@@ -320,6 +320,7 @@ export const finishHandoff: Finisher = async (services, ex, answer, status) => {
       ),
     },
     required: ['handoff'],
+    settles: true,
     // A human's act collects nothing here; completed, it is a settlement.
     events: [
       handoffEvent(
@@ -332,7 +333,7 @@ export const finishHandoff: Finisher = async (services, ex, answer, status) => {
     finished: (rows) => {
       // Only the attempt that records the execution finishes its handoff, which is then completing.
       moved(rows.handoff, 'handoff', r.status, 'finish');
-      return { settled: true, chargedCents: 0 };
+      return {};
     },
   };
 };

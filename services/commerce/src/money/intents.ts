@@ -509,10 +509,9 @@ export const finishIntent: Finisher = (services, ex, answer, answerStatus) => {
       ...(now.event === 'fail' && { refunded: refundOf('intent') }),
     },
     required: ['intent'],
+    settles: true,
     events: [now.settled],
     finished: (rows) => ({
-      settled: true,
-      chargedCents: 0,
       answer: now.stored,
       // Parsed by its part (moveSql's).
       record: { intent: moved(rows.intent as IntentRow | undefined, 'intent', IN_FLIGHT, now.event) },

@@ -1,15 +1,7 @@
 import { claimOf, edgeOf } from '@vcs/contract';
-import {
-  centsOfAtomic,
-  eventsInsert,
-  leaseSecondsLeft,
-  leaseUntil,
-  writeEvents,
-  wrote,
-  writeTogether,
-} from '@vcs/platform';
+import { centsOfAtomic, eventsInsert, leaseSecondsLeft, leaseUntil, wrote, writeTogether } from '@vcs/platform';
 import type { CommerceServices as Services } from '../../config.ts';
-import { countSettled, findExecution } from '../executions.ts';
+import { findExecution } from '../executions.ts';
 import { findIntent, settledEvent, withMeter } from '../intents.ts';
 import {
   chainVerdict,
@@ -22,7 +14,8 @@ import {
   type Refusal,
 } from '../payments.ts';
 import { jsonValue, type PaymentRow } from '../rows.ts';
-import { move, moveSql } from '../transition.ts';
+import { moveSql } from '../transition.ts';
+import { settlementCounted } from '../usage.ts';
 import type { Paying, Run } from './paying.ts';
 import { movePayment, paymentById, paymentMove } from './paymentRows.ts';
 import type { PillarAnswer } from '@vcs/contract';
@@ -185,12 +178,12 @@ async function collected(services: Services, p: Paying, transaction: string | nu
       delivered_at: deliver ? now : null,
     }),
     event: event.sql,
+    // The settlement counted with the money, once: only where the intent's collection wrote.
+    usage: usageOf(p, cents),
   });
   const payment = moved.payment ?? (await paymentById(services.db, p.payment.id));
   if (!moved.intent) return { ...p, payment, intent: (await findIntent(services.db, p.intent.id))!, fresh: false };
-  const intent: IntentRow = moved.intent;
-  await countSettled(services, intent.account_id, intent.capability, cents);
-  return { ...p, payment, intent, fresh: true };
+  return { ...p, payment, intent: moved.intent, fresh: true };
 }
 
 /**
@@ -206,16 +199,20 @@ async function withheldNow(
 ): Promise<Paying> {
   const t = intentTermsOf(p.intent);
   const refused = paymentRefusal(services, { environment: environmentOf(p) }, t, r);
-  const intent = await services.db.tx(async (q) => {
-    const moved = await move<IntentRow, 'intent'>(q, 'intent', p.intent.id, 'withhold', {
+  // One statement: the intent withholds (unless another moved it first), its event written, the settlement counted.
+  const moved = await writeTogether(services.db, {
+    intent: moveSql('intent', p.intent.id, 'withhold', {
       answer: JSON.stringify(refused.answer),
       answer_status: refused.status,
       settled_at: services.clock.now().toISOString(),
-    });
-    if (moved) await writeEvents(q, [settledEvent(services, moved, await executionOf(services, p), refused.answer, 0)]);
-    return moved;
+    }),
+    event: eventsInsert(
+      [settledEvent(services, p.intent, await executionOf(services, p), refused.answer, 0)],
+      wrote('intent').sql,
+    ).sql,
+    usage: usageOf(p, 0),
   });
-  if (intent) await countSettled(services, intent.account_id, intent.capability, 0);
+  const intent = moved.intent;
   return {
     ...p,
     payment: payment ?? (await paymentById(services.db, p.payment.id)),
@@ -223,6 +220,18 @@ async function withheldNow(
     fresh: !!intent,
   };
 }
+
+/**
+ * The settlement's count in usage (its account's), as a part written only where the intent's final move wrote; an
+ * intent no account paid for counts nowhere.
+ */
+const usageOf = (p: Paying, cents: number) =>
+  settlementCounted(
+    p.intent.account_id ?? '',
+    p.intent.capability,
+    cents,
+    p.intent.account_id ? wrote('intent').sql : 'false',
+  );
 
 const environmentOf = (p: Paying) => p.payment.environment ?? 'sandbox';
 /** The intent's execution (the event of its end names it) and the environment it ran in, known or read. */

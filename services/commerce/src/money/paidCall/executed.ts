@@ -76,11 +76,11 @@ export const chargeOrVoid: Finisher = (services, ex, answer, answerStatus) => {
         ),
       },
       required: ['intent', 'payment'],
+      // Settled (and counted) when it collects or withholds: paidCall/charged.ts.
+      settles: false,
       events: [],
       // The parts' rows, parsed by their parts (moveSql's).
       finished: (rows) => ({
-        settled: false,
-        chargedCents: 0,
         answer,
         record: {
           intent: moved(rows.intent as IntentRow | undefined, 'intent', IN_FLIGHT, 'charge'),
@@ -104,10 +104,9 @@ export const chargeOrVoid: Finisher = (services, ex, answer, answerStatus) => {
       ),
     },
     required: ['intent', 'payment'],
+    settles: true,
     events: [settled.settled],
     finished: (rows) => ({
-      settled: true,
-      chargedCents: 0,
       answer: settled.stored,
       record: {
         intent: moved(rows.intent as IntentRow | undefined, 'intent', IN_FLIGHT, settled.event),
