@@ -422,6 +422,11 @@ export const ops = {
       /** The intent the settle route names, or a v2 payment's accepted.extra.intentId; absent for v1 on a route. */
       intentId: id('pi_', 'intent').optional(),
       timeoutMs,
+      /**
+       * How long commerce may hold the request while its outcome is being decided (its capability running, its
+       * settlement in doubt) before it answers 503: the gateway's X402_PAYMENT_HOLD_MS left (timeoutMs covers it).
+       */
+      holdMs: setByGateway(z.number().int().min(0).max(120_000).optional()),
       /** The decoded x402 payment (PAYMENT-SIGNATURE v2 or X-PAYMENT v1); commerce parses it. */
       payment: setByGateway(z.record(z.string(), z.unknown())),
     }),

@@ -6,6 +6,7 @@ import { charged } from './charged.ts';
 import { delivered, replayed } from './delivered.ts';
 import { executed } from './executed.ts';
 import { found } from './found.ts';
+import { held } from './held.ts';
 import { looked, storedPaying } from './looked.ts';
 import { offered } from './offered.ts';
 import { owed, withheld } from './owed.ts';
@@ -19,7 +20,8 @@ import { verified } from './verified.ts';
  * folder; this file is the order. The lifecycle table (libs/contract lifecycles.ts) guards each move a step makes; it
  * does not choose the next step.
  *
- *   1 parsed → 2 found (a retry) | 3 owed | 4 offered → 5 verified → 6 bound → 7 executed → 8 charged (or voided) → 9 delivered
+ *   1 parsed → 2 found (a retry) | 3 owed | 4 offered → 5 verified → 6 bound → 7 executed → 8 charged (or voided)
+ *   → 8½ held (while the outcome is decided, within the caller's hold) → 9 delivered
  *
  * A retry is recognised once, here, at the entry (`found`): on the first look, or after a new payment's step lost to a
  * copy of the same payment (`Raced`). A retry, an owed answer and the reconciler take the same steps 7–8 from where
@@ -31,32 +33,36 @@ import { verified } from './verified.ts';
  */
 export async function payCall(services: Services, req: PayRequest): Promise<OpReplyOf<'intentsPay'>> {
   const timeoutMs = opTimeouts(ops.intentsPay, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
-  const run: Run = { services, requestId: req.ctx.requestId, deadline: services.clock.now().getTime() + timeoutMs };
+  const now = services.clock.now().getTime();
+  // The hold ends early enough for one more step to finish within the call's time.
+  const holdMs = Math.min(req.holdMs ?? 0, timeoutMs - services.settings.BUS_TIMEOUT_MS);
+  const run: Run = { services, requestId: req.ctx.requestId, deadline: now + timeoutMs, holdUntil: now + holdMs };
   try {
     const pr = parsed(services, req); //                                           1
     const seen = await looked(services, pr);
     const retry = found(services, pr, seen.own); //                                2
-    if (retry) return await delivered(run, await toTheEnd(run, retry));
+    if (retry) return await delivered(run, await decided(run, retry));
     try {
       const debt = await owed(services, pr, seen.owed); //                         3
       if (debt) {
-        const out = await toTheEnd(run, debt);
+        const out = await decided(run, debt);
         // Withheld after all (its payment never landed): nothing is owed; this payment pays for a new answer.
         if (!withheld(out)) return await delivered(run, out);
       }
       const offer = await offered(services, pr, seen.named); //                    4
       if ('settled' in offer) return replayed(offer.settled);
       const requirements = await verified(services, pr, offer); //                 5
-      const held = await bound(services, pr, offer, requirements); //              6
-      const ran = await executed(run, held); //                                    7
+      const holding = await bound(services, pr, offer, requirements); //           6
+      const ran = await executed(run, holding); //                                 7
       const paid = await charged(run, ran); //                                     8
-      return await delivered(run, paid); //                                        9
+      const outcome = await held(run, paid, toTheEnd); //                          8½
+      return await delivered(run, outcome); //                                     9
     } catch (e) {
       // A copy of this payment was bound meanwhile: this request is its retry after all.
       if (!(e instanceof Raced)) throw e;
       const copy = found(services, pr, (await looked(services, pr)).own);
       if (!copy) throw e.refused;
-      return await delivered(run, await toTheEnd(run, copy));
+      return await delivered(run, await decided(run, copy));
     }
   } catch (e) {
     if (!(e instanceof Refused)) throw e;
@@ -68,6 +74,8 @@ export async function payCall(services: Services, req: PayRequest): Promise<OpRe
 
 /** Steps 7–8 for a payment bound before: its capability's answer (run or waited on), then its charge. */
 export const toTheEnd = async (run: Run, p: Paying) => charged(run, await executed(run, p));
+/** Steps 7–8½ for a payment bound before (a retry, an owed answer): to its outcome, held while it is decided. */
+const decided = async (run: Run, p: Paying) => held(run, await toTheEnd(run, p), toTheEnd);
 
 /**
  * The reconciler's way into the same steps: a payment sent and not proven final, driven on from where it is, with

@@ -17,6 +17,8 @@ export interface Run {
   requestId?: string;
   /** Epoch ms: past it, the steps stop waiting and answer why there is no answer yet. */
   deadline: number;
+  /** Epoch ms: until then a request whose outcome is being decided is held, not answered 503 (`held`). */
+  holdUntil?: number;
 }
 
 /** A payment as presented: the payload, its authorization's one key, its payment-identifier, and where it came. */
