@@ -1,7 +1,7 @@
 import {
   blockedReply,
   capabilityByName,
-  claimOf,
+  claimWith,
   edgeOf,
   leaseRunOutSql,
   isFinal,
@@ -251,19 +251,36 @@ async function claim(
   return services.db.tx(async (q) => {
     const { rows } = await q.query<unknown>('select * from executions where id = $1 for update', [id]);
     const r = executionRow.parse(rows[0]);
-    // Anyone but its creator waits for the lease to run out (the table's claim rule).
-    const decision = claimOf('execution', r.status, r.lease_until, services.clock.now().getTime());
-    if (decision === 'final')
-      return { kind: 'done', row: r, status: r.answer_status ?? 200, answer: answerOf(r), replayed: true };
-    if (decision === 'busy')
-      return { kind: 'busy', row: r, retryAfterSeconds: leaseSecondsLeft(services.clock, r.lease_until) };
-    const lease = leaseFor(services, timeoutMs);
-    await mustMove(q, 'execution', id, r.status, 'claim', {
-      lease_until: lease.toISOString(),
-      attempts: r.attempts + 1,
-    });
-    const running = edgeOf('execution', 'claim').to;
-    return { kind: 'claimed', row: { ...r, status: running, lease_until: lease, attempts: r.attempts + 1 } };
+    // The one claim routine: final, its stored answer; running under a live lease, busy (anyone but its creator waits
+    // for the lease to run out); ready, or its lease run out, taken under a new lease.
+    return claimWith<'execution', Promise<ExecutionOutcome | { kind: 'claimed'; row: ExecutionRow }>>(
+      'execution',
+      r,
+      services.clock.now().getTime(),
+      {
+        replay: async () => ({
+          kind: 'done',
+          row: r,
+          status: r.answer_status ?? 200,
+          answer: answerOf(r),
+          replayed: true,
+        }),
+        wait: async () => ({
+          kind: 'busy',
+          row: r,
+          retryAfterSeconds: leaseSecondsLeft(services.clock, r.lease_until),
+        }),
+        take: async () => {
+          const lease = leaseFor(services, timeoutMs);
+          await mustMove(q, 'execution', id, r.status, 'claim', {
+            lease_until: lease.toISOString(),
+            attempts: r.attempts + 1,
+          });
+          const running = edgeOf('execution', 'claim').to;
+          return { kind: 'claimed', row: { ...r, status: running, lease_until: lease, attempts: r.attempts + 1 } };
+        },
+      },
+    );
   });
 }
 

@@ -1,6 +1,7 @@
 import {
   capabilityByName,
   claimOf,
+  claimWith,
   edgeOf,
   isInFlight,
   lifecycles,
@@ -288,24 +289,38 @@ async function claim(
       `intent ${r.id} belongs to another account; settle it with the key of the account that made it`,
       { intent: { id: r.id } },
     );
-  const decision = claimOf('intent', r.status, null, now.getTime());
-  if (decision === 'final') {
-    if (r.status === edgeOf('intent', 'expire').to) refuseExpired(services, ctx, r);
-    return { kind: 'replay', row: r };
-  }
-  if (decision === 'busy') {
-    // An x402 payment holds it: its answer waits on that payment, and it is not settled a second way.
-    const ex = r.payment_id ? undefined : await findExecution(q, 'intent', r.id);
-    if (ex) return { kind: 'execution', id: ex.id };
-    throw new Refused(
-      paymentPending(
-        intentTermsOf(r),
-        'payment-pending',
-        `an x402 payment for intent ${r.id} is being settled; read the outcome with GET /intents/${r.id}`,
-        2,
-      ),
-    );
-  }
+  return claimWith<'intent', Promise<Claim>>('intent', r, now.getTime(), {
+    replay: async () => {
+      if (r.status === edgeOf('intent', 'expire').to) refuseExpired(services, ctx, r);
+      return { kind: 'replay', row: r };
+    },
+    wait: async () => {
+      // An x402 payment holds it: its answer waits on that payment, and it is not settled a second way.
+      const ex = r.payment_id ? undefined : await findExecution(q, 'intent', r.id);
+      if (ex) return { kind: 'execution', id: ex.id };
+      throw new Refused(
+        paymentPending(
+          intentTermsOf(r),
+          'payment-pending',
+          `an x402 payment for intent ${r.id} is being settled; read the outcome with GET /intents/${r.id}`,
+          2,
+        ),
+      );
+    },
+    take: () => taken(services, q, req, r, now, timeoutMs),
+  });
+}
+
+/** The key route's take of an open intent: expired, declined (sandbox), or claimed with its execution made. */
+async function taken(
+  services: Services,
+  q: Queryable,
+  req: SettleIntentRequest,
+  r: IntentRow,
+  now: Date,
+  timeoutMs: number,
+): Promise<Claim> {
+  const { ctx } = req;
   if (new Date(r.expires_at) <= now) {
     await mustMove(q, 'intent', r.id, r.status, 'expire');
     return { kind: 'expired', row: r };

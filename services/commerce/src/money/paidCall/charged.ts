@@ -1,4 +1,4 @@
-import { claimOf, edgeOf } from '@vcs/contract';
+import { claimWith, edgeOf } from '@vcs/contract';
 import { centsOfAtomic, eventsInsert, leaseSecondsLeft, leaseUntil, wrote, writeTogether } from '@vcs/platform';
 import type { CommerceServices as Services } from '../../config.ts';
 import { findExecution } from '../executions.ts';
@@ -93,19 +93,21 @@ async function driven(services: Services, row: PaymentRow, sendNow: boolean): Pr
       message: "the chain node is not answering, so the payment's outcome is not known yet",
       retryAfter: 2,
     };
-  // Open on chain. The table's claim rule: under a live lease someone is sending it — wait for them; run out, take it
+  // Open on chain. The one claim routine: under a live lease someone is sending it — wait for them; run out, take it
   // and send it again (the move checks the lease once more, so one taker wins).
   const now = services.clock.now();
-  const taken =
-    claimOf('payment', row.status, row.lease_until, now.getTime()) === 'take'
-      ? await movePayment(
-          services.db,
-          row.id,
-          'resubmit',
-          { lease_until: paymentLease(services), updated_at: now.toISOString() },
-          { leaseRunOutAt: now.toISOString() },
-        )
-      : undefined;
+  const taken = await claimWith('payment', row, now.getTime(), {
+    replay: async () => undefined,
+    wait: async () => undefined,
+    take: () =>
+      movePayment(
+        services.db,
+        row.id,
+        'resubmit',
+        { lease_until: paymentLease(services), updated_at: now.toISOString() },
+        { leaseRunOutAt: now.toISOString() },
+      ),
+  });
   if (!taken)
     return {
       kind: 'waiting',

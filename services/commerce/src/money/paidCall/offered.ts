@@ -1,4 +1,4 @@
-import { claimOf, edgeOf } from '@vcs/contract';
+import { claimWith, edgeOf } from '@vcs/contract';
 import type { CommerceServices as Services } from '../../config.ts';
 import { refuse, Refused } from '../common.ts';
 import { insertIntent, refuseExpired } from '../intents.ts';
@@ -55,21 +55,27 @@ export async function offered(
     );
   const t = intentTermsOf(r);
   const now = services.clock.now();
-  const decision = claimOf('intent', r.status, null, now.getTime());
-  if (decision === 'final') {
-    if (r.status === edgeOf('intent', 'expire').to) refuseExpired(services, ctx, r);
-    return { settled: r };
-  }
-  if (decision === 'busy')
-    throw new Refused(
-      paymentPending(
-        t,
-        'payment-pending',
-        `intent ${t.id} is being settled; read the outcome with GET /intents/${t.id}`,
-        2,
-      ),
-      { intentId: t.id },
-    );
+  // The one claim routine: final, its stored answer (nothing charged); in flight, being settled — say when to ask
+  // again; open, this payment takes it (checked below, bound in step 6).
+  const settled = claimWith('intent', r, now.getTime(), {
+    replay: () => {
+      if (r.status === edgeOf('intent', 'expire').to) refuseExpired(services, ctx, r);
+      return r;
+    },
+    wait: () => {
+      throw new Refused(
+        paymentPending(
+          t,
+          'payment-pending',
+          `intent ${t.id} is being settled; read the outcome with GET /intents/${t.id}`,
+          2,
+        ),
+        { intentId: t.id },
+      );
+    },
+    take: () => null,
+  });
+  if (settled) return { settled };
   if (new Date(r.expires_at) <= now) refuseExpired(services, ctx, r);
   const bad = checkPayment(railOf(services), t, pr.p, now.getTime());
   if (bad)
