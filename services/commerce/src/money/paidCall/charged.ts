@@ -1,4 +1,4 @@
-import { claimWith, edgeOf } from '@vcs/contract';
+import { claimWith, edgeOf, type PillarAnswer } from '@vcs/contract';
 import { centsOfAtomic, eventsInsert, leaseSecondsLeft, leaseUntil, wrote, writeTogether } from '@vcs/platform';
 import type { CommerceServices as Services } from '../../config.ts';
 import { findExecution } from '../executions.ts';
@@ -18,8 +18,6 @@ import { moveSql } from '../transition.ts';
 import { settlementCounted } from '../usage.ts';
 import type { Paying, Run } from './paying.ts';
 import { movePayment, paymentById, paymentMove } from './paymentRows.ts';
-import type { PillarAnswer } from '@vcs/contract';
-import type { IntentRow } from '../rows.ts';
 
 /** The state of an intent whose answer is stored and withheld while its payment is charged (the table's `charge`). */
 const CHARGING = edgeOf('intent', 'charge').to;
