@@ -121,7 +121,7 @@ describe.skipIf(!env)('statements that read through a partial index, on a long h
     expect(payments.read.length).toBeGreaterThan(0);
     expect(Math.max(...payments.read)).toBeLessThanOrEqual(1);
     const executions = await generic(DUE_EXECUTIONS_SQL, 'timestamptz', 'now()', 'executions');
-    expect(executions.rows).toEqual([{ id: 'exe_3000' }]);
+    expect(executions.rows).toEqual([{ id: 'exe_3000', source: 'intent', paid: false }]);
     expect(executions.plan).toContain('"Index Name":"executions_due"');
     expect(executions.read.length).toBeGreaterThan(0);
     expect(Math.max(...executions.read)).toBeLessThanOrEqual(1);
