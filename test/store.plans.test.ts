@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgDb, migrate, ownMigrations, type Db } from '@vcs/platform';
 import { DUE_EXECUTIONS_SQL } from '../services/commerce/src/money/executions.ts';
 import { REREAD_SQL } from '../services/commerce/src/money/intents.ts';
-import { LOOKED_SQL } from '../services/commerce/src/money/pay.ts';
+import { LOOKED_SQL } from '../services/commerce/src/money/paidCall/looked.ts';
 import { OPEN_PAYMENTS_SQL } from '../services/commerce/src/money/reconciler.ts';
 import { distributedEnv, dropStores, freshStores } from './support/harness.ts';
 
@@ -121,7 +121,7 @@ describe.skipIf(!env)('statements that read through a partial index, on a long h
     expect(payments.read.length).toBeGreaterThan(0);
     expect(Math.max(...payments.read)).toBeLessThanOrEqual(1);
     const executions = await generic(DUE_EXECUTIONS_SQL, 'timestamptz', 'now()', 'executions');
-    expect(executions.rows).toEqual([{ id: 'exe_3000' }]);
+    expect(executions.rows).toEqual([{ id: 'exe_3000', source: 'intent', paid: false }]);
     expect(executions.plan).toContain('"Index Name":"executions_due"');
     expect(executions.read.length).toBeGreaterThan(0);
     expect(Math.max(...executions.read)).toBeLessThanOrEqual(1);

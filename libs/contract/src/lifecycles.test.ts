@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   claimOf,
+  claimWith,
   IllegalTransition,
   leaseRunOut,
   lifecycleDiagram,
@@ -77,5 +78,20 @@ describe('the money model (lifecycles.ts)', () => {
   it("docs/money.md's diagrams are the table's (regenerate: pnpm gen:money)", () => {
     const doc = readFileSync(DOC, 'utf8');
     expect(between(doc)).toBe(lifecycleDiagram());
+  });
+});
+
+describe('claimWith: the one claim routine runs the record’s own action for the table’s decision', () => {
+  const actions = { replay: () => 'replay', wait: () => 'wait', take: (how: 'open' | 'take') => `take:${how}` };
+  const now = Date.parse('2026-01-01T00:00:00Z');
+  it('final replays, in flight waits, a lease run out is taken, nothing under way is opened', () => {
+    expect(claimWith('intent', { status: 'settled' }, now, actions)).toBe('replay');
+    expect(claimWith('intent', { status: 'settling' }, now, actions)).toBe('wait');
+    expect(claimWith('intent', { status: 'pending' }, now, actions)).toBe('take:open');
+    expect(claimWith('execution', { status: 'running', lease_until: new Date(now + 1000) }, now, actions)).toBe('wait');
+    expect(claimWith('execution', { status: 'running', lease_until: new Date(now - 1) }, now, actions)).toBe(
+      'take:take',
+    );
+    expect(claimWith('execution', { status: 'ready', lease_until: null }, now, actions)).toBe('take:open');
   });
 });

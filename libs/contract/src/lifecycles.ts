@@ -408,6 +408,33 @@ export function claimOf<K extends Entity>(
   return has(l.leased, state) && leaseRunOut(leaseUntil, nowMs) ? 'take' : 'busy';
 }
 
+/** What a record does for each claim decision: its own actions (each returns what the claim comes to). */
+export interface ClaimActions<T> {
+  /** `final`: answer what it holds (its stored answer, its refusal). */
+  replay: () => T;
+  /** `busy`: wait on the work under way (its execution, its payment's sender), or say when to ask again. */
+  wait: () => T;
+  /** `open`, or in flight under a lease that ran out: take it (a conditional move, so one taker wins). */
+  take: (how: 'open' | 'take') => T;
+}
+
+/**
+ * The one claim routine: the table's decision on a record (`claimOf`) and the record's own action for it. The key
+ * route, the paid route, a handoff's completion, an execution's attempt, a payment sent again and a deal step all
+ * claim through it; what each does next is its own (`ClaimActions`), the decision is the table's.
+ */
+export function claimWith<K extends Entity, T>(
+  entity: K,
+  record: { status: string; lease_until?: string | Date | null },
+  nowMs: number,
+  actions: ClaimActions<T>,
+): T {
+  const d = claimOf(entity, record.status, record.lease_until, nowMs);
+  if (d === 'final') return actions.replay();
+  if (d === 'busy') return actions.wait();
+  return actions.take(d);
+}
+
 /** docs/money.md's diagrams: one mermaid stateDiagram per entity, drawn from the table, with its guards. */
 export function lifecycleDiagram(): string {
   const out: string[] = [];

@@ -309,6 +309,28 @@ export const ops = {
       z.object({ type: z.literal('EMPTY'), value: z.object({}) }),
     ]),
   }),
+  usageGet: op({
+    // GET /keys/me's settlements and what they collected: counted by commerce in the statement that settles each one.
+    name: 'usage.get',
+    subject: 'sys.commerce.usage.get',
+    pillar: 'commerce',
+    idempotent: true,
+    codes: [],
+    input: z.object({ account: z.string().min(1).max(200) }),
+    reply: z.object({
+      type: z.literal('OK'),
+      answers: z.literal('SettlementUsage@1'),
+      value: z.object({
+        byCapability: z.array(
+          z.object({
+            capability: z.string(),
+            settlements: z.number().int().min(0),
+            chargedCents: z.number().int().min(0).meta({ description: 'What they collected, in cents' }),
+          }),
+        ),
+      }),
+    }),
+  }),
   intentsCreate: op({
     name: 'intents.create',
     subject: 'sys.commerce.intents.create',
@@ -406,6 +428,11 @@ export const ops = {
       /** The intent the settle route names, or a v2 payment's accepted.extra.intentId; absent for v1 on a route. */
       intentId: id('pi_', 'intent').optional(),
       timeoutMs,
+      /**
+       * How long commerce may hold the request while its outcome is being decided (its capability running, its
+       * settlement in doubt) before it answers 503: the gateway's X402_PAYMENT_HOLD_MS left (timeoutMs covers it).
+       */
+      holdMs: setByGateway(z.number().int().min(0).max(120_000).optional()),
       /** The decoded x402 payment (PAYMENT-SIGNATURE v2 or X-PAYMENT v1); commerce parses it. */
       payment: setByGateway(z.record(z.string(), z.unknown())),
     }),

@@ -20,9 +20,10 @@ export const x402Settings = z.object({
    */
   X402_FACILITATOR_TIMEOUT_MS: setting.unsetWhenEmpty(setting.int(500, 120_000)),
   /**
-   * How long the gateway holds a paid request whose outcome is still being decided (its capability running, its
-   * settlement in doubt) before it answers 503 payment-pending (ms): the same payment is asked again within it, so a
-   * stock client, which waits this long and does not resend, gets the answer from its first call where it can.
+   * How long a paid request whose outcome is still being decided (its capability running, its settlement in doubt) is
+   * held before it is answered 503 payment-pending (ms): the gateway passes it to commerce, which answers within it
+   * once the outcome is known, so a stock client, which waits this long and does not resend, gets the answer from its
+   * first call where it can.
    */
   X402_PAYMENT_HOLD_MS: setting.int(0, 120_000).default(25_000),
   /** A JSON-RPC node of X402_NETWORK: the reconciler reads the token's authorizationState there. */

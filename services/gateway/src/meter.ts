@@ -7,8 +7,8 @@ import { addRouteHook, capabilityOf, servesCapability } from './routeCapability.
 import type { PaidReply } from './money/pay.ts';
 
 /**
- * Calls answered per capability route, settlements (counted by commerce, by whatever path paid), and what they
- * collected.
+ * Calls answered per capability route (counted here), settlements (counted by commerce with the money, by whatever
+ * path paid), and what they collected.
  */
 export interface Usage {
   calls: number;
@@ -16,6 +16,9 @@ export interface Usage {
   charged: string;
   byCapability: Record<string, { calls: number; settlements: number; charged: string }>;
 }
+
+/** What commerce counted of an account's settlements, per capability (`usage.get`). */
+export type SettledUsage = { capability: string; settlements: number; chargedCents: number }[];
 
 /**
  * Per-account, per-capability counters (Kv hash `meter:<account>`; Redis in the distributed mode).
@@ -55,26 +58,28 @@ export class Meter {
     }
   }
 
-  async usage(account: string): Promise<Usage> {
+  /**
+   * The account's usage: the calls this meter counted (Kv), and the settlements and what they collected as commerce
+   * counted them with the money (`usage.get`: its table, written in the statement that settles each one).
+   */
+  async usage(account: string, settled: SettledUsage): Promise<Usage> {
     await this.flush();
     const h = await this.kv.hgetall(meterKey(account));
     const num = (f: string) => Number(h[f] ?? 0);
     const byCapability: Usage['byCapability'] = {};
+    const of = (c: string) => (byCapability[c] ??= { calls: num(`cap:${c}:calls`), settlements: 0, charged: '0.00' });
     for (const f of Object.keys(h)) {
-      const m = /^cap:(.+):(calls|settlements)$/.exec(f);
-      if (m && !byCapability[m[1]!])
-        byCapability[m[1]!] = {
-          calls: num(`cap:${m[1]}:calls`),
-          settlements: num(`cap:${m[1]}:settlements`),
-          charged: fromCents(num(`cap:${m[1]}:charged_cents`)),
-        };
+      const m = /^cap:(.+):calls$/.exec(f);
+      if (m) of(m[1]!);
     }
-    return {
-      calls: num('calls'),
-      settlements: num('settlements'),
-      charged: fromCents(num('charged_cents')),
-      byCapability,
-    };
+    let settlements = 0;
+    let cents = 0;
+    for (const s of settled) {
+      Object.assign(of(s.capability), { settlements: s.settlements, charged: fromCents(s.chargedCents) });
+      settlements += s.settlements;
+      cents += s.chargedCents;
+    }
+    return { calls: num('calls'), settlements, charged: fromCents(cents), byCapability };
   }
 
   stop() {

@@ -23,7 +23,17 @@ import { createPgliteThreadDb } from './pglite-thread.ts';
 import { groupCommitter, runGroupAtomically, type Statement } from './groupCommit.ts';
 
 export { mergeWrites, statementsOf, type BulkWrite, type Statement } from './groupCommit.ts';
-export { REQUIRED_WRITE_MISSED, shifted, together, wrote, writeTogether, type Required, type Sql } from './together.ts';
+export {
+  REQUIRED_WRITE_MISSED,
+  shifted,
+  together,
+  wrote,
+  writeTogether,
+  type Part,
+  type Required,
+  type RowOfPart,
+  type Sql,
+} from './together.ts';
 
 export interface Queryable {
   query<T = any>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount: number }>;

@@ -78,22 +78,29 @@ function textOf(entries: [string, Sql][], required?: Required): string {
   return `with ${ctes.join(', ')} select ${[...first, ...checks].join(', ') || '1'}`;
 }
 
+/** A part whose returned row is read by `row` (a parser: zod's, or a typed mapper), so what it returns is typed. */
+export type Part<R = unknown> = Sql & { row?: (v: unknown) => R };
+/** What `writeTogether` reads of a part: its parser's type, or a plain record for a part without one. */
+export type RowOfPart<P> = P extends { row: (v: unknown) => infer R } ? R : Record<string, unknown>;
+
 /**
  * Run `parts` as one statement (`together`) and read what each returned: its first row (as JSON: timestamps as ISO
- * text, jsonb as values), or undefined where it wrote none.
+ * text, jsonb as values) through the part's `row` parser, or undefined where it wrote none.
  */
-export async function writeTogether<P extends Record<string, Sql>>(
+export async function writeTogether<P extends Record<string, Part<unknown>>>(
   q: Queryable,
   parts: P,
   required?: Required,
-): Promise<{ [K in keyof P]?: any }> {
+): Promise<{ [K in keyof P]?: RowOfPart<P[K]> }> {
   const s = together(parts, required);
   const { rows } = await q.query<Record<string, unknown>>(s.sql, s.params);
   const row = rows[0] ?? {};
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(parts)) {
+  for (const [k, part] of Object.entries(parts)) {
     const v = row[k];
-    if (v !== null && v !== undefined) out[k] = typeof v === 'string' ? JSON.parse(v) : v;
+    if (v === null || v === undefined) continue;
+    const value: unknown = typeof v === 'string' ? JSON.parse(v) : v;
+    out[k] = part.row ? part.row(value) : value;
   }
-  return out as { [K in keyof P]?: any };
+  return out as { [K in keyof P]?: RowOfPart<P[K]> };
 }

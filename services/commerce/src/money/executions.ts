@@ -1,7 +1,8 @@
 import {
   blockedReply,
   capabilityByName,
-  claimOf,
+  claimWith,
+  edgeOf,
   leaseRunOutSql,
   isFinal,
   lifecycles,
@@ -21,7 +22,6 @@ import {
 import {
   busCallerOf,
   callCapability,
-  countSettlement,
   leaseSecondsLeft,
   leaseUntil,
   eventsInsert,
@@ -33,10 +33,18 @@ import {
   type Sql,
 } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
-import type { IntentRow } from './intents.ts';
-import type { PaymentRow } from './payments.ts';
-import { json } from './common.ts';
+import {
+  contextOf,
+  executionRow,
+  jsonValue,
+  type ExecutionRow,
+  type ExecutionSource,
+  type IntentRow,
+  type PaymentRow,
+  type StoredContext,
+} from './rows.ts';
 import { move, moveSql, mustMove, statesSql } from './transition.ts';
+import { settlementCounted } from './usage.ts';
 
 /**
  * The one durable execution. Every path that pays for or authorises a capability (a settled intent, a completed
@@ -47,35 +55,7 @@ import { move, moveSql, mustMove, statesSql } from './transition.ts';
  * stored answer if the first attempt did commit. Nothing sticks: every state has a way forward on its own.
  */
 
-export type ExecutionSource = 'intent' | 'handoff' | 'deal';
-
-export interface ExecutionRow {
-  id: string;
-  source: ExecutionSource;
-  source_id: string;
-  capability: string;
-  input: unknown;
-  ctx: unknown;
-  origin: unknown;
-  status: 'ready' | 'running' | 'succeeded' | 'failed';
-  lease_until: string | Date | null;
-  attempts: number;
-  answer: unknown;
-  answer_status: number | null;
-  created_at: string | Date;
-  finished_at: string | Date | null;
-}
-
-/**
- * What an execution carries of its caller's context: who, which environment, the trigger, the mandate — and for a
- * paid intent, the payment held for it (its finisher settles or voids it).
- */
-export type StoredContext = Pick<
-  CallContext,
-  'account' | 'keyId' | 'environment' | 'trigger' | 'intentId' | 'mandate'
-> & {
-  paymentId?: string | null;
-};
+export type { ExecutionRow, ExecutionSource, StoredContext };
 
 /** After a pillar was certainly not reached, the execution waits this long before the reconciler tries again. */
 const NOT_RUN_BACKOFF_MS = 1_000;
@@ -97,20 +77,16 @@ export type Finisher = (
  */
 export interface FinishPlan {
   parts: Record<string, Sql>;
+  /** The statement settles its source (counted in usage with it); false for a paid intent still to be charged. */
+  settles: boolean;
   required: string[];
   events: Parameters<typeof writeEvents>[1];
-  finished(rows: Record<string, any>): Finished;
+  finished(rows: Record<string, unknown>): Finished;
 }
 /** A finisher's write happens only where the execution's own move did (the statement's `execution` part). */
 export const afterExecution = wrote('execution');
-/**
- * What a finisher made: whether its source is settled now (counted once, with the cents it collected; a paid intent
- * whose answer waits on its payment is not yet), the answer as its caller sees it, and its source's record as it left
- * it (for the caller that drives it on).
- */
+/** What a finisher made: the answer as its caller sees it, and its source's record as it left it (for the caller that drives it on). */
 export interface Finished {
-  settled: boolean;
-  chargedCents: number;
   answer?: PillarAnswer;
   record?: SourceRecord;
 }
@@ -119,17 +95,6 @@ export interface SourceRecord {
   intent: IntentRow;
   payment?: PaymentRow;
 }
-/** What finishing an execution does for each source that has a record of its own (a deal step has its event). */
-export type Finishers = Partial<Record<ExecutionSource, Finisher>>;
-const wired = new WeakMap<object, Finishers>();
-/** Wired once, explicitly, where the pillar's operations are made (money/ops.ts): no registration by import. */
-export const wireFinishers = (services: Services, f: Finishers) => void wired.set(services, f);
-function finisherOf(services: Services, source: ExecutionSource): Finisher | undefined {
-  const f = wired.get(services);
-  if (!f) throw new Error('executions: finishers are not wired for this process (money/ops.ts wireFinishers)');
-  return f[source];
-}
-
 export type ExecutionOutcome =
   /** `recorded`: this attempt recorded the answer, and `answer` is the finisher's (an intent's carries its meter). */
   | {
@@ -158,6 +123,20 @@ export interface NewExecution {
   origin?: unknown;
 }
 
+/**
+ * How one attempt runs: the row its caller holds the claim on (it just made it), the request it answers, and what its
+ * answer finishes (`finish`: an intent settled, a paid intent charged or voided, a handoff completed; none for a deal
+ * step, closed by its Execution.finished@1 event) — passed by the caller that knows its source, never looked up.
+ */
+export interface RunOptions {
+  claimed?: ExecutionRow;
+  requestId?: string;
+  finish?: Finisher;
+}
+
+/** An execution's stored answer (a finisher's source keeps its own, with its meter). */
+const answerOf = (r: ExecutionRow) => jsonValue(r.answer) as PillarAnswer;
+
 const leaseFor = (services: Services, timeoutMs: number) => leaseUntil(services.clock, timeoutMs);
 
 /**
@@ -171,8 +150,8 @@ export async function createExecution(
   timeoutMs: number,
 ): Promise<ExecutionRow & { created: boolean }> {
   const insert = executionInsert(services, e, timeoutMs);
-  const made = await q.query<ExecutionRow>(insert.sql, insert.params);
-  if (made.rows[0]) return { ...made.rows[0], created: true };
+  const made = await q.query<unknown>(insert.sql, insert.params);
+  if (made.rows[0]) return { ...executionRow.parse(made.rows[0]), created: true };
   return { ...(await findExecution(q, e.source, e.sourceId))!, created: false };
 }
 
@@ -253,11 +232,11 @@ export async function findExecution(
   source: ExecutionSource,
   sourceId: string,
 ): Promise<ExecutionRow | undefined> {
-  const { rows } = await q.query<ExecutionRow>('select * from executions where source = $1 and source_id = $2', [
+  const { rows } = await q.query<unknown>('select * from executions where source = $1 and source_id = $2', [
     source,
     sourceId,
   ]);
-  return rows[0];
+  return rows[0] === undefined ? undefined : executionRow.parse(rows[0]);
 }
 
 /** Take the execution for one attempt: its final answer, busy under another's lease, or claimed (a new lease). */
@@ -270,20 +249,38 @@ async function claim(
   // The creator claimed it when it made it (createExecution), in its own transaction: nothing to read again.
   if (held?.status === lifecycles.execution.initial) return { kind: 'claimed', row: held };
   return services.db.tx(async (q) => {
-    const { rows } = await q.query<ExecutionRow>('select * from executions where id = $1 for update', [id]);
-    const r = rows[0]!;
-    // Anyone but its creator waits for the lease to run out (the table's claim rule).
-    const decision = claimOf('execution', r.status, r.lease_until, services.clock.now().getTime());
-    if (decision === 'final')
-      return { kind: 'done', row: r, status: r.answer_status ?? 200, answer: json(r.answer), replayed: true };
-    if (decision === 'busy')
-      return { kind: 'busy', row: r, retryAfterSeconds: leaseSecondsLeft(services.clock, r.lease_until) };
-    const lease = leaseFor(services, timeoutMs);
-    await mustMove(q, 'execution', id, r.status, 'claim', {
-      lease_until: lease.toISOString(),
-      attempts: r.attempts + 1,
-    });
-    return { kind: 'claimed', row: { ...r, status: 'running', lease_until: lease, attempts: r.attempts + 1 } };
+    const { rows } = await q.query<unknown>('select * from executions where id = $1 for update', [id]);
+    const r = executionRow.parse(rows[0]);
+    // The one claim routine: final, its stored answer; running under a live lease, busy (anyone but its creator waits
+    // for the lease to run out); ready, or its lease run out, taken under a new lease.
+    return claimWith<'execution', Promise<ExecutionOutcome | { kind: 'claimed'; row: ExecutionRow }>>(
+      'execution',
+      r,
+      services.clock.now().getTime(),
+      {
+        replay: async () => ({
+          kind: 'done',
+          row: r,
+          status: r.answer_status ?? 200,
+          answer: answerOf(r),
+          replayed: true,
+        }),
+        wait: async () => ({
+          kind: 'busy',
+          row: r,
+          retryAfterSeconds: leaseSecondsLeft(services.clock, r.lease_until),
+        }),
+        take: async () => {
+          const lease = leaseFor(services, timeoutMs);
+          await mustMove(q, 'execution', id, r.status, 'claim', {
+            lease_until: lease.toISOString(),
+            attempts: r.attempts + 1,
+          });
+          const running = edgeOf('execution', 'claim').to;
+          return { kind: 'claimed', row: { ...r, status: running, lease_until: lease, attempts: r.attempts + 1 } };
+        },
+      },
+    );
   });
 }
 
@@ -295,20 +292,20 @@ export async function runExecution(
   services: Services,
   id: string,
   timeoutMs: number,
-  opts: { claimed?: ExecutionRow; requestId?: string } = {},
+  opts: RunOptions = {},
 ): Promise<ExecutionOutcome> {
   const got = await claim(services, id, timeoutMs, opts.claimed);
   if (got.kind !== 'claimed') return got;
   const row = got.row;
   const c = capabilityByName(row.capability)!;
-  const stored = json(row.ctx) as StoredContext;
+  const stored = contextOf(row);
   const ctx: CallContext = {
     ...stored,
     requestId: opts.requestId ?? newId('request'),
     settled: true,
     executionId: row.id,
   };
-  const r = await callCapability(busCallerOf(services), c, json(row.input), ctx, timeoutMs);
+  const r = await callCapability(busCallerOf(services), c, jsonValue(row.input), ctx, timeoutMs);
   if (r.unavailable === 'no-responders' || r.unavailable === 'closed') {
     // Certainly not run: ready again, for the caller's retry or the reconciler after a short pause.
     const again = new Date(services.clock.now().getTime() + NOT_RUN_BACKOFF_MS).toISOString();
@@ -327,7 +324,7 @@ export async function runExecution(
   }
   if (r.unavailable)
     return { kind: 'unknown', row, retryAfterSeconds: leaseSecondsLeft(services.clock, row.lease_until) };
-  return record(services, row, r.answer, r.status, r.replayed ?? false);
+  return record(services, row, r.answer, r.status, r.replayed ?? false, opts.finish);
 }
 
 /** Record the pillar's answer once: the first attempt to come back (any attempt carries the same stored answer). */
@@ -337,15 +334,15 @@ async function record(
   answer: PillarAnswer,
   status: number,
   replayed: boolean,
+  finisher: Finisher | undefined,
 ): Promise<ExecutionOutcome> {
   const outcome = answer.type === 'BLOCKED' ? 'failed' : 'succeeded';
   const now = services.clock.now().toISOString();
   // The stored copy never holds a secret shown once; the first caller gets it in this answer only. An answer is
   // stored once: where its source keeps it (an intent's, with its meter; a handoff's result), not here too.
-  const finisher = finisherOf(services, row.source);
   const plan = await finisher?.(services, row, answer, status);
-  const stored = json(row.ctx) as StoredContext;
-  const input = json(row.input) as { vin?: unknown } | null;
+  const stored = contextOf(row);
+  const input = jsonValue(row.input) as { vin?: unknown } | null;
   // Execution.finished closes a deal step (its own event); an intent's or a handoff's execution is told by theirs.
   const events = [
     ...(plan?.events ?? []),
@@ -365,7 +362,8 @@ async function record(
               source: row.source,
               sourceId: row.source_id,
               capability: row.capability,
-              origin: json(row.origin) ?? null,
+              // A deal step's origin, as `executions.run` stored it (contract ops.ts).
+              origin: (jsonValue(row.origin) as { dealId: string; step: number } | null) ?? null,
               status: outcome,
               answerType: answer.type,
               answers: typeof answer.answers === 'string' ? answer.answers : null,
@@ -386,6 +384,10 @@ async function record(
       }),
       ...plan?.parts,
       ...(events.length ? { events: eventsInsert(events, afterExecution.sql).sql } : {}),
+      // The settlement counted with it, once: only where this attempt's move recorded it.
+      ...(stored.account && (!plan || plan.settles)
+        ? { usage: settlementCounted(stored.account, row.capability, 0, afterExecution.sql) }
+        : {}),
     },
     plan?.required.length ? { if: 'execution', parts: plan.required } : undefined,
   );
@@ -393,15 +395,6 @@ async function record(
   const finished = done && plan?.finished(written);
   const kept = done && { done, finished, answer: finished?.answer ?? answer };
   if (kept) {
-    // Counted once: only the attempt that recorded a settled source counts it (a crash right here loses one count,
-    // never doubles it). A paid intent still charging is counted when it collects (pay.ts).
-    if (!kept.finished || kept.finished.settled)
-      await countSettled(
-        services,
-        (json(kept.done.ctx) as StoredContext).account,
-        kept.done.capability,
-        kept.finished?.chargedCents ?? 0,
-      );
     return {
       kind: 'done',
       row: kept.done,
@@ -412,22 +405,9 @@ async function record(
       record: kept.finished?.record,
     };
   }
-  const { rows } = await services.db.query<ExecutionRow>('select * from executions where id = $1', [row.id]);
-  return {
-    kind: 'done',
-    row: rows[0]!,
-    status: rows[0]!.answer_status ?? status,
-    answer: json(rows[0]!.answer),
-    replayed: true,
-  };
-}
-
-/** Count one settlement in usage (Kv), once, by whoever moved its source to its final state. */
-export async function countSettled(services: Services, account: string | null, capability: string, cents: number) {
-  if (!account) return;
-  await countSettlement(services.kv, account, capability, cents).catch((err) =>
-    services.log.warn({ err, account }, 'usage: a settlement could not be counted'),
-  );
+  const { rows } = await services.db.query<unknown>('select * from executions where id = $1', [row.id]);
+  const now_ = executionRow.parse(rows[0]);
+  return { kind: 'done', row: now_, status: now_.answer_status ?? status, answer: answerOf(now_), replayed: true };
 }
 
 /**
@@ -439,13 +419,13 @@ export async function settleExecution(
   id: string,
   timeoutMs: number,
   retry: NextRequest,
-  opts: { claimed?: ExecutionRow; requestId?: string } = {},
+  opts: RunOptions = {},
 ): Promise<ExecutionOutcome> {
   const until = services.clock.now().getTime() + timeoutMs;
   let claimed = opts.claimed;
   for (;;) {
     const left = until - services.clock.now().getTime();
-    const out = await runExecution(services, id, Math.max(1000, left), { claimed, requestId: opts.requestId });
+    const out = await runExecution(services, id, Math.max(1000, left), { ...opts, claimed });
     claimed = undefined;
     if (out.kind !== 'busy' || services.clock.now().getTime() + 50 >= until) return out;
     await services.clock.sleep(50);
@@ -491,7 +471,7 @@ export function pendingReply(
  * The executions due ($1: now): not final (the states the index `executions_due` holds, written in the text so a
  * generic plan reads only them) and their lease run out.
  */
-export const DUE_EXECUTIONS_SQL = `select id from executions
+export const DUE_EXECUTIONS_SQL = `select id, source, (ctx->>'paymentId') is not null as paid from executions
   where status in (${statesSql(lifecycles.execution.states.filter((s) => !isFinal('execution', s)))})
     and ${leaseRunOutSql(1)}
   order by created_at limit 20`;
@@ -500,10 +480,17 @@ export const DUE_EXECUTIONS_SQL = `select id from executions
  * One pass of the reconciler: every execution whose lease ran out (its runner died, was paused, or its pillar did
  * not answer) is run again under its own id. Replicas take turns per row (the claim's row lock).
  */
-export async function reconcileExecutions(services: Services): Promise<void> {
-  const due = await services.db.query<{ id: string }>(DUE_EXECUTIONS_SQL, [services.clock.now().toISOString()]);
-  for (const { id } of due.rows) {
-    const out = await runExecution(services, id, services.settings.BUS_TIMEOUT_MS);
+export async function reconcileExecutions(
+  services: Services,
+  finisherOf: (due: { source: ExecutionSource; paid: boolean }) => Finisher | undefined,
+): Promise<void> {
+  const due = await services.db.query<{ id: string; source: ExecutionSource; paid: boolean }>(DUE_EXECUTIONS_SQL, [
+    services.clock.now().toISOString(),
+  ]);
+  for (const { id, source, paid } of due.rows) {
+    const out = await runExecution(services, id, services.settings.BUS_TIMEOUT_MS, {
+      finish: finisherOf({ source, paid }),
+    });
     if (out.kind === 'done')
       services.log.info(
         { executionId: id, capability: out.row.capability, replayed: out.replayed },

@@ -1,7 +1,7 @@
 import {
   problemsOf,
   capabilityByName,
-  claimOf,
+  claimWith,
   isInFlight,
   newId,
   platformEvent,
@@ -24,9 +24,9 @@ import {
   findExecution,
   pendingReply,
   settleExecution,
-  type ExecutionRow,
   type Finisher,
 } from './executions.ts';
+import { objectOf, originOf, storedAnswerOrNull, type ExecutionRow } from './rows.ts';
 import { moved, moveSql, mustMove } from './transition.ts';
 
 /** The operations' inputs (contract ops.ts) and the caller's context. */
@@ -61,9 +61,9 @@ function handoffView(r: HandoffRow): HandoffValue {
     verb: r.verb,
     credential: r.credential,
     capability: r.capability,
-    terminus: json(r.terminus),
+    terminus: objectOf(r.terminus),
     account: r.account_id,
-    origin: json(r.origin) ?? null,
+    origin: originOf(r.origin),
     createdAt: iso(r.created_at)!,
     completedAt: iso(r.completed_at),
     poll: { method: 'GET', path: pollPath(r.id) },
@@ -72,7 +72,7 @@ function handoffView(r: HandoffRow): HandoffValue {
       path: `${pollPath(r.id)}/complete`,
       body: { outcome: 'completed | refused', credential: r.credential },
     },
-    result: r.result ? json(r.result) : null,
+    result: storedAnswerOrNull(r.result),
   };
 }
 
@@ -197,7 +197,7 @@ const handoffEvent = (
           : null,
       simulated: environment === 'sandbox',
     },
-    { handoffId: r.id, verb: r.verb as HumanVerb, capability: r.capability, origin: json(r.origin) ?? null },
+    { handoffId: r.id, verb: r.verb as HumanVerb, capability: r.capability, origin: originOf(r.origin) },
   );
 
 /**
@@ -214,43 +214,43 @@ export async function completeHandoff(
   if (req.outcome !== 'completed' && req.outcome !== 'refused')
     return refusal(services, ctx, 'invalid-input', 'outcome must be "completed" or "refused"');
   const timeoutMs = opTimeouts(ops.handoffsComplete, services.settings.BUS_TIMEOUT_MS, req.timeoutMs).innerMs;
-  const step = await services.db.tx(
-    async (q): Promise<{ reply: OpReplyOf<'handoffsComplete'> } | { execution: string; claimed?: ExecutionRow }> => {
-      const r = await findHandoff(q, String(req.handoffId), true);
-      if (!r)
-        return {
-          reply: refusal(
-            services,
-            ctx,
-            'handoff-not-found',
-            `no handoff ${req.handoffId}; handoff ids start ho_ and come from a NEEDS_HUMAN answer`,
-          ),
-        };
-      if (r.account_id && r.account_id !== ctx.account)
-        return {
-          reply: refusal(
-            services,
-            ctx,
-            'forbidden',
-            `handoff ${r.id} belongs to another account; complete it with the key of the account that made it`,
-          ),
-        };
-      // The table's claim rule: final, its record replayed; in flight, its execution waited on; open, the human's act.
-      const decision = claimOf('handoff', r.status, null, services.clock.now().getTime());
-      if (decision === 'final')
-        return { reply: { ...record(services, ctx, 'Handoff@1', handoffView(r)), replayed: true } };
-      if (req.credential !== r.credential)
-        return {
-          reply: refusal(
-            services,
-            ctx,
-            'forbidden',
-            `handoff ${r.id} needs the ${r.credential} credential; ` +
-              `send {"outcome": "...", "credential": "${r.credential}"} to POST ${pollPath(r.id)}/complete`,
-            { next: { method: 'POST', path: `${pollPath(r.id)}/complete` } },
-          ),
-        };
-      if (decision === 'busy') return { execution: (await findExecution(q, 'handoff', r.id))!.id };
+  type Step = { reply: OpReplyOf<'handoffsComplete'> } | { execution: string; claimed?: ExecutionRow };
+  const step = await services.db.tx(async (q): Promise<Step> => {
+    const r = await findHandoff(q, String(req.handoffId), true);
+    if (!r)
+      return {
+        reply: refusal(
+          services,
+          ctx,
+          'handoff-not-found',
+          `no handoff ${req.handoffId}; handoff ids start ho_ and come from a NEEDS_HUMAN answer`,
+        ),
+      };
+    if (r.account_id && r.account_id !== ctx.account)
+      return {
+        reply: refusal(
+          services,
+          ctx,
+          'forbidden',
+          `handoff ${r.id} belongs to another account; complete it with the key of the account that made it`,
+        ),
+      };
+    // Only the credentialed principal acts, or waits on what its act started.
+    const wrongCredential = () =>
+      req.credential === r.credential
+        ? null
+        : {
+            reply: refusal(
+              services,
+              ctx,
+              'forbidden',
+              `handoff ${r.id} needs the ${r.credential} credential; ` +
+                `send {"outcome": "...", "credential": "${r.credential}"} to POST ${pollPath(r.id)}/complete`,
+              { next: { method: 'POST', path: `${pollPath(r.id)}/complete` } },
+            ),
+          };
+    /** The human's act: refused or completed at once, or its capability's one durable execution made. */
+    const humanActs = async (): Promise<Step> => {
       const now = services.clock.now().toISOString();
       if (req.outcome === 'refused' || !r.capability) {
         const status = req.outcome;
@@ -284,15 +284,21 @@ export async function completeHandoff(
         timeoutMs,
       );
       return { execution: ex.id, claimed: ex };
-    },
-  );
+    };
+    // The one claim routine: final, its record replayed; in flight, its execution waited on; open, the human's act.
+    return claimWith<'handoff', Promise<Step>>('handoff', r, services.clock.now().getTime(), {
+      replay: async () => ({ reply: { ...record(services, ctx, 'Handoff@1', handoffView(r)), replayed: true } }),
+      wait: async () => wrongCredential() ?? { execution: (await findExecution(q, 'handoff', r.id))!.id },
+      take: async () => wrongCredential() ?? humanActs(),
+    });
+  });
   if ('reply' in step) return step.reply;
   const out = await settleExecution(
     services,
     step.execution,
     timeoutMs,
     { method: 'GET', path: pollPath(String(req.handoffId)) },
-    { claimed: step.claimed, requestId: ctx.requestId },
+    { claimed: step.claimed, requestId: ctx.requestId, finish: finishHandoff },
   );
   if (out.kind !== 'done') return pendingReply(out, { method: 'GET', path: pollPath(String(req.handoffId)) });
   const r = (await findHandoff(services.db, String(req.handoffId)))!;
@@ -320,6 +326,7 @@ export const finishHandoff: Finisher = async (services, ex, answer, status) => {
       ),
     },
     required: ['handoff'],
+    settles: true,
     // A human's act collects nothing here; completed, it is a settlement.
     events: [
       handoffEvent(
@@ -332,7 +339,7 @@ export const finishHandoff: Finisher = async (services, ex, answer, status) => {
     finished: (rows) => {
       // Only the attempt that records the execution finishes its handoff, which is then completing.
       moved(rows.handoff, 'handoff', r.status, 'finish');
-      return { settled: true, chargedCents: 0 };
+      return {};
     },
   };
 };

@@ -1,10 +1,10 @@
 import {
   capabilityByName,
   claimOf,
+  claimWith,
   edgeOf,
   isInFlight,
   lifecycles,
-  worthItsPrice,
   platformEvent,
   problemsOf,
   fromCents,
@@ -22,7 +22,7 @@ import {
   type OpReplyOf,
   type StateOf,
 } from '@vcs/contract';
-import { leaseUntil, provenanceOf, type CallContext, type Queryable } from '@vcs/platform';
+import { provenanceOf, type CallContext, type Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { answered, iso, json, offerCapability, record, refusal, refuse, Refused } from './common.ts';
 import {
@@ -31,13 +31,25 @@ import {
   findExecution,
   pendingReply,
   settleExecution,
-  type ExecutionRow,
   type Finisher,
   type NewExecution,
-  type StoredContext,
 } from './executions.ts';
 import { refundOf, reserveMandate, type Reservation } from './mandates.ts';
-import { facilitatorTimeoutMs, intentTermsOf, paymentPending, railOf, receiptOf, type PaymentRow } from './payments.ts';
+import { markDelivered } from './paidCall/paymentRows.ts';
+import { intentTermsOf, paymentPending, railOf, receiptOf } from './payments.ts';
+import {
+  amountOf,
+  contextOf,
+  intentRow,
+  originOf,
+  storedAnswer,
+  storedAnswerOrNull,
+  paymentRow,
+  type ExecutionRow,
+  type IntentRow,
+  type PaymentRow,
+  type StoredContext,
+} from './rows.ts';
 import { moved, moveSql, mustMove } from './transition.ts';
 import { counted } from '../metrics.ts';
 
@@ -48,31 +60,7 @@ export const INTENT_TTL_SECONDS = 900;
 type CreateIntentRequest = OpInput<'intentsCreate'> & { ctx: CallContext };
 type SettleIntentRequest = OpInput<'intentsSettle'> & { ctx: CallContext };
 
-export interface IntentRow {
-  id: string;
-  account_id: string | null;
-  capability: string;
-  input: unknown;
-  trigger: string | null;
-  origin: unknown;
-  price: unknown;
-  ceiling: unknown;
-  ceiling_cents: string | number;
-  status: StateOf<'intent'>;
-  expires_at: string | Date;
-  claimed_at: string | Date | null;
-  executions: number;
-  mandate_principal: string | null;
-  mandate_id: string | null;
-  answer: unknown;
-  answer_status: number | null;
-  created_at: string | Date;
-  settled_at: string | Date | null;
-  charged_cents: string | number | null;
-  payment_id: string | null;
-  /** When a paid answer reached its payer; null while it is owed. */
-  delivered_at: string | Date | null;
-}
+export type { IntentRow };
 
 export const settlePath = (id: string) => `/intents/${id}/settle`;
 
@@ -83,7 +71,7 @@ function offerAnswer(
   row: Pick<IntentRow, 'id' | 'capability' | 'price' | 'ceiling' | 'expires_at'>,
   lead = '',
 ) {
-  const price = json(row.price) as { amount: string; currency: string };
+  const price = amountOf(row.price);
   const value = {
     code: 'payment-required' as const,
     message:
@@ -98,7 +86,7 @@ function offerAnswer(
           '(or send Accept-Price or a Mandate to settle in one round trip)'),
     capability: row.capability,
     price,
-    ceiling: json(row.ceiling),
+    ceiling: amountOf(row.ceiling),
     intent: { id: row.id, status: 'pending' as const, capability: row.capability, expiresAt: iso(row.expires_at)! },
     settle: { method: 'POST' as const, path: settlePath(row.id) },
     next: { method: 'POST' as const, path: settlePath(row.id) },
@@ -156,7 +144,7 @@ export async function insertIntent(
   const trigger = ctx.environment === 'sandbox' ? ctx.trigger : null;
   // Sandbox trigger offer-expired: the intent is born expired, so settling it shows the 410.
   const expires = trigger === 'offer-expired' ? now : new Date(now.getTime() + INTENT_TTL_SECONDS * 1000);
-  const { rows } = await q.query<IntentRow>(
+  const { rows } = await q.query<unknown>(
     `insert into intents(
        id, account_id, capability, input, trigger, origin, price, ceiling, ceiling_cents, expires_at, created_at
      )
@@ -175,7 +163,7 @@ export async function insertIntent(
       now.toISOString(),
     ],
   );
-  return { row: rows[0]!, capability: c };
+  return { row: intentRow.parse(rows[0]), capability: c };
 }
 
 /**
@@ -265,23 +253,23 @@ function intentView(r: IntentRow, now: Date, payment: PaymentRow | undefined): I
     status: publicStatus(r, now),
     capability: r.capability,
     account: r.account_id,
-    price: json(r.price),
-    ceiling: json(r.ceiling),
+    price: amountOf(r.price),
+    ceiling: amountOf(r.ceiling),
     expiresAt: iso(r.expires_at)!,
     createdAt: iso(r.created_at)!,
     settledAt: iso(r.settled_at),
-    origin: json(r.origin) ?? null,
+    origin: originOf(r.origin),
     executions: r.executions,
     settle: { method: 'POST', path: settlePath(r.id) },
-    answer: r.answer ? json(r.answer) : null,
+    answer: storedAnswerOrNull(r.answer),
     charged: { amount: fromCents(Number(r.charged_cents ?? 0)), currency: price.currency },
     payment: payment ? { ...receiptOf(payment), status: payment.status, reason: payment.reason } : null,
   };
 }
 
 export async function findIntent(q: Queryable, id: string, lock = false): Promise<IntentRow | undefined> {
-  const { rows } = await q.query<IntentRow>(`select * from intents where id = $1${lock ? ' for update' : ''}`, [id]);
-  return rows[0];
+  const { rows } = await q.query<unknown>(`select * from intents where id = $1${lock ? ' for update' : ''}`, [id]);
+  return rows[0] === undefined ? undefined : intentRow.parse(rows[0]);
 }
 
 /** `sys.commerce.intents.get`: the intent's state; an account-bound intent is shown only to its account. */
@@ -306,11 +294,12 @@ export async function getIntent(
     );
   }
   // The payment that paid it, else the latest one sent for it (refused, pending): what an operator reconciles.
-  const { rows } = await services.db.query<PaymentRow>(
+  const { rows } = await services.db.query<unknown>(
     'select * from payments where intent_id = $1 order by (id = $2) desc, updated_at desc limit 1',
     [r.id, r.payment_id ?? ''],
   );
-  return record(services, req.ctx, 'Intent@1', intentView(r, services.clock.now(), rows[0]));
+  const payment = rows[0] === undefined ? undefined : paymentRow.parse(rows[0]);
+  return record(services, req.ctx, 'Intent@1', intentView(r, services.clock.now(), payment));
 }
 
 /** What taking an intent for a settlement came to: its stored answer, or its execution to run or wait on. */
@@ -370,24 +359,38 @@ async function claim(
       `intent ${r.id} belongs to another account; settle it with the key of the account that made it`,
       { intent: { id: r.id } },
     );
-  const decision = claimOf('intent', r.status, null, now.getTime());
-  if (decision === 'final') {
-    if (r.status === edgeOf('intent', 'expire').to) refuseExpired(services, ctx, r);
-    return { kind: 'replay', row: r };
-  }
-  if (decision === 'busy') {
-    // An x402 payment holds it: its answer waits on that payment, and it is not settled a second way.
-    const ex = r.payment_id ? undefined : await findExecution(q, 'intent', r.id);
-    if (ex) return { kind: 'execution', id: ex.id };
-    throw new Refused(
-      paymentPending(
-        intentTermsOf(r),
-        'payment-pending',
-        `an x402 payment for intent ${r.id} is being settled; read the outcome with GET /intents/${r.id}`,
-        2,
-      ),
-    );
-  }
+  return claimWith<'intent', Promise<Claim>>('intent', r, now.getTime(), {
+    replay: async () => {
+      if (r.status === edgeOf('intent', 'expire').to) refuseExpired(services, ctx, r);
+      return { kind: 'replay', row: r };
+    },
+    wait: async () => {
+      // An x402 payment holds it: its answer waits on that payment, and it is not settled a second way.
+      const ex = r.payment_id ? undefined : await findExecution(q, 'intent', r.id);
+      if (ex) return { kind: 'execution', id: ex.id };
+      throw new Refused(
+        paymentPending(
+          intentTermsOf(r),
+          'payment-pending',
+          `an x402 payment for intent ${r.id} is being settled; read the outcome with GET /intents/${r.id}`,
+          2,
+        ),
+      );
+    },
+    take: () => taken(services, q, req, r, now, timeoutMs),
+  });
+}
+
+/** The key route's take of an open intent: expired, declined (sandbox), or claimed with its execution made. */
+async function taken(
+  services: Services,
+  q: Queryable,
+  req: SettleIntentRequest,
+  r: IntentRow,
+  now: Date,
+  timeoutMs: number,
+): Promise<Claim> {
+  const { ctx } = req;
   if (new Date(r.expires_at) <= now) {
     await mustMove(q, 'intent', r.id, r.status, 'expire');
     return { kind: 'expired', row: r };
@@ -470,10 +473,10 @@ export async function settleIntent(services: Services, req: SettleIntentRequest)
     const got = await services.db.tx((q) => claim(services, q, req, services.clock.now(), timeoutMs));
     if (got.kind === 'expired') refuseExpired(services, req.ctx, got.row);
     if (got.kind === 'replay') {
-      const stored = { status: got.row.answer_status ?? 200, answer: json(got.row.answer), replayed: true };
+      const stored = { status: got.row.answer_status ?? 200, answer: storedAnswer(got.row.answer), replayed: true };
       // A 402 stored as the answer (its x402 payment refused at settlement, or expired unused): a 402 says how to pay.
       if (stored.status === 402 && stored.answer.type === 'BLOCKED')
-        return withNewOffer(services, req.ctx, got.row, stored);
+        return withNewOffer(services, req.ctx, got.row, { ...stored, answer: stored.answer });
       return stored;
     }
     return answerOfExecution(services, got.id, got.claimed, req.ctx.requestId, timeoutMs, String(req.intentId));
@@ -490,13 +493,21 @@ export async function answerOfExecution(
   intentId: string,
 ): Promise<OpReply<PillarAnswer, never>> {
   const retry = { method: 'POST' as const, path: settlePath(intentId) };
-  const out = await settleExecution(services, executionId, timeoutMs, retry, { claimed, requestId });
+  const out = await settleExecution(services, executionId, timeoutMs, retry, {
+    claimed,
+    requestId,
+    finish: finishIntent,
+  });
   if (out.kind !== 'done') return pendingReply(out, retry);
   // Recorded by this request: the finisher's answer, with its meter (and any secret, this once). Otherwise the
   // intent's stored answer, recorded with the execution in one transaction.
   if (out.recorded) return { status: out.status, answer: out.answer, replayed: out.replayed };
   const r = await findIntent(services.db, intentId);
-  return { status: r?.answer_status ?? out.status, answer: json(r?.answer) ?? out.answer, replayed: true };
+  return {
+    status: r?.answer_status ?? out.status,
+    answer: storedAnswerOrNull(r?.answer) ?? out.answer,
+    replayed: true,
+  };
 }
 
 /**
@@ -535,7 +546,7 @@ export function settledEvent(
     {
       intentId: r.id,
       capability: r.capability,
-      origin: json(r.origin) ?? null,
+      origin: originOf(r.origin),
       answerType: answer.type,
       executionId: ex.id,
       charged: fromCents(cents),
@@ -544,102 +555,67 @@ export function settledEvent(
 }
 
 /**
- * An intent's execution answered, in the transaction that records it. Paid with x402 and worth its price: the answer
- * is stored and withheld (settling → charging) and its payment sent to settle (held → settling, under a lease); the
- * payment proven, the intent collects (pay.ts). Otherwise it is settled (or failed) now, charging nothing: a simulated
- * settlement, or a paid answer not worth its price, whose payment is voided — nothing moves.
+ * An intent's execution answered and the intent is settled (or failed) by it now, charging nothing: its move (guarded
+ * by the execution's own), its Intent.settled@1, the answer as stored (with its 0.00 meter) and the table's event.
+ */
+export function settledNow(services: Services, ex: ExecutionRow, answer: PillarAnswer, answerStatus: number) {
+  const stored = withMeter(answer, 0);
+  const event = answer.type !== 'BLOCKED' ? ('succeed' as const) : ('fail' as const);
+  const intent = moveSql(
+    'intent',
+    ex.source_id,
+    event,
+    {
+      answer: withoutSecrets(JSON.stringify(stored)),
+      answer_status: answerStatus,
+      settled_at: services.clock.now().toISOString(),
+      executions: 1,
+    },
+    afterExecution,
+  );
+  const settled = settledEvent(
+    services,
+    intentOf(ex),
+    { id: ex.id, environment: contextOf(ex).environment },
+    answer,
+    0,
+  );
+  return { intent, settled, stored, event };
+}
+
+/**
+ * An intent settled with a key (or Accept-Price, or a Mandate): its execution answered, in the statement that records
+ * it. It is settled (or failed) now, charging nothing (a simulated settlement); a failed answer gives back what a
+ * mandate reserved for it. (A paid intent's execution is charged or voided by the paid call: paidCall/executed.ts.)
  */
 export const finishIntent: Finisher = (services, ex, answer, answerStatus) => {
-  const { paymentId, environment } = json(ex.ctx) as StoredContext;
-  const now = services.clock.now().toISOString();
-  // Only the attempt that records the execution (its move wins) finishes the intent, which is then in flight: each
-  // move below must happen (`required`), or the whole record fails unwritten.
-  const from = lifecycles.intent.inFlight.join('|');
-  // The first delivery carries the secret an answer may hold; the stored copy (replays, GET) never does.
-  if (paymentId && worthItsPrice(capabilityByName(ex.capability)!, answer.type))
-    return {
-      parts: {
-        intent: moveSql(
-          'intent',
-          ex.source_id,
-          'charge',
-          { answer: withoutSecrets(JSON.stringify(answer)), answer_status: answerStatus, executions: 1 },
-          afterExecution,
-        ),
-        payment: moveSql(
-          'payment',
-          paymentId,
-          'send',
-          {
-            lease_until: leaseUntil(services.clock, facilitatorTimeoutMs(services)).toISOString(),
-            updated_at: now,
-          },
-          afterExecution,
-        ),
-      },
-      required: ['intent', 'payment'],
-      events: [],
-      finished: (rows) => ({
-        settled: false,
-        chargedCents: 0,
-        answer,
-        record: {
-          intent: moved<IntentRow>(rows.intent, 'intent', from, 'charge'),
-          payment: moved<PaymentRow>(rows.payment, 'payment', 'held', 'send'),
-        },
-      }),
-    };
-  const stored = withMeter(answer, 0);
-  const ok = answer.type !== 'BLOCKED';
-  const event = ok ? 'succeed' : 'fail';
+  // Only the attempt that records the execution (its move wins) finishes the intent, which is then in flight: its
+  // move must happen (`required`), or the whole record fails unwritten.
+  const now = settledNow(services, ex, answer, answerStatus);
   return {
     parts: {
-      intent: moveSql(
-        'intent',
-        ex.source_id,
-        event,
-        {
-          answer: withoutSecrets(JSON.stringify(stored)),
-          answer_status: answerStatus,
-          settled_at: now,
-          executions: 1,
-        },
-        afterExecution,
-      ),
-      ...(paymentId && {
-        payment: moveSql(
-          'payment',
-          paymentId,
-          'void',
-          {
-            reason: `not settled: the answer was ${answer.type}, which its price does not pay for`,
-            lease_until: null,
-            updated_at: now,
-          },
-          afterExecution,
-        ),
-      }),
+      intent: now.intent,
       // A failed answer gives back what a mandate reserved for it.
-      ...(!ok && { refunded: refundOf('intent') }),
+      ...(now.event === 'fail' && { refunded: refundOf('intent') }),
     },
-    required: paymentId ? ['intent', 'payment'] : ['intent'],
-    events: [settledEvent(services, intentOf(ex), { id: ex.id, environment }, answer, 0)],
+    required: ['intent'],
+    settles: true,
+    events: [now.settled],
     finished: (rows) => ({
-      settled: true,
-      chargedCents: 0,
-      answer: stored,
-      record: {
-        intent: moved<IntentRow>(rows.intent, 'intent', from, event),
-        payment: paymentId ? counted(moved<PaymentRow>(rows.payment, 'payment', 'held', 'void')) : undefined,
-      },
+      answer: now.stored,
+      // Parsed by its part (moveSql's).
+      record: { intent: moved(rows.intent as IntentRow | undefined, 'intent', IN_FLIGHT, now.event) },
     }),
   };
 };
 
+/** The states an intent's execution finishes it from (for the error a missed move throws). */
+export const IN_FLIGHT = lifecycles.intent.inFlight.join('|');
+
 /** What an intent's Intent.settled@1 tells, as its execution carries it (made from the intent: intentExecution). */
 const intentOf = (ex: ExecutionRow): SettledIntent => ({
   id: ex.source_id,
-  account_id: (json(ex.ctx) as StoredContext).account,
+  account_id: contextOf(ex).account,
   capability: ex.capability,
   input: ex.input,
   origin: ex.origin,
@@ -665,14 +641,14 @@ export async function rereadPaid(
   const input = c?.request.safeParse(req.input);
   // Paid: its payment proven on chain (the state `prove` moves a payment to), so its intent collected.
   const { rows } = input?.success
-    ? await services.db.query<IntentRow>(REREAD_SQL, [
+    ? await services.db.query<unknown>(REREAD_SQL, [
         req.capability,
         JSON.stringify(input.data),
         req.payer,
         edgeOf('payment', 'prove').to,
       ])
     : { rows: [] };
-  const r = rows[0];
+  const r = rows[0] === undefined ? undefined : intentRow.parse(rows[0]);
   if (!r)
     return refusal(
       services,
@@ -681,15 +657,5 @@ export async function rereadPaid(
       `wallet ${req.payer} has paid for no answer of ${req.capability} with this input; pay the offer to get one`,
     );
   await markDelivered(services.db, r, services.clock.now());
-  return { status: r.answer_status ?? 200, answer: json(r.answer), replayed: true };
-}
-
-/** A paid answer reached its payer: it is owed no more (pay.ts `owed`), the intent and its payments alike. */
-export async function markDelivered(q: Queryable, r: Pick<IntentRow, 'id' | 'delivered_at'>, at: Date) {
-  if (!r.delivered_at)
-    await q.query(
-      `with intent as (update intents set delivered_at = $2 where id = $1 and delivered_at is null)
-       update payments set delivered_at = $2 where intent_id = $1 and delivered_at is null`,
-      [r.id, at.toISOString()],
-    );
+  return { status: r.answer_status ?? 200, answer: storedAnswer(r.answer), replayed: true };
 }

@@ -24,7 +24,7 @@ interface Reserving {
   account_id: string | null;
   capability: string;
   price: unknown;
-  ceiling_cents: string | number;
+  ceiling_cents: string | number | bigint;
 }
 
 const digestOf = (m: Mandate) => createHash('sha256').update(canonicalJson(m)).digest('hex');

@@ -1,21 +1,25 @@
 import type { OpsImpl } from '@vcs/platform';
 import type { CommerceServices } from '../config.ts';
 import { lookupKey, mintAnonymousKey } from '../keys.ts';
-import { runExecutionOp, wireFinishers } from './executions.ts';
-import { completeHandoff, createHandoff, finishHandoff, getHandoff } from './handoffs.ts';
-import { createIntent, finishIntent, getIntent, rereadPaid, settleIntent } from './intents.ts';
-import { payCall } from './pay.ts';
-
-/** What an execution's answer finishes, by its source (a deal step is closed by its Execution.finished@1 event). */
-export const wireMoney = (services: CommerceServices) =>
-  wireFinishers(services, { intent: finishIntent, handoff: finishHandoff });
+import { runExecutionOp } from './executions.ts';
+import { completeHandoff, createHandoff, getHandoff } from './handoffs.ts';
+import { createIntent, getIntent, rereadPaid, settleIntent } from './intents.ts';
+import { payCall } from './paidCall/index.ts';
+import { settlementUsage } from './usage.ts';
 
 /** Commerce's platform operations (contract ops.ts): keys, the intent rail and the handoff rail. */
 export const commerceOps = (services: CommerceServices): OpsImpl<'commerce'> => {
-  wireMoney(services);
   return {
     keysMint: () => mintAnonymousKey(services),
     keysLookup: (input) => lookupKey(services, input.prefix),
+    usageGet: async (input) => ({
+      status: 200,
+      answer: {
+        type: 'OK',
+        answers: 'SettlementUsage@1',
+        value: { byCapability: await settlementUsage(services.db, input.account) },
+      },
+    }),
     intentsCreate: (input, ctx) => createIntent(services, { ...input, ctx }),
     intentsGet: (input, ctx) => getIntent(services, { ...input, ctx }),
     intentsSettle: (input, ctx) => settleIntent(services, { ...input, ctx }),

@@ -11,7 +11,6 @@ import {
   type OpReply,
   type Blocked,
   type PaymentReceipt,
-  type StateOf,
 } from '@vcs/contract';
 import {
   centsOfAtomic,
@@ -23,7 +22,7 @@ import {
   type X402Terms,
 } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
-import { json } from './common.ts';
+import { jsonValue, type PaymentRow } from './rows.ts';
 import { timedFacilitator } from '../metrics.ts';
 
 /**
@@ -66,32 +65,7 @@ const payloadV1 = z.looseObject({
 export const paymentHeader = z.union([payloadV2, payloadV1]);
 export type PaymentPayload = z.infer<typeof paymentHeader>;
 
-export interface PaymentRow {
-  id: string;
-  intent_id: string;
-  network: string;
-  asset: string;
-  pay_to: string;
-  payer: string;
-  nonce: string;
-  amount_atomic: string;
-  valid_before: string;
-  x402_version: number;
-  payload: unknown;
-  requirements: unknown;
-  status: StateOf<'payment'>;
-  reason: string | null;
-  transaction: string | null;
-  lease_until: string | Date | null;
-  account_id: string | null;
-  key_id: string | null;
-  environment: CallContext['environment'] | null;
-  payment_identifier: string | null;
-  /** When the answer it paid for reached its payer (as its intent's): owed no more. */
-  delivered_at: string | Date | null;
-  created_at: string | Date;
-  updated_at: string | Date;
-}
+export type { PaymentRow };
 
 /** The chain has its transfer: the state the table's `prove` moves a payment to. */
 export const isProven = (row: Pick<PaymentRow, 'status'>) => row.status === edgeOf('payment', 'prove').to;
@@ -377,7 +351,11 @@ export async function settleOnce(services: Services, row: PaymentRow, first: boo
   let reason: string;
   let transaction: string | null = null;
   try {
-    const s = await rail.facilitator.settle(json(row.payload), json(row.requirements));
+    // Stored by the binding from the parsed header and the offer's requirement (the facilitator's own types).
+    const s = await rail.facilitator.settle(
+      paymentHeader.parse(jsonValue(row.payload)) as never,
+      jsonValue(row.requirements) as never,
+    );
     if (s.success) return { kind: 'settled', transaction: s.transaction || null };
     reason = s.errorReason ?? 'settle_failed';
     transaction = s.transaction || null;
@@ -471,4 +449,10 @@ export const intentTermsOf = (r: {
   capability: string;
   price: unknown;
   ceiling: unknown;
-}): IntentTerms => ({ id: r.id, capability: r.capability, price: json(r.price), ceiling: json(r.ceiling) });
+}): IntentTerms => ({
+  id: r.id,
+  capability: r.capability,
+  price: amount.parse(jsonValue(r.price)),
+  ceiling: amount.parse(jsonValue(r.ceiling)),
+});
+const amount = z.looseObject({ amount: z.string(), currency: z.string() });

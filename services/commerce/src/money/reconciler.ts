@@ -1,10 +1,13 @@
 import { edgeOf, leaseRunOutSql } from '@vcs/contract';
 import type { Stoppable } from '@vcs/platform';
 import type { CommerceServices } from '../config.ts';
-import { reconcileExecutions } from './executions.ts';
-import { wireMoney } from './ops.ts';
-import { advanced, payingOf } from './pay.ts';
+import { reconcileExecutions, type Finisher } from './executions.ts';
+import { finishHandoff } from './handoffs.ts';
+import { finishIntent } from './intents.ts';
+import { chargeOrVoid } from './paidCall/executed.ts';
+import { resumePayment } from './paidCall/index.ts';
 import { railOf } from './payments.ts';
+import type { ExecutionSource } from './rows.ts';
 import { statesSql } from './transition.ts';
 
 /**
@@ -14,11 +17,10 @@ import { statesSql } from './transition.ts';
  * every commerce replica runs it, and leases and conditional moves keep them apart.
  */
 export function startReconciler(services: CommerceServices, intervalMs = 1_000): Stoppable {
-  wireMoney(services);
   let stopped = false;
   const pass = async () => {
     await reconcileOpenPayments(services);
-    await reconcileExecutions(services);
+    await reconcileExecutions(services, finisherOf);
   };
   let current: Promise<void> | null = null;
   void (async () => {
@@ -58,8 +60,20 @@ export async function reconcileOpenPayments(services: CommerceServices): Promise
   if (!railOf(services).terms.live) return;
   const now = services.clock.now().toISOString();
   const { rows } = await services.db.query<{ id: string }>(OPEN_PAYMENTS_SQL, [now]);
-  for (const { id } of rows) {
-    const p = await payingOf(services.db, id);
-    if (p) await advanced(services, p, services.clock.now().getTime() + services.settings.BUS_TIMEOUT_MS);
+  for (const { id } of rows) await resumePayment(services, id);
+}
+
+/**
+ * What a due execution's answer finishes, by what it ran for: the one place an execution taken up without its caller
+ * is matched to its source's step (a deal step has none: its Execution.finished@1 event closes it).
+ */
+function finisherOf(due: { source: ExecutionSource; paid: boolean }): Finisher | undefined {
+  switch (due.source) {
+    case 'intent':
+      return due.paid ? chargeOrVoid : finishIntent;
+    case 'handoff':
+      return finishHandoff;
+    case 'deal':
+      return undefined;
   }
 }

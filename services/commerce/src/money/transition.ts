@@ -1,8 +1,18 @@
 import { edgeOf, IllegalTransition, leaseRunOutSql, lifecycles, type EventOf } from '@vcs/contract';
-import { shifted, type Queryable, type Sql } from '@vcs/platform';
+import { shifted, type Part, type Queryable } from '@vcs/platform';
+import { rowSchemas } from './rows.ts';
 
 /** The tables commerce writes a status in; a deal and its steps move in the workflows pillar (it asks the same table). */
 export type Stored = 'intent' | 'payment' | 'execution' | 'handoff' | 'key';
+
+/** The row a move returns: parsed for the money's tables (rows.ts), a plain record for the others. */
+export type RowOf<K extends Stored> = K extends keyof typeof rowSchemas
+  ? ReturnType<(typeof rowSchemas)[K]['parse']>
+  : Record<string, unknown>;
+const parserOf = (entity: Stored) =>
+  entity in rowSchemas
+    ? (v: unknown) => rowSchemas[entity as keyof typeof rowSchemas].parse(v)
+    : (v: unknown) => v as Record<string, unknown>;
 
 /** A condition of the caller's on the row beside its state: the lease rule (the table's), or its own SQL. */
 export type When = { leaseRunOutAt: string } | { sql: string; params: unknown[] };
@@ -14,7 +24,7 @@ export type When = { leaseRunOutAt: string } | { sql: string; params: unknown[] 
  * `when` adds a condition: the table's lease rule (its lease ran out at that time), or SQL of the caller's over the
  * row's columns.
  */
-export async function move<R, K extends Stored>(
+export async function move<R = never, K extends Stored = Stored>(
   q: Queryable,
   entity: K,
   id: string,
@@ -23,8 +33,9 @@ export async function move<R, K extends Stored>(
   when?: When,
 ): Promise<R | undefined> {
   const m = moveSql(entity, id, event, set, when);
-  const { rows } = await q.query<R>(m.sql, m.params);
-  return rows[0];
+  const { rows } = await q.query<unknown>(m.sql, m.params);
+  if (rows[0] === undefined) return undefined;
+  return m.row(rows[0]) as R;
 }
 
 /** `move` as a statement, for a caller that writes it together with others (platform `writeTogether`). */
@@ -34,7 +45,7 @@ export function moveSql<K extends Stored>(
   event: EventOf<K>,
   set: Record<string, unknown> = {},
   when?: When,
-): Sql {
+): Part<RowOf<K>> & { row: (v: unknown) => RowOf<K> } {
   const { from, to } = edgeOf(entity, event);
   const { table, column } = lifecycles[entity];
   const cols = Object.keys(set);
@@ -53,6 +64,7 @@ export function moveSql<K extends Stored>(
     sql: `update ${table} set ${assignments.join(', ')}
      where id = $1 and ${column} = any($3::text[])${extra} returning *`,
     params,
+    row: parserOf(entity) as (v: unknown) => RowOf<K>,
   };
 }
 

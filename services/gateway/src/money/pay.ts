@@ -1,5 +1,5 @@
-import { ops, type OpReplyOf, type PaymentReceipt } from '@vcs/contract';
-import { callOp, type CallContext } from '@vcs/platform';
+import { capabilityByName, ops, opTimeouts, type OpReplyOf, type PaymentReceipt } from '@vcs/contract';
+import { callOp, offerFactsOf, type CallContext } from '@vcs/platform';
 import { OFFER_RECEIPT } from '@x402/extensions/offer-receipt';
 import type { FastifyReply } from 'fastify';
 import { callerOf } from '../dispatch.ts';
@@ -45,21 +45,30 @@ const stillDeciding = new Set(['payment-pending', 'execution-pending', 'idempote
 
 /**
  * The gateway's one entry point for "pay this capability call" (x402): the offer gate, the intent's settle route and
- * MCP's x402 binding all come here. Commerce's one pipeline pays it (`intents.pay`); while its outcome is still being
- * decided (its capability running, its settlement in doubt) the same payment is asked again, for up to
- * X402_PAYMENT_HOLD_MS, so a stock client — which waits that long and does not resend — gets the answer from its first
- * call where the chain allows. The answer goes out with x402's headers made from the typed members beside it.
+ * MCP's x402 binding all come here. Commerce's one pipeline pays it (`intents.pay`), holding the request while its
+ * outcome is still being decided (its capability running, its settlement in doubt) for up to X402_PAYMENT_HOLD_MS
+ * (`holdMs`, with a bus time-out to match), so a stock client — which waits that long and does not resend — gets the
+ * answer from its first call where the chain allows, in one request. Only a payment not yet bound when it had to wait
+ * (its intent being settled another way, the facilitator not answering, commerce not answering in time) is asked again
+ * with the hold that is left. The answer goes out with x402's headers made from the typed members beside it.
  */
 export async function payCapabilityCall(deps: GatewayDeps, call: PaidCall): Promise<PaidReply> {
   const until = deps.clock.now().getTime() + deps.config.paymentHoldMs;
-  const ask = () =>
+  const base = opTimeouts(ops.intentsPay, deps.config.busTimeoutMs).timeoutMs;
+  const ask = (holdMs: number) =>
     callOp(
       callerOf(deps),
       ops.intentsPay,
-      { route: call.route, intentId: call.intentId, payment: call.payment.payload },
+      {
+        route: call.route,
+        intentId: call.intentId,
+        payment: call.payment.payload,
+        holdMs,
+        timeoutMs: Math.min(120_000, base + holdMs),
+      },
       call.ctx,
     );
-  let r = await ask();
+  let r = await ask(deps.config.paymentHoldMs);
   let bound = !!r.meta?.bound;
   for (;;) {
     const code = r.answer.type === 'BLOCKED' ? r.answer.value.code : undefined;
@@ -68,7 +77,7 @@ export async function payCapabilityCall(deps: GatewayDeps, call: PaidCall): Prom
     if (!deciding || left <= 0) break;
     const retryAfter = r.answer.type === 'BLOCKED' ? Number(r.answer.value.retryAfter ?? 1) : 1;
     await deps.clock.sleep(Math.min(1000, retryAfter * 1000, left));
-    r = await ask();
+    r = await ask(Math.max(0, until - deps.clock.now().getTime()));
     bound ||= !!r.meta?.bound;
   }
   return { ...(await withX402(deps, call, r)), countsAsCall: bound, log: paymentLogOf(call.payment, r.meta) };

@@ -1,9 +1,21 @@
 import type { FastifyInstance } from 'fastify';
-import { MINT_KEY } from '@vcs/contract';
+import { MINT_KEY, ops } from '@vcs/contract';
+import { anonymousContext, callOp } from '@vcs/platform';
 import { lookupKey } from '../keyCache.ts';
 import type { GatewayDeps } from '../deps.ts';
-import type { Meter } from '../meter.ts';
+import type { Meter, SettledUsage } from '../meter.ts';
 import { sameRequest, sendBlocked } from '../reply.ts';
+
+/** What commerce counted of the account's settlements (`usage.get`); null when it did not answer. */
+async function settledUsage(deps: GatewayDeps, account: string, requestId: string): Promise<SettledUsage | null> {
+  const r = await callOp(
+    { bus: deps.bus, busTimeoutMs: deps.config.busTimeoutMs },
+    ops.usageGet,
+    { account },
+    anonymousContext(requestId),
+  ).catch(() => null);
+  return r?.answer.type === 'OK' ? r.answer.value.byCapability : null;
+}
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
@@ -24,7 +36,8 @@ export async function keysMeRoute(app: FastifyInstance, deps: GatewayDeps, meter
     }
     // Read the row fresh (not the gateway cache): introspection must show a rotation or scoping at once.
     const row = await lookupKey(deps.bus, caller.prefix, req.id, deps.config.busTimeoutMs).catch(() => null);
-    if (!row)
+    const settled = row && (await settledUsage(deps, row.account_id, req.id));
+    if (!row || !settled)
       return sendBlocked(
         reply,
         'pillar-unavailable',
@@ -46,7 +59,7 @@ export async function keysMeRoute(app: FastifyInstance, deps: GatewayDeps, meter
       expiresAt: iso(row.expires_at),
       graceUntil: iso(row.grace_until),
       supersededBy: row.superseded_by,
-      usage: await meter.usage(row.account_id),
+      usage: await meter.usage(row.account_id, settled),
     });
   });
 }

@@ -1,7 +1,7 @@
 import {
   blocked,
   blockedCodes,
-  claimOf,
+  claimWith,
   isFinal,
   isLeased,
   newId,
@@ -195,10 +195,20 @@ export class DealMachine {
       if (isFinal('deal', d.state) || !d.current_step) return { kind: 'settled', deal: d };
       const step = d.checklist[d.current_step - 1]!;
       const now = this.now();
-      // The table's claim rule: awaiting its offer or handoff, it is pending; running under a live lease, busy.
+      // The one claim routine: awaiting its offer or handoff, it is pending; running under a live lease, busy;
+      // otherwise it is taken below.
       const lease = step.startedAt ? stepLeaseEnd(this.s, step.startedAt) : null;
-      if (claimOf('dealStep', step.status, lease, now.getTime()) === 'busy')
-        return { kind: isLeased('dealStep', step.status) ? 'busy' : 'pending', deal: d, step };
+      const waiting = claimWith<'dealStep', Claim | null>(
+        'dealStep',
+        { status: step.status, lease_until: lease },
+        now.getTime(),
+        {
+          replay: () => null,
+          wait: () => ({ kind: isLeased('dealStep', step.status) ? 'busy' : 'pending', deal: d, step }),
+          take: () => null,
+        },
+      );
+      if (waiting) return waiting;
       if (freeOnly && (kindOf(stepDef(step.position)).kind !== 'execute' || step.status === 'failed'))
         return { kind: 'stop', deal: d };
       // A step taken up after its lease ran out keeps its attempt: its capability is the same durable execution

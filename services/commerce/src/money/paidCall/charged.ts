@@ -1,19 +1,8 @@
-import { claimOf } from '@vcs/contract';
-import {
-  centsOfAtomic,
-  eventsInsert,
-  leaseSecondsLeft,
-  leaseUntil,
-  writeEvents,
-  wrote,
-  writeTogether,
-  type Queryable,
-} from '@vcs/platform';
-import type { CommerceServices as Services } from '../config.ts';
-import { json } from './common.ts';
-import { countSettled, findExecution } from './executions.ts';
-import { findIntent, settledEvent, withMeter, type IntentRow } from './intents.ts';
-import type { Paying } from './pay.ts';
+import { claimWith, edgeOf, type PillarAnswer } from '@vcs/contract';
+import { centsOfAtomic, eventsInsert, leaseSecondsLeft, leaseUntil, wrote, writeTogether } from '@vcs/platform';
+import type { CommerceServices as Services } from '../../config.ts';
+import { findExecution } from '../executions.ts';
+import { findIntent, settledEvent, withMeter } from '../intents.ts';
 import {
   chainVerdict,
   facilitatorTimeoutMs,
@@ -22,24 +11,32 @@ import {
   paymentPending,
   paymentRefusal,
   settleOnce,
-  type PaymentRow,
   type Refusal,
-} from './payments.ts';
-import { move, moveSql } from './transition.ts';
-import { counted, countPayment } from '../metrics.ts';
+} from '../payments.ts';
+import { jsonValue, type PaymentRow } from '../rows.ts';
+import { moveSql } from '../transition.ts';
+import { settlementCounted } from '../usage.ts';
+import type { Paying, Run } from './paying.ts';
+import { movePayment, paymentById, paymentMove } from './paymentRows.ts';
+
+/** The state of an intent whose answer is stored and withheld while its payment is charged (the table's `charge`). */
+const CHARGING = edgeOf('intent', 'charge').to;
+import { counted, countPayment } from '../../metrics.ts';
 
 /**
  * 8. A paid intent's answer is stored and withheld (charging); its held payment is settled now — and only now, for an
  * answer worth its price. The facilitator's clear yes proves it; a first send refused before any broadcast (the chain
  * saying unused) refuses it; anything else is a doubt the chain decides (`authorizationState` at one block), never our
  * clock, never a 402 for money that may have moved. Proven, the intent collects (its answer released with its receipt
- * and charge); refused, or expired unused on chain, the intent withholds its answer: nothing moved.
+ * and charge); refused, or expired unused on chain, the intent withholds its answer: nothing moved. A step for an
+ * intent not charging (voided by step 7, or final already) does nothing.
  */
-export async function charged(services: Services, p: Paying, deadline: number): Promise<Paying> {
+export async function charged(run: Run, p: Paying): Promise<Paying> {
+  const { services } = run;
+  if (p.pending || p.intent.status !== CHARGING) return p;
   const d = await driven(services, p.payment, !!p.sendNow);
-  const now = services.clock.now().getTime();
   // Collected while a request is answering with it, within its time: delivered now, not owed.
-  const delivering = !!p.requestId && now < deadline;
+  const delivering = !!run.requestId && services.clock.now().getTime() < run.deadline;
   if (d.kind === 'paid') return collected(services, { ...p, sendNow: false }, d.transaction, delivering);
   if (d.kind === 'refused') return withheldNow(services, { ...p, sendNow: false }, d.payment, d.refusal);
   return {
@@ -55,8 +52,7 @@ export async function charged(services: Services, p: Paying, deadline: number): 
 }
 
 /** How long one request may drive a payment before anyone else (a retry, the reconciler) may: the facilitator's time. */
-export const paymentLease = (services: Services) =>
-  leaseUntil(services.clock, facilitatorTimeoutMs(services)).toISOString();
+const paymentLease = (services: Services) => leaseUntil(services.clock, facilitatorTimeoutMs(services)).toISOString();
 
 /** Where driving a payment one step got to. */
 type Driven =
@@ -75,7 +71,7 @@ async function driven(services: Services, row: PaymentRow, sendNow: boolean): Pr
   const v = await chainVerdict(services, row);
   if (v.kind === 'used') return { kind: 'paid', transaction: v.transaction };
   if (v.kind === 'never') {
-    const gone = await move<PaymentRow, 'payment'>(services.db, 'payment', row.id, 'expire', {
+    const gone = await movePayment(services.db, row.id, 'expire', {
       reason: 'invalid_exact_evm_payload_authorization_valid_before',
       lease_until: null,
       updated_at: services.clock.now().toISOString(),
@@ -97,20 +93,21 @@ async function driven(services: Services, row: PaymentRow, sendNow: boolean): Pr
       message: "the chain node is not answering, so the payment's outcome is not known yet",
       retryAfter: 2,
     };
-  // Open on chain. The table's claim rule: under a live lease someone is sending it — wait for them; run out, take it
+  // Open on chain. The one claim routine: under a live lease someone is sending it — wait for them; run out, take it
   // and send it again (the move checks the lease once more, so one taker wins).
   const now = services.clock.now();
-  const taken =
-    claimOf('payment', row.status, row.lease_until, now.getTime()) === 'take'
-      ? await move<PaymentRow, 'payment'>(
-          services.db,
-          'payment',
-          row.id,
-          'resubmit',
-          { lease_until: paymentLease(services), updated_at: now.toISOString() },
-          { leaseRunOutAt: now.toISOString() },
-        )
-      : undefined;
+  const taken = await claimWith('payment', row, now.getTime(), {
+    replay: async () => undefined,
+    wait: async () => undefined,
+    take: () =>
+      movePayment(
+        services.db,
+        row.id,
+        'resubmit',
+        { lease_until: paymentLease(services), updated_at: now.toISOString() },
+        { leaseRunOutAt: now.toISOString() },
+      ),
+  });
   if (!taken)
     return {
       kind: 'waiting',
@@ -130,7 +127,7 @@ async function sent(services: Services, row: PaymentRow, first: boolean): Promis
   const now = services.clock.now().toISOString();
   if (s.kind === 'settled') return { kind: 'paid', transaction: s.transaction };
   if (s.kind === 'refused') {
-    const gone = await move<PaymentRow, 'payment'>(services.db, 'payment', row.id, 'refuse', {
+    const gone = await movePayment(services.db, row.id, 'refuse', {
       reason: s.refusal.x402Error,
       lease_until: null,
       updated_at: now,
@@ -139,7 +136,7 @@ async function sent(services: Services, row: PaymentRow, first: boolean): Promis
     return { kind: 'refused', payment: gone, refusal: s.refusal };
   }
   const transaction = s.transaction ?? row.transaction;
-  await move(services.db, 'payment', row.id, 'doubt', {
+  await movePayment(services.db, row.id, 'doubt', {
     reason: s.reason,
     transaction,
     lease_until: paymentLease(services),
@@ -158,21 +155,21 @@ async function sent(services: Services, row: PaymentRow, first: boolean): Promis
 
 /**
  * The chain has the transfer: the payment is settled and its intent collects — its withheld answer released with its
- * meter (the amount charged, the receipt), Intent.settled@1 written — in one transaction, then the settlement counted
+ * meter (the amount charged, the receipt), Intent.settled@1 written — in one statement, then the settlement counted
  * once by whoever moved it. `deliver`: a request is answering with it now (not the reconciler): it is not owed.
  */
 async function collected(services: Services, p: Paying, transaction: string | null, deliver: boolean): Promise<Paying> {
   const now = services.clock.now().toISOString();
   const proven: PaymentRow = { ...p.payment, transaction: transaction ?? p.payment.transaction };
   const cents = centsOfAtomic(proven.amount_atomic);
-  const answer = withMeter(json(p.intent.answer), cents, proven);
+  const answer = withMeter(jsonValue(p.intent.answer) as PillarAnswer, cents, proven);
   const event = eventsInsert(
-    [settledEvent(services, p.intent, await executionOf(services.db, p), answer, cents)],
+    [settledEvent(services, p.intent, await executionOf(services, p), answer, cents)],
     wrote('intent').sql,
   );
   // One statement: the payment proven (unless another proved it first), the intent collected, its event written.
   const moved = await writeTogether(services.db, {
-    payment: moveSql('payment', p.payment.id, 'prove', {
+    payment: paymentMove(p.payment.id, 'prove', {
       transaction: proven.transaction,
       lease_until: null,
       updated_at: now,
@@ -185,13 +182,13 @@ async function collected(services: Services, p: Paying, transaction: string | nu
       delivered_at: deliver ? now : null,
     }),
     event: event.sql,
+    // The settlement counted with the money, once: only where the intent's collection wrote.
+    usage: usageOf(p, cents),
   });
-  const payment: PaymentRow = moved.payment ?? (await paymentById(services.db, p.payment.id));
+  const payment = moved.payment ?? (await paymentById(services.db, p.payment.id));
   counted(moved.payment);
   if (!moved.intent) return { ...p, payment, intent: (await findIntent(services.db, p.intent.id))!, fresh: false };
-  const intent: IntentRow = moved.intent;
-  await countSettled(services, intent.account_id, intent.capability, cents);
-  return { ...p, payment, intent, fresh: true };
+  return { ...p, payment, intent: moved.intent, fresh: true };
 }
 
 /**
@@ -207,16 +204,20 @@ async function withheldNow(
 ): Promise<Paying> {
   const t = intentTermsOf(p.intent);
   const refused = paymentRefusal(services, { environment: environmentOf(p) }, t, r);
-  const intent = await services.db.tx(async (q) => {
-    const moved = await move<IntentRow, 'intent'>(q, 'intent', p.intent.id, 'withhold', {
+  // One statement: the intent withholds (unless another moved it first), its event written, the settlement counted.
+  const moved = await writeTogether(services.db, {
+    intent: moveSql('intent', p.intent.id, 'withhold', {
       answer: JSON.stringify(refused.answer),
       answer_status: refused.status,
       settled_at: services.clock.now().toISOString(),
-    });
-    if (moved) await writeEvents(q, [settledEvent(services, moved, await executionOf(q, p), refused.answer, 0)]);
-    return moved;
+    }),
+    event: eventsInsert(
+      [settledEvent(services, p.intent, await executionOf(services, p), refused.answer, 0)],
+      wrote('intent').sql,
+    ).sql,
+    usage: usageOf(p, 0),
   });
-  if (intent) await countSettled(services, intent.account_id, intent.capability, 0);
+  const intent = moved.intent;
   return {
     ...p,
     payment: payment ?? (await paymentById(services.db, p.payment.id)),
@@ -225,11 +226,21 @@ async function withheldNow(
   };
 }
 
+/**
+ * The settlement's count in usage (its account's), as a part written only where the intent's final move wrote; an
+ * intent no account paid for counts nowhere.
+ */
+const usageOf = (p: Paying, cents: number) =>
+  settlementCounted(
+    p.intent.account_id ?? '',
+    p.intent.capability,
+    cents,
+    p.intent.account_id ? wrote('intent').sql : 'false',
+  );
+
 const environmentOf = (p: Paying) => p.payment.environment ?? 'sandbox';
-const paymentById = async (q: Queryable, id: string) =>
-  (await q.query<PaymentRow>('select * from payments where id = $1', [id])).rows[0]!;
 /** The intent's execution (the event of its end names it) and the environment it ran in, known or read. */
-const executionOf = async (q: Queryable, p: Paying) => ({
-  id: p.executionId ?? (await findExecution(q, 'intent', p.intent.id))!.id,
+const executionOf = async (services: Services, p: Paying) => ({
+  id: p.executionId ?? (await findExecution(services.db, 'intent', p.intent.id))!.id,
   environment: environmentOf(p),
 });
