@@ -173,5 +173,5 @@ describe.runIf(chromiumFor('the browser pages suite'))('the pages in headless Ch
     violations.opened = await serious();
     expect({ violations, problems }).toEqual({ violations: { loaded: [], opened: [] }, problems: [] });
     await page.close();
-  }, 120_000);
+  }, 240_000);
 });
