@@ -163,6 +163,33 @@ describe.each(modes())('keyless faces and discovery (%s)', (mode) => {
     expect(describedBy(head)).toEqual(LINK);
   });
 
+  it('serves /docs and the Swagger UI files it loads from this origin, cached by version; any other file is a typed 404', async () => {
+    const page = await call(h.baseUrl, 'GET', '/docs');
+    expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+    const loaded = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(loaded).toEqual(
+      expect.arrayContaining(['/docs/swagger-ui-bundle.js', '/docs/swagger-ui.css', '/openapi.json']),
+    );
+    expect(loaded.filter((u) => !u.startsWith('/'))).toEqual([]);
+    for (const [file, type] of [
+      ['swagger-ui-bundle.js', 'text/javascript'],
+      ['swagger-ui.css', 'text/css'],
+    ]) {
+      const r = await fetch(`${h.baseUrl}/docs/${file}`);
+      expect([r.status, r.headers.get('content-type')], file).toEqual([200, `${type}; charset=utf-8`]);
+      expect((await r.arrayBuffer()).byteLength, file).toBeGreaterThan(100_000);
+      const etag = r.headers.get('etag')!;
+      expect(etag).toMatch(/^"swagger-ui-dist@\d+\.\d+\.\d+\//);
+      expect((await fetch(`${h.baseUrl}/docs/${file}`, { headers: { 'if-none-match': etag } })).status).toBe(304);
+    }
+    const missing = await call(h.baseUrl, 'GET', '/docs/package.json');
+    expect([missing.status, missing.json.value.code, missing.json.value.next]).toEqual([
+      404,
+      'not-found',
+      { method: 'GET', path: '/docs' },
+    ]);
+  });
+
   it('every noun answers at its door landing and VIN lens; capability routes win over the lens', async () => {
     for (const n of nouns) {
       const landing = await call(h.baseUrl, 'GET', `/${n.door}`);

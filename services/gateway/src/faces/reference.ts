@@ -5,11 +5,11 @@ import { pageStart } from './doc.ts';
 /**
  * GET /docs: the API reference a person reads, drawn in the browser from /openapi.json by Swagger UI
  * (swagger-ui-dist, served by the gateway itself from its node_modules: no CDN). What the page adds to Swagger UI's
- * own bundle is small: a language, a title and a main landmark, colours that reach WCAG AA contrast where Swagger
- * UI's own do not, a name for its servers menu, and links back to the front door.
+ * own bundle is small: a language, a title and a main landmark, links back to the front door, colours that reach
+ * WCAG AA contrast where Swagger UI's own do not, and names or keyboard focus for what it draws without them.
  */
 
-/** The package's directory: found by the resolver here, and by the build beside the bundle (deploy/build.ts). */
+/** The package's directory: Node's resolver finds it from the source; in dist/ it is where the build resolved it. */
 const DIST = fileURLToPath(new URL('.', import.meta.resolve('swagger-ui-dist/package.json')));
 const VERSION: string = JSON.parse(readFileSync(`${DIST}package.json`, 'utf8')).version;
 
