@@ -43,7 +43,7 @@ export function llmsTxt(): string {
     '',
     '## Capabilities',
     '',
-    `Method, route, then \`free\`, the price its 402 asks (${currencies()}) or the gate. ` +
+    `Method, route, then \`free\`, the price its 402 asks (${currencies()}), or the gate and any price. ` +
       "GET takes a query, POST a JSON body; a noun's page has inputs and answers.",
     ...nouns.flatMap((n) => [
       `### [${n.noun}](/catalog/${n.noun}.md)`,
