@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capabilities, nouns } from '@vcs/contract';
+import { payingFetch, receiptOf, type Rail } from '@vcs/x402-rail';
 import { startHarness, type Harness } from './support/harness.ts';
+import { type MoneyHarness, startPaidService, stopPaidService } from './support/money.ts';
 
 /**
- * An agent that knows only the base URL, reading only what the documents say, on a budget: tokens are counted
- * as characters / 4 of every response body it reads. The goals: the first paid answer within 6
- * requests and 4,000 tokens; any capability found within 4,000 tokens; /llms.txt under 2,000 and each noun page
- * under 1,500.
+ * An agent that knows only the base URL, reading only what the documents say, on a budget. With a key: tokens are
+ * counted as characters / 4 of every response body it reads; the first paid answer within 6 requests and 4,000
+ * tokens; any capability found within 4,000 tokens; /llms.txt under 2,000 and each noun page under 1,500. With a
+ * wallet and no key: from `GET /` to the first paid answer in 3 requests and 8,000 characters of what reaches it
+ * (status lines, headers and bodies), a stock x402 client paying the 402 on its behalf.
  */
 const tokens = (s: string) => Math.ceil(s.length / 4);
 const VIN = '1HGCM82633A004352';
@@ -99,4 +102,70 @@ describe('an agent on a token budget (embedded)', () => {
       expect(page).toContain(`answers ${c.answer}`);
     }
   });
+});
+
+/** Everything a response puts before a reader: its status line, every header and the body. */
+async function readWhole(r: Response) {
+  const body = await r.text();
+  const head = [`HTTP/1.1 ${r.status} ${r.statusText}`, ...[...r.headers].map(([k, v]) => `${k}: ${v}`)].join('\r\n');
+  return { body, chars: head.length + 4 + body.length };
+}
+
+/** The lines of a Markdown page under the heading that links `noun`'s page, up to the next heading. */
+function sectionOf(page: string, noun: string): string[] {
+  const lines = page.split('\n');
+  const from = lines.findIndex((l) => new RegExp(`^#+ \\[${noun}\\]\\(`).test(l));
+  const rest = lines.slice(from + 1);
+  return from < 0 ? [] : rest.slice(0, (rest.findIndex((l) => l.startsWith('#')) + 1 || rest.length + 1) - 1);
+}
+
+describe('a wallet-only agent from the bare address (embedded, x402 on)', () => {
+  let rail: Rail;
+  let m: MoneyHarness;
+  let base: string;
+  beforeAll(async () => {
+    ({ rail, m, base } = await startPaidService('embedded', 1));
+  }, 120_000);
+  afterAll(() => stopPaidService({ rail, m }));
+
+  it('GET / finds the route and its price, and a stock x402 client pays it: 3 requests, ≤ 8,000 characters read', async () => {
+    // What goes over the wire, for the request count and the log; the agent reads only what reaches it.
+    const wire: { status: number; chars: number }[] = [];
+    const counted: typeof fetch = async (input, init) => {
+      const r = await fetch(input, init);
+      wire.push({ status: r.status, chars: (await readWhole(r.clone())).chars });
+      return r;
+    };
+    // First contact: the bare address, as an agent's fetch tool asks for it.
+    const door = await counted(`${base}/`, { headers: { accept: '*/*' } });
+    expect(door.headers.get('content-type')).toMatch(/^text\/markdown/);
+    expect(door.headers.get('link')).toBe('</llms.txt>; rel="describedby"');
+    const front = await readWhole(door);
+    // The agent wants a signing quote: the signing section names its method, route and price in one line.
+    const line = sectionOf(front.body, 'signing').find((l) => /^- (GET|POST) \/\S+\/quote /.test(l))!;
+    const [, method, path, price] = /^- (GET|POST) (\S+) (.+)$/.exec(line)!;
+    expect(price).toBe('1.00');
+    expect(front.body).toContain('PAYMENT-REQUIRED');
+
+    // A stock x402 client (@x402/fetch with the exact EVM scheme) calls the route, meets the 402, pays it and
+    // hands back the paid answer: the 402 and its PAYMENT-REQUIRED are read by the client, not by the agent.
+    const pay = payingFetch(rail.payerKeys[0], { fetch: counted });
+    const answer = await pay(`${base}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ vin: VIN }),
+    });
+    expect(answer.status).toBe(200);
+    expect(receiptOf(answer)).toMatchObject({ success: true });
+    const paid = await readWhole(answer);
+    expect(JSON.parse(paid.body)).toMatchObject({ type: 'OK', meter: { payment: { amount: '1.00' } } });
+
+    expect(wire.map((w) => w.status)).toEqual([200, 402, 200]);
+    const read = front.chars + paid.chars;
+    console.log(
+      `wallet-only agent from /: read ${front.chars} + ${paid.chars} = ${read} characters ` +
+        `(the 402 its client read: ${wire[1]!.chars}; on the wire in all: ${wire.reduce((n, w) => n + w.chars, 0)})`,
+    );
+    expect(read).toBeLessThanOrEqual(8000);
+  }, 60_000);
 });

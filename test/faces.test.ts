@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validate, compileErrors } from '@readme/openapi-parser';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
-import { capabilities, nouns, namedNouns, VIN_PATTERN } from '@vcs/contract';
+import { capabilities, nouns, namedNouns, priceShort, VIN_PATTERN } from '@vcs/contract';
 import { call, mintKey, modes, startHarness, type Harness } from './support/harness.ts';
+import { rawRequest } from './support/raw-http.ts';
 
 const VIN = '1HGCM82633A004352';
 
@@ -104,15 +105,89 @@ describe.each(modes())('keyless faces and discovery (%s)', (mode) => {
 
   it('the root route does not shadow static routes and answers non-VINs with a typed 404', async () => {
     expect((await call(h.baseUrl, 'GET', '/catalog')).status).toBe(200);
-    // The bare address is the front door: the catalog, as JSON or as a page.
-    expect((await call(h.baseUrl, 'GET', '/')).json.nouns.map((n: any) => n.noun)).toEqual(nouns.map((n) => n.noun));
-    const home = await call(h.baseUrl, 'GET', '/', { headers: { accept: 'text/html' } });
-    expect(home.headers.get('content-type')).toMatch(/text\/html/);
-    expect(home.text).toContain('href="/catalog/signing"');
     const nf = await call(h.baseUrl, 'GET', '/not-a-vin');
     expect(nf.status).toBe(404);
     expect(nf.json.value.code).toBe('not-found');
     expect((await call(h.baseUrl, 'GET', '/1HGCM82643A004352')).json.value.code).toBe('invalid-vin');
+  });
+
+  it('GET / answers the front door to an agent, the catalog to a program and a page to a browser, each with Link and Vary', async () => {
+    const llms = (await call(h.baseUrl, 'GET', '/llms.txt')).text;
+    const describedBy = (r: { headers: Headers }) => [r.headers.get('link'), r.headers.get('vary')];
+    const LINK = ['</llms.txt>; rel="describedby"', 'Accept'];
+    // Anything, Markdown, text, text of any kind, a browser's fetch default: the /llms.txt text.
+    for (const [accept, type] of [
+      ['*/*', 'text/markdown'],
+      ['text/markdown', 'text/markdown'],
+      ['text/plain', 'text/plain'],
+      ['text/*', 'text/markdown'],
+      ['text/plain, */*;q=0.1', 'text/plain'],
+    ]) {
+      const r = await call(h.baseUrl, 'GET', '/', { headers: { accept: accept! } });
+      expect([r.status, r.headers.get('content-type')], accept).toEqual([200, `${type}; charset=utf-8`]);
+      expect(r.text, accept).toBe(llms);
+      expect(describedBy(r), accept).toEqual(LINK);
+    }
+    // No Accept at all (fetch always sends one, so the request is written by hand).
+    const bare = await rawRequest(h.baseUrl, 'GET', '/');
+    expect([bare.status, bare.headers['content-type'], bare.body]).toEqual([200, 'text/markdown; charset=utf-8', llms]);
+    expect([bare.headers.link, bare.headers.vary]).toEqual(LINK);
+    // An explicit JSON ask: the whole catalog; a browser: the catalog's page, which links the reference and the door.
+    for (const accept of ['application/json', 'application/json, text/plain, */*']) {
+      const r = await call(h.baseUrl, 'GET', '/', { headers: { accept } });
+      expect(
+        r.json.nouns.map((n: any) => n.noun),
+        accept,
+      ).toEqual(nouns.map((n) => n.noun));
+      expect(describedBy(r)).toEqual(LINK);
+    }
+    const page = await call(h.baseUrl, 'GET', '/', {
+      headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
+    });
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.text).toContain('href="/catalog/signing"');
+    expect(page.text).toContain('href="/docs"');
+    expect(page.text).toContain('href="/llms.txt"');
+    expect(describedBy(page)).toEqual(LINK);
+    // A revalidation (304) and a HEAD say the same; the two text formats of one text are told apart by ETag.
+    const plain = await fetch(`${h.baseUrl}/`, { headers: { accept: 'text/plain' } });
+    const md = await fetch(`${h.baseUrl}/`, { headers: { accept: 'text/markdown' } });
+    expect(plain.headers.get('etag')).not.toBe(md.headers.get('etag'));
+    const again = await fetch(`${h.baseUrl}/`, {
+      headers: { accept: 'text/markdown', 'if-none-match': md.headers.get('etag')! },
+    });
+    expect(again.status).toBe(304);
+    expect(describedBy(again)).toEqual(LINK);
+    const head = await fetch(`${h.baseUrl}/`, { method: 'HEAD', headers: { accept: 'application/json' } });
+    expect([head.status, head.headers.get('content-type')]).toEqual([200, 'application/json; charset=utf-8']);
+    expect(describedBy(head)).toEqual(LINK);
+  });
+
+  it('serves /docs and the Swagger UI files it loads from this origin, cached by version; any other file is a typed 404', async () => {
+    const page = await call(h.baseUrl, 'GET', '/docs');
+    expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+    const loaded = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(loaded).toEqual(
+      expect.arrayContaining(['/docs/swagger-ui-bundle.js', '/docs/swagger-ui.css', '/openapi.json']),
+    );
+    expect(loaded.filter((u) => !u.startsWith('/'))).toEqual([]);
+    for (const [file, type] of [
+      ['swagger-ui-bundle.js', 'text/javascript'],
+      ['swagger-ui.css', 'text/css'],
+    ]) {
+      const r = await fetch(`${h.baseUrl}/docs/${file}`);
+      expect([r.status, r.headers.get('content-type')], file).toEqual([200, `${type}; charset=utf-8`]);
+      expect((await r.arrayBuffer()).byteLength, file).toBeGreaterThan(100_000);
+      const etag = r.headers.get('etag')!;
+      expect(etag).toMatch(/^"swagger-ui-dist@\d+\.\d+\.\d+\//);
+      expect((await fetch(`${h.baseUrl}/docs/${file}`, { headers: { 'if-none-match': etag } })).status).toBe(304);
+    }
+    const missing = await call(h.baseUrl, 'GET', '/docs/package.json');
+    expect([missing.status, missing.json.value.code, missing.json.value.next]).toEqual([
+      404,
+      'not-found',
+      { method: 'GET', path: '/docs' },
+    ]);
   });
 
   it('every noun answers at its door landing and VIN lens; capability routes win over the lens', async () => {
@@ -210,15 +285,30 @@ describe.each(modes())('keyless faces and discovery (%s)', (mode) => {
     for (const f of r.json.flows) for (const a of f.actions) expect(ops.has(a.operationId), a.operationId).toBe(true);
   });
 
-  it('serves llms.txt in the llms.txt format: how to mint, the gates, a page per noun; triggers on their own page', async () => {
+  it('serves llms.txt in the llms.txt format: how to pay and mint, every capability in a line, a page per noun; under 8 KB', async () => {
     const r = await call(h.baseUrl, 'GET', '/llms.txt');
     const lines = r.text.split('\n');
     expect(lines[0]).toBe('# Vehicle Capability Service');
     expect(lines.find((l) => l.startsWith('> '))).toBeTruthy();
-    expect(r.text).toMatch(/^- \[Mint a key: POST \/keys\]\(http.*\/keys\): /m);
+    expect(r.text.length).toBeLessThanOrEqual(8 * 1024);
+    expect(r.text).toMatch(/\[Mint a key\]\(\/keys\): `POST \/keys`/);
     expect(r.text).toContain('Authorization: Bearer');
-    expect(r.text).toContain('GET /handoffs/{id}');
-    for (const n of nouns) expect(r.text).toContain(`](${h.baseUrl}/catalog/${n.noun}.md)`);
+    for (const s of ['PAYMENT-REQUIRED', 'PAYMENT-SIGNATURE', 'x402/payment']) expect(r.text).toContain(s);
+    for (const link of ['/docs', '/openapi.json', '/catalog', '/catalog/triggers.md'])
+      expect(r.text).toContain(`](${link})`);
+    // Every capability in one line under its noun's page link: method, route, and its price where it has one.
+    for (const n of nouns) {
+      const from = lines.indexOf(`### [${n.noun}](/catalog/${n.noun}.md)`);
+      expect(from, n.noun).toBeGreaterThan(0);
+      const section = lines.slice(from + 1, from + 1 + Object.keys(n.capabilities).length);
+      for (const c of capabilities.filter((x) => x.noun === n.noun)) {
+        const line = section.find((l) => l.startsWith(`- ${c.method} ${c.path} `));
+        expect(line, c.name).toBeTruthy();
+        if (c.price.model === 'free') expect(line, c.name).toMatch(/ (free|key)$/);
+        else expect(line!.endsWith(priceShort(c.price)), c.name).toBe(true);
+      }
+    }
+    expect(lines.filter((l) => /^- (GET|POST) \//.test(l))).toHaveLength(capabilities.length);
     const triggers = await call(h.baseUrl, 'GET', '/catalog/triggers.md');
     expect(triggers.status).toBe(200);
     for (const c of capabilities) expect(triggers.text).toContain(`${c.name} (${c.method} ${c.path}): `);

@@ -113,4 +113,65 @@ describe.runIf(chromiumFor('the browser pages suite'))('the pages in headless Ch
     expect(html).toEqual(expect.arrayContaining(pages));
     expect(visits.size).toBeGreaterThan(pages.length); // links beyond the pages: JSON, Markdown, text documents
   }, 300_000);
+
+  it('renders /docs from /openapi.json, served from this origin alone: every operation listed, no serious or critical axe violation', async () => {
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console error: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('request', (r) => {
+      if (new URL(r.url()).origin !== h.baseUrl) problems.push(`asked another origin: ${r.url()}`);
+    });
+    page.on('response', (r) => {
+      if (r.status() >= 400) problems.push(`${r.url()} answered ${r.status()}`);
+    });
+    const oas = (await call(h.baseUrl, 'GET', '/openapi.json')).json;
+    const operations = Object.entries(oas.paths as Record<string, Record<string, unknown>>)
+      .flatMap(([path, item]) =>
+        Object.keys(item)
+          .filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))
+          .map((m) => `${m.toUpperCase()} ${path}`),
+      )
+      .sort();
+    expect(operations.length).toBeGreaterThan(10);
+
+    const res = await page.goto(`${h.baseUrl}/docs`);
+    expect(res?.status()).toBe(200);
+    expect(await page.title()).toBe('Vehicle Capability Service — API reference');
+    const blocks = page.locator('#reference .opblock');
+    await blocks.nth(operations.length - 1).waitFor({ timeout: 30_000 });
+    const listed = await blocks.evaluateAll((els) =>
+      els.map(
+        (e) =>
+          `${e.querySelector('.opblock-summary-method')?.textContent} ` +
+          `${e.querySelector('[data-path]')?.getAttribute('data-path')}`,
+      ),
+    );
+    expect(listed.sort()).toEqual(operations);
+
+    // As it loads, then as a person uses it: every operation opened, and each in "Try it out" mode.
+    await page.addScriptTag({ content: axe.source });
+    const serious = () =>
+      page.evaluate(async () => {
+        const r = await (window as unknown as { axe: typeof axe }).axe.run(document);
+        return r.violations
+          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+          .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+      });
+    const violations = { loaded: await serious(), opened: [] as string[] };
+    const clickAll = (selector: string) =>
+      page.evaluate((s) => document.querySelectorAll<HTMLElement>(s).forEach((b) => b.click()), selector);
+    const count = (selector: string) => () => page.locator(selector).count();
+    await clickAll('#reference .opblock-summary-control');
+    await expect.poll(count('#reference .opblock.is-open .opblock-body'), { timeout: 30_000 }).toBe(operations.length);
+    const tries = await page.locator('#reference .try-out__btn').count();
+    expect(tries).toBeGreaterThan(0);
+    await clickAll('#reference .try-out__btn');
+    await expect.poll(count('#reference .btn.execute'), { timeout: 30_000 }).toBe(tries);
+    violations.opened = await serious();
+    expect({ violations, problems }).toEqual({ violations: { loaded: [], opened: [] }, problems: [] });
+    await page.close();
+  }, 240_000);
 });

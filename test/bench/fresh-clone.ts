@@ -4,7 +4,9 @@
  * the README's shell would run it (the first run builds; the second finds nothing changed). For each run: seconds
  * from the command to the first answer of /healthz (the install's and the start's), then, after 5 s idle, the
  * resident memory of every process the start left running (the shell it runs in included), each named.
- *   pnpm bench:fresh-clone [--cold-build-cache]   (--cold-build-cache: an empty BUILD_CACHE_DIR, a machine's first build)
+ *   pnpm bench:fresh-clone [--cold-build-cache] [--memory-dir]
+ * --cold-build-cache: an empty BUILD_CACHE_DIR, a machine's first build. --memory-dir: `PGLITE_DIR=memory://`, the
+ * database in the process's memory instead of the default `.data/pglite` on disk.
  * pnpm's store and npx's cache are this machine's as they are (warm after any install here).
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -17,6 +19,7 @@ import { sleep } from './support.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const coldCache = process.argv.includes('--cold-build-cache');
+const memoryDir = process.argv.includes('--memory-dir');
 
 /** The README's start command: the first `sh` block under "## Start it", split at its `&&`. */
 export function readmeStart(readme: string): { install: string; start: string } {
@@ -68,9 +71,12 @@ async function stopGroup(pgid: number) {
 }
 
 // The child's environment: this shell's, without what pnpm or vitest put there (a pnpm script's npm_config_* would
-// make the clone's install a part of this workspace) and without the distributed servers.
+// make the clone's install a part of this workspace), without the distributed servers and with the default data
+// directory unless --memory-dir says otherwise.
 const env = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !/^npm_|^PNPM_|^VITEST|^NATS_URL$|^DATABASE_URL$|^REDIS_URL$/i.test(k)),
+  Object.entries(process.env).filter(
+    ([k]) => !/^npm_|^PNPM_|^VITEST|^NATS_URL$|^DATABASE_URL$|^REDIS_URL$|^PGLITE_DIR$/i.test(k),
+  ),
 );
 
 async function run() {
@@ -81,8 +87,16 @@ async function run() {
     spawnSync('git', ['clone', '--quiet', root, clone], { stdio: 'inherit' });
     const { install, start } = readmeStart(readFileSync(join(clone, 'README.md'), 'utf8'));
     const port = await freePort();
-    const childEnv = { ...env, PORT: String(port), ...(cache ? { BUILD_CACHE_DIR: cache } : {}) };
-    console.log(`README start from a fresh clone${coldCache ? ' (empty build cache)' : ''}: ${install} && ${start}`);
+    const childEnv = {
+      ...env,
+      PORT: String(port),
+      ...(cache ? { BUILD_CACHE_DIR: cache } : {}),
+      ...(memoryDir ? { PGLITE_DIR: 'memory://' } : {}),
+    };
+    const settings = [coldCache ? 'an empty build cache' : '', memoryDir ? 'PGLITE_DIR=memory://' : ''].filter(Boolean);
+    console.log(
+      `README start from a fresh clone${settings.length ? ` (${settings.join(', ')})` : ''}: ${install} && ${start}`,
+    );
     for (const which of ['in a fresh clone', 'again, nothing changed']) {
       const t0 = performance.now();
       const installed = spawnSync('sh', ['-c', install], { cwd: clone, env: childEnv, stdio: 'ignore' });

@@ -13,6 +13,7 @@ import {
   nouns,
   percentText,
   price,
+  priceShort,
   priceText,
 } from './index.ts';
 import { sha256Hex } from './sha256.ts';
@@ -94,6 +95,15 @@ describe('the catalog', () => {
     expect(priceText(price.takeRate('0.029', 'the amount paid', '4.35', '10.00'))).toBe(
       '2.9% of the amount paid, sandbox quote 4.35 USD (ceiling 10.00)',
     );
+    // The one-line price of the front door: the currency said elsewhere, once.
+    expect(
+      [
+        price.free(),
+        price.flat('1.00'),
+        price.metered('0.10', 'subscription'),
+        price.takeRate('0.05', 'x', '7.50', '15.00'),
+      ].map(priceShort),
+    ).toEqual(['free', '1.00', '0.10 per subscription', '5% ≤ 15.00']);
     expect(() => price.takeRate('2.9', 'x', '1.00', '1.00')).toThrow(/between 0 and 1/);
     expect(() => price.takeRate('0.0', 'x', '1.00', '1.00')).toThrow(/between 0 and 1/);
     const takeRates = capabilities.flatMap((c) => (c.price.model === 'take-rate' ? [c.price] : []));

@@ -64,6 +64,24 @@ export function priceText(p: Price): string {
   }
 }
 
+/**
+ * A price in a few characters, for listings of one line a capability (the front door, /llms.txt), which say the
+ * currency once: the amount, the unit of a metered price, a take-rate's percentage and its ceiling (`5% ≤ 15.00`).
+ * `priceText` says the rest.
+ */
+export function priceShort(p: Price): string {
+  switch (p.model) {
+    case 'free':
+      return 'free';
+    case 'metered':
+      return `${p.amount} per ${p.per}`;
+    case 'flat':
+      return p.amount;
+    case 'take-rate':
+      return `${percentText(p.rate)}% ≤ ${p.ceiling}`;
+  }
+}
+
 /** One row of GET /pricing, generated from the catalog. */
 export function pricingRow(c: Capability) {
   const p = c.price;

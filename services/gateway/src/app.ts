@@ -22,6 +22,7 @@ import { newDecodeCache } from './decode.ts';
 import { closeUnusedConnections } from './shutdown.ts';
 import { catalogRoutes } from './routes/discovery/catalog.ts';
 import { documentRoutes } from './routes/discovery/documents.ts';
+import { referenceRoutes } from './routes/discovery/reference.ts';
 import { suiteRoutes } from './routes/discovery/suite.ts';
 import { doorRoutes } from './routes/doors.ts';
 import { recordRoutes } from './routes/record.ts';
@@ -310,6 +311,7 @@ export async function buildApp(given: GatewayGiven): Promise<FastifyInstance> {
   await app.register(async (scope) => catalogRoutes(scope, deps));
   await app.register(async (scope) => suiteRoutes(scope, deps));
   await app.register(async (scope) => documentRoutes(scope, deps));
+  await app.register(async (scope) => referenceRoutes(scope));
   await app.register(async (scope) => faviconRoutes(scope));
   await app.register(async (scope) => doorRoutes(scope, deps));
   await app.register(async (scope) => recordRoutes(scope, deps));

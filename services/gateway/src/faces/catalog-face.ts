@@ -49,6 +49,7 @@ export function catalogDoc(): Doc {
       { label: 'Markdown', href: '/catalog.md' },
       { label: 'Pricing', href: '/pricing' },
       { label: 'Acceptance suite', href: '/suite.json' },
+      { label: 'API reference (live operations)', href: '/docs' },
       { label: 'OpenAPI (live operations)', href: '/openapi.json' },
       { label: 'Agent front door', href: '/llms.txt' },
     ],

@@ -88,19 +88,26 @@ const STYLE =
   'th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}' +
   'pre{background:#f4f4f4;padding:.75rem;overflow:auto}section{margin:1rem 0}a{color:#0645ad}';
 
-/** A complete, script-free HTML page. */
-export function toHtml(d: Doc): string {
+/** Every page's start, up to its body: the language, the title, the icon, and what `head` adds (styles). */
+export function pageStart(title: string, head: string[]): string[] {
   return [
     '<!doctype html>',
     '<html lang="en">',
     '<head>',
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<title>${esc(d.title)}</title>`,
+    `<title>${esc(title)}</title>`,
     `<link rel="icon" href="${FAVICON}" type="image/svg+xml">`,
-    `<style>${STYLE}</style>`,
+    ...head,
     '</head>',
     '<body>',
+  ];
+}
+
+/** A complete, script-free HTML page. */
+export function toHtml(d: Doc): string {
+  return [
+    ...pageStart(d.title, [`<style>${STYLE}</style>`]),
     '<header>',
     `<h1>${esc(d.title)}</h1>`,
     `<p>${esc(d.summary)}</p>`,

@@ -1,70 +1,63 @@
-import { capabilities, namedNouns, nouns, type Noun } from '@vcs/contract';
+import { capabilities, nouns, priceShort, type Capability, type Noun } from '@vcs/contract';
 import { nounDoc, triggersDoc } from './catalog-face.ts';
 import { toMarkdown } from './doc.ts';
 
 /**
- * /llms.txt: the agent's front door (H1, `>` summary, H2 sections of `- [name](url): notes`), kept small: an
- * agent's context is its budget. It says how to mint, the gates and answer kinds, how to pay with a wallet and no
- * key (x402, over HTTP and MCP), and sends the agent to the one noun page it needs (`/catalog/<noun>.md`, a line per
- * capability), not to the whole catalog, which is for programs.
+ * A capability's gate and price in the fewest characters: `free`, the price alone for an offer (its 402 asks it),
+ * the gate (`key`, `human`) before any price otherwise.
  */
-export function llmsTxt(baseUrl: string): string {
-  const u = (p: string) => `${baseUrl}${p}`;
-  const line = (name: string, path: string, note: string) => `- [${name}](${u(path)}): ${note}`;
+function terms(c: Capability): string {
+  const price = priceShort(c.price);
+  if (c.gate === 'none' || c.gate === 'offer') return price;
+  return c.price.model === 'free' ? c.gate : `${c.gate}, ${price}`;
+}
+
+/** The currencies of the catalog's prices, which the one-line prices leave out. */
+const currencies = () =>
+  [...new Set(capabilities.flatMap((c) => (c.price.model === 'free' ? [] : [c.price.currency])))].join(', ');
+
+/**
+ * /llms.txt, which `GET /` also answers to an agent: the front door, in the llms.txt format (H1, `>` summary, H2
+ * sections of `- [name](url): notes`) and kept small, since an agent's context is its budget. It says how to pay
+ * with a wallet and no key (x402, over HTTP and MCP) and how to call with a key, and lists every capability in one
+ * line (method, route, gate and price) under its noun, whose page (`/catalog/<noun>.md`) gives inputs and answers.
+ * Links are relative to the service. The whole catalog is for programs (`/catalog`, `/openapi.json`); people read
+ * `/docs`.
+ */
+export function llmsTxt(): string {
   return [
     '# Vehicle Capability Service',
     '',
-    `> Vehicle capabilities by VIN: ${nouns.length} nouns, ${capabilities.length} capabilities, ` +
-      'each `noun.verb` at one HTTP route. Every answer is one JSON envelope ' +
-      '`{type, answers, value, evidence, provenance, meter}`, `type` OK, EMPTY, BLOCKED or OFFER. ' +
-      'Anonymous use is free; money is taken at settlement (HTTP 402), never at signup. ' +
-      'The sandbox answers simulated data, labelled in `provenance`.',
+    '> Vehicle capabilities by VIN: one HTTP route each, one JSON envelope an answer. ' +
+      'Money moves only when an answer is settled. Sandbox data is simulated.',
     '',
-    '## Call it',
+    '## Pay with a wallet (x402)',
     '',
-    line(
-      'Mint a key: POST /keys',
-      '/keys',
-      '`POST /keys` (not GET), no body: `{"key": "vcs_…"}`. Send it as `Authorization: Bearer <key>`.',
-    ),
-    '- Open the page of the noun you need (below): a line per capability with method, path, gate, inputs, ' +
-      'answer and price. GET takes query parameters, POST a JSON body.',
-    '- Gates: `none` free. `key` needs a key. `offer` answers 402 OFFER: ' +
-      'send `value.settle` `{method, path}` with your key to pay and get the answer ' +
-      '(or add `Accept-Price: <amount> USD` to settle at once). ' +
-      '`human` answers 403 NEEDS_HUMAN: poll `GET /handoffs/{id}`.',
-    '- Pay without a key (x402): the 402 carries `PAYMENT-REQUIRED` (base64 JSON, x402 v2); sign `accepts[0]` ' +
-      'with your wallet and send the same request again with `PAYMENT-SIGNATURE: <base64 JSON payload>`; ' +
-      'the 200 is the answer, its receipt in `PAYMENT-RESPONSE`. ' +
-      'Over MCP, an `exec` that returns an OFFER is a payment-required result: ' +
-      'call it again with the payload in `params._meta["x402/payment"]`.',
-    '- BLOCKED: `value.code`, `value.message` (what to fix), `value.problems` by field.',
+    'Call the route; its 402 carries `PAYMENT-REQUIRED`. Send the request again with `PAYMENT-SIGNATURE`, ' +
+      'as a stock x402 client does. MCP: `POST /mcp`, the payment in `params._meta["x402/payment"]`.',
     '',
-    '## Nouns',
+    '## Or with a key',
     '',
-    // A noun's summary up to its first colon: enough to pick the page, which says the rest.
-    ...nouns.map((n) => line(n.noun, `/catalog/${n.noun}.md`, n.summary.split(':')[0]!)),
+    '[Mint a key](/keys): `POST /keys`, no body; send `Authorization: Bearer <key>`. ' +
+      'A 402 OFFER is paid with it at `value.settle`.',
+    '',
+    '## Capabilities',
+    '',
+    `Method, route, then \`free\`, the price its 402 asks (${currencies()}), or the gate and any price. ` +
+      "GET takes a query, POST a JSON body; a noun's page has inputs and answers.",
+    ...nouns.flatMap((n) => [
+      `### [${n.noun}](/catalog/${n.noun}.md)`,
+      ...(Object.values(n.capabilities) as Capability[]).map((c) => `- ${c.method} ${c.path} ${terms(c)}`),
+    ]),
     '',
     '## More',
     '',
-    line('Sandbox triggers', '/catalog/triggers.md', 'force EMPTY, BLOCKED or a declined payment: `Sandbox-Trigger`'),
-    line('Decode a VIN', '/decode/1HGCM82633A004352', 'keyless'),
-    line('VIN record', '/1HGCM82633A004352', 'every posted fact for a VIN'),
-    line('Pricing', '/pricing', 'prices and hard ceilings'),
-    line('MCP', '/mcp', 'POST, Streamable HTTP, MCP 2025-11-25 or 2026-07-28: tools `search`, `fetch`, `exec`'),
-    line('Everything at once', '/llms-full.txt', 'this page, every noun page and the triggers'),
-    line(
-      'For programs',
-      '/catalog',
-      `the catalog as JSON (large; ${namedNouns.length} more nouns named), /openapi.json, /.well-known/agents.json`,
-    ),
+    '[API reference](/docs), [OpenAPI](/openapi.json), [catalog](/catalog), [sandbox triggers](/catalog/triggers.md)',
     '',
   ].join('\n');
 }
 
 /** /llms-full.txt: the front door, every noun page and the trigger table, for an agent that wants it all. */
-export function llmsFullTxt(baseUrl: string): string {
-  return [llmsTxt(baseUrl), ...nouns.map((n) => toMarkdown(nounDoc(n as Noun<any>))), toMarkdown(triggersDoc())].join(
-    '\n',
-  );
+export function llmsFullTxt(): string {
+  return [llmsTxt(), ...nouns.map((n) => toMarkdown(nounDoc(n as Noun<any>))), toMarkdown(triggersDoc())].join('\n');
 }

@@ -358,7 +358,6 @@ export function openapiDocument(baseUrl: string, served: (method: string, path: 
     add(c.method, toOasPath(c.path), capabilityOperation(c));
   return {
     openapi: '3.1.0',
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     info: {
       title: 'Vehicle Capability Service',
       version: catalogDigest().slice(7, 19),

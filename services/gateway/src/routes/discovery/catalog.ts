@@ -3,17 +3,45 @@ import { capabilities, describeCapability, nouns, type Capability, type Noun } f
 import type { GatewayDeps } from '../../deps.ts';
 import { capabilityDoc, catalogDoc, catalogJson, nounDoc, triggersDoc } from '../../faces/catalog-face.ts';
 import { publishedMode } from '../../faces/modes.ts';
-import { CACHE, sendFace } from '../../faces/negotiate.ts';
+import { llmsTxt } from '../../faces/llms.ts';
+import { CACHE, DOCUMENT, negotiate, sendCached, sendFace, TYPES, type Offer } from '../../faces/negotiate.ts';
 import { CATALOG, sendBlocked } from '../../reply.ts';
 
 const triggersJson = () => ({ triggers: Object.fromEntries(capabilities.map((c) => [c.name, c.triggers])) });
 
-/** GET / and /catalog (the same face), /catalog/<noun>, /catalog/<noun>.<action> (live capabilities); `.md` gives Markdown. */
+/**
+ * The bare address: the front door (the /llms.txt text, as Markdown, or as plain text when that is what is asked) to
+ * an agent or a terminal, which ask for anything, for text or for nothing; the catalog to a program that asks for
+ * JSON, and as a page to a browser.
+ */
+const FRONT_DOOR: Offer = {
+  ranges: { ...DOCUMENT.ranges, 'text/plain': 'text', 'text/*': 'markdown', '*/*': 'markdown' },
+  none: 'markdown',
+};
+/** On every answer of `/`, whichever its format (a 304 and HEAD too): where its text lives, and that Accept chose it. */
+const DESCRIBED_BY = '</llms.txt>; rel="describedby"';
+
+/**
+ * GET / (the front door, or the catalog by Accept), /catalog, /catalog/<noun>, /catalog/<noun>.<action> (live
+ * capabilities); `.md` gives Markdown.
+ */
 export async function catalogRoutes(app: FastifyInstance, _deps: GatewayDeps) {
   const whole = () => ({ json: catalogJson(), doc: catalogDoc() });
   app.get('/catalog', async (req, reply) => sendFace(req, reply, whole(), CACHE.discovery));
-  // The service's front door is its catalog: a browser opening the bare address reads what is here and where.
-  app.get('/', async (req, reply) => sendFace(req, reply, whole(), CACHE.discovery));
+  app.get(
+    '/',
+    {
+      onSend: async (_req, reply, payload) => {
+        reply.header('link', DESCRIBED_BY).header('vary', 'Accept');
+        return payload;
+      },
+    },
+    async (req, reply) => {
+      const f = negotiate(req.headers.accept, FRONT_DOOR);
+      if (f === 'json' || f === 'html') return sendFace(req, reply, whole(), CACHE.discovery, f);
+      return sendCached(req, reply, llmsTxt(), `${TYPES[f]}; charset=utf-8`, CACHE.discovery);
+    },
+  );
   app.get('/catalog.md', async (req, reply) => sendFace(req, reply, whole(), CACHE.discovery, 'markdown'));
 
   app.get('/catalog/triggers', async (req, reply) =>

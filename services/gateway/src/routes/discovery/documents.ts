@@ -28,9 +28,9 @@ export async function documentRoutes(app: FastifyInstance, deps: GatewayDeps) {
     ),
   );
   app.get('/llms.txt', async (req, reply) =>
-    sendCached(req, reply, llmsTxt(base(req)), 'text/plain; charset=utf-8', CACHE.discovery),
+    sendCached(req, reply, llmsTxt(), 'text/plain; charset=utf-8', CACHE.discovery),
   );
   app.get('/llms-full.txt', async (req, reply) =>
-    sendCached(req, reply, llmsFullTxt(base(req)), 'text/plain; charset=utf-8', CACHE.discovery),
+    sendCached(req, reply, llmsFullTxt(), 'text/plain; charset=utf-8', CACHE.discovery),
   );
 }
