@@ -37,7 +37,7 @@ const TIMED = [
   /^select 1 from outbox_events\s+where published_at is null/,
   /^select 1 from webhook_deliveries\s+where status = 'pending'/,
   /^select id from payments\s+where status = 'unknown'/,
-  /^select id from executions\s+where status in \('running', 'ready'\)/,
+  /^select id\b[^;]*? from executions\s+where status in \('running', 'ready'\)/,
 ];
 const timedLook = (sql: string) => TIMED.some((t) => t.test(sql));
 /** The relays' statements: a claim, a mark, the sole relay's read that marks the batch before. */

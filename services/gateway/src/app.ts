@@ -13,7 +13,6 @@ import { isStoreUnavailable, storeUnavailableMessage, type Logger } from '@vcs/p
 import { opRoutes } from './routes/ops.ts';
 import type { GatewayDeps, GatewayGiven } from './deps.ts';
 import { capabilityLabel, countAnswer, observeDuration } from './metrics.ts';
-import { paymentLogFor } from './money/paymentLog.ts';
 import { CATALOG, sameRequest, sendAnswer, sendBlocked } from './reply.ts';
 import { capabilityRoutes } from './routes/capabilities.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -106,7 +105,7 @@ class OneLinePerRequest extends LogController {
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 10) / 10,
       servedBy: reply.getHeader('x-served-by'),
-      ...paymentLogFor(req),
+      ...req.paidCall?.log,
     };
     if (error) req.log.error({ ...line, err: error.message }, 'request failed');
     else req.log.info(line, 'request');

@@ -90,8 +90,11 @@ export class Meter {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** A paid call's outcome as the one money path told it (money/pay.ts): whether it counts as a call. */
-    paidCall: Pick<PaidReply, 'countsAsCall'> | null;
+    /**
+     * A paid call's outcome as the one money path told it (money/pay.ts): whether it counts as a call, and what its
+     * log line says of the payment.
+     */
+    paidCall: Pick<PaidReply, 'countsAsCall' | 'log'> | null;
   }
 }
 

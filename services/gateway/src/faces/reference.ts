@@ -56,7 +56,7 @@ const STYLE = [
 /**
  * Swagger UI, told where the document is, with plain (unhighlighted) examples: its highlighter's colours fail
  * contrast. What it draws without a name or a way in gets one as it appears: its servers menu (in a label with no
- * text), a header parameter it offers as a file picker (a base64 value), the request body's text box, and the scrolling example blocks (which
+ * text), a parameter's field or its menu of allowed values (a Sandbox-Trigger), a header parameter it offers as a file picker (a base64 value), the request body's text box, and the scrolling example blocks (which
  * must take keyboard focus to be scrolled without a mouse).
  */
 const START = `
@@ -67,9 +67,9 @@ const root = document.getElementById('reference');
 new MutationObserver(() => {
   const servers = document.getElementById('servers');
   if (servers && !servers.hasAttribute('aria-label')) servers.setAttribute('aria-label', 'Server');
-  for (const input of root.querySelectorAll('tr[data-param-name] input:not([aria-label])')) {
-    const row = input.closest('tr');
-    input.setAttribute('aria-label', row.dataset.paramName + ' (' + row.dataset.paramIn + ')');
+  for (const field of root.querySelectorAll('tr[data-param-name] :is(input, select):not([aria-label])')) {
+    const row = field.closest('tr');
+    field.setAttribute('aria-label', row.dataset.paramName + ' (' + row.dataset.paramIn + ')');
   }
   for (const body of root.querySelectorAll('textarea.body-param__text:not([aria-label])'))
     body.setAttribute('aria-label', 'Request body (JSON)');

@@ -6,7 +6,7 @@ import { callerOf } from '../dispatch.ts';
 import { sendOpReply } from '../reply.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { signReceipt } from './extensions.ts';
-import { notePayment, paymentLogOf, type PaymentLog } from './paymentLog.ts';
+import { paymentLogOf, type PaymentLog } from './paymentLog.ts';
 import { namingAnOffer, withHowToPay } from './required.ts';
 import { encodeHeader, type SentPayment } from './x402.ts';
 
@@ -36,7 +36,8 @@ export interface PaidReply extends Pick<OpReplyOf<'intentsPay'>, 'status' | 'ans
 /** Send a paid call's answer with its headers. */
 export function sendPaidReply(reply: FastifyReply, paid: PaidReply) {
   for (const [k, v] of Object.entries(paid.headers)) reply.header(k, v);
-  notePayment(reply.request, paid.log);
+  // Its log line names the payment (app.ts); a capability route's meter reads whether it counts as a call.
+  reply.request.paidCall = paid;
   return sendOpReply(reply, paid);
 }
 

@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import { lifecycles, type PaidCallMembers } from '@vcs/contract';
 import { z } from 'zod';
 import type { SentPayment } from './x402.ts';
@@ -32,9 +31,3 @@ export function paymentLogOf(payment: SentPayment, meta: PaidCallMembers | undef
     transaction: meta?.receipt?.transaction ?? null,
   };
 }
-
-const logged = new WeakMap<FastifyRequest, PaymentLog>();
-/** Remember the payment of the request answered with it, for its log line. */
-export const notePayment = (req: FastifyRequest, log: PaymentLog) => void logged.set(req, log);
-/** The payment a request's log line names, if it was a paid one. */
-export const paymentLogFor = (req: FastifyRequest) => logged.get(req);
