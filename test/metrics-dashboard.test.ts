@@ -144,14 +144,16 @@ describe('what an on-call reads first (embedded, paid on a local chain)', () => 
         body: JSON.stringify({ vin: VIN }),
       });
 
-  it('exports every payment outcome from the start, at 0', async () => {
+  it('exports every payment outcome from the start', async () => {
+    // Present before any payment (a series prom-client made at start). Not asserted at 0: test files share a worker's
+    // process (isolate: false), so the registry may hold another file's payments.
     const outcomes = (await scrape()).filter((s) => s.name === 'vcs_payments_total');
-    expect(outcomes.map((s) => [s.labels.outcome, s.value]).sort()).toEqual([
-      ['expired', 0],
-      ['pending', 0],
-      ['refused', 0],
-      ['settled', 0],
-      ['voided', 0],
+    expect(outcomes.map((s) => s.labels.outcome).sort()).toEqual([
+      'expired',
+      'pending',
+      'refused',
+      'settled',
+      'voided',
     ]);
   });
 
