@@ -65,4 +65,3 @@ export function offerCapability(name: unknown): Capability | undefined {
 }
 
 export const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
-export const json = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);

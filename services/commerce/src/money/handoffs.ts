@@ -17,7 +17,7 @@ import {
 } from '@vcs/contract';
 import { writeEvents, type CallContext, type Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
-import { iso, json, record, refusal } from './common.ts';
+import { iso, record, refusal } from './common.ts';
 import {
   afterExecution,
   createExecution,
@@ -26,7 +26,7 @@ import {
   settleExecution,
   type Finisher,
 } from './executions.ts';
-import { objectOf, originOf, storedAnswerOrNull, type ExecutionRow } from './rows.ts';
+import { jsonValue, objectOf, originOf, storedAnswerOrNull, type ExecutionRow } from './rows.ts';
 import { moved, moveSql, mustMove } from './transition.ts';
 
 /** The operations' inputs (contract ops.ts) and the caller's context. */
@@ -192,8 +192,8 @@ const handoffEvent = (
       account: r.account_id,
       capability: r.capability,
       vin:
-        typeof (json(r.input) as { vin?: unknown } | null)?.vin === 'string'
-          ? (json(r.input) as { vin: string }).vin
+        typeof (jsonValue(r.input) as { vin?: unknown } | null)?.vin === 'string'
+          ? (jsonValue(r.input) as { vin: string }).vin
           : null,
       simulated: environment === 'sandbox',
     },
@@ -275,8 +275,8 @@ export async function completeHandoff(
           source: 'handoff',
           sourceId: r.id,
           capability: r.capability,
-          input: json(r.input),
-          origin: json(r.origin),
+          input: jsonValue(r.input),
+          origin: jsonValue(r.origin),
           // A sandbox desk's own trigger (human-*) decided the human's act; any other trigger goes on to the
           // capability.
           ctx: { ...ctx, account: r.account_id, trigger: r.trigger?.startsWith('human-') ? null : r.trigger },
@@ -333,7 +333,7 @@ export const finishHandoff: Finisher = async (services, ex, answer, status) => {
         services,
         r,
         'Handoff.completed@1',
-        (json(ex.ctx) as { environment: CallContext['environment'] }).environment,
+        (jsonValue(ex.ctx) as { environment: CallContext['environment'] }).environment,
       ),
     ],
     finished: (rows) => {

@@ -24,7 +24,7 @@ import {
 } from '@vcs/contract';
 import { provenanceOf, type CallContext, type Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
-import { answered, iso, json, offerCapability, record, refusal, refuse, Refused } from './common.ts';
+import { answered, iso, offerCapability, record, refusal, refuse, Refused } from './common.ts';
 import {
   afterExecution,
   createExecution,
@@ -41,6 +41,7 @@ import {
   amountOf,
   contextOf,
   intentRow,
+  jsonValue,
   originOf,
   storedAnswer,
   storedAnswerOrNull,
@@ -51,7 +52,6 @@ import {
   type StoredContext,
 } from './rows.ts';
 import { moved, moveSql, mustMove } from './transition.ts';
-import { counted } from '../metrics.ts';
 
 /** How long an offer stays settleable (also the x402 maxTimeoutSeconds). */
 export const INTENT_TTL_SECONDS = 900;
@@ -173,7 +173,13 @@ export async function insertIntent(
  * (a deal step makes its own offers: paying this one answers the call, not the step).
  */
 export async function newOfferFor(services: Services, ctx: CallContext, dead: IntentRow): Promise<IntentRow> {
-  const made = await insertIntent(services, services.db, { ...ctx, trigger: null }, dead.capability, json(dead.input));
+  const made = await insertIntent(
+    services,
+    services.db,
+    { ...ctx, trigger: null },
+    dead.capability,
+    jsonValue(dead.input),
+  );
   // The input parsed once already; only a capability gone from the catalog could refuse it now.
   if ('reply' in made) throw new Refused(made.reply);
   return made.row;
@@ -247,7 +253,7 @@ function publicStatus(r: IntentRow, now: Date): IntentValue['status'] {
 }
 
 function intentView(r: IntentRow, now: Date, payment: PaymentRow | undefined): IntentValue {
-  const price = json(r.price) as { currency: string };
+  const price = jsonValue(r.price) as { currency: string };
   return {
     id: r.id,
     status: publicStatus(r, now),
@@ -447,8 +453,8 @@ export const newIntentExecution = (r: IntentRow, ctx: Omit<StoredContext, 'inten
   source: 'intent',
   sourceId: r.id,
   capability: r.capability,
-  input: json(r.input),
-  origin: json(r.origin),
+  input: jsonValue(r.input),
+  origin: jsonValue(r.origin),
   ctx: { ...ctx, intentId: r.id },
 });
 
@@ -533,7 +539,7 @@ export function settledEvent(
   answer: PillarAnswer,
   cents: number,
 ) {
-  const input = json(r.input) as { vin?: unknown };
+  const input = jsonValue(r.input) as { vin?: unknown };
   return platformEvent(
     'Intent.settled@1',
     {

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { canonicalJson, checkMandate, fromCents, mandate as mandateSchema, toCents, type Mandate } from '@vcs/contract';
 import type { CallContext, Queryable, Sql } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
-import { json, refuse } from './common.ts';
+import { refuse } from './common.ts';
+import { jsonValue } from './rows.ts';
 
 /**
  * The mandate ledger: a delegated settlement reserves the call's hard ceiling against the mandate's ceiling in the
@@ -43,7 +44,7 @@ export async function reserveMandate(
   const account = r.account_id ?? ctx.account!;
   const m = mandateSchema.safeParse(mandate);
   if (!m.success) refuse(services, ctx, 'invalid-mandate', 'the mandate does not match the Mandate schema');
-  const price = json(r.price) as { currency: string };
+  const price = jsonValue(r.price) as { currency: string };
   const violation = checkMandate(m.data, {
     capability: r.capability,
     ceilingCents: Number(r.ceiling_cents),
