@@ -7,11 +7,14 @@ import { startFaultProxy, type FaultProxy } from './support/fault-proxy.ts';
 /**
  * Usage counted with the money, under kill -9 of real processes (distributed): commerce killed between two steps of
  * a paid call — while the capability runs (bound, not executed), and while the facilitator settles (charging, not
- * collected). After the restart and the reconciler, the account's usage (GET /keys/me) is exactly what moved on chain:
+ * collected), and at points spread over a paid call from its request to its answer. After the restart and the reconciler, the account's usage (GET /keys/me) is exactly what moved on chain:
  * one settlement, its price collected, once.
  */
 const VIN = '1HGCM82633A004352';
 const PRICE = 1_000_000n; // signing.quote: 1.00 USD flat, in the token's 6 decimals
+/** Where, as a fraction of an unkilled paid call's time, commerce is killed in the sweep: early to late. */
+const KILL_POINTS = [0.02, 0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.9];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
 const unb64 = (s: string) => JSON.parse(Buffer.from(s, 'base64').toString('utf8'));
 
@@ -25,7 +28,7 @@ describe.runIf(serversFor('usage faults suite'))(
     let payers = 0;
 
     beforeAll(async () => {
-      rail = await startRail({ payers: 4 });
+      rail = await startRail({ payers: 4 + KILL_POINTS.length + 2 });
       proxy = await startFaultProxy({ target: rail.facilitatorUrl, rpcUrl: rail.rpcUrl });
       m = await startMoneyHarness('distributed', {
         ...railSettings(rail),
@@ -115,5 +118,47 @@ describe.runIf(serversFor('usage faults suite'))(
       await first;
       await expectUsageAsOnChain(p);
     }, 180_000);
+
+    it('killed at points spread over a paid call, each payment sent again by its client: every intent paid once, usage as on chain', async () => {
+      const before = await rail.balanceOf(rail.payTo);
+      // One paid call unkilled, then a second timed (the first pays for what a process does once).
+      const paid = [await paying(), await paying()];
+      expect((await send(paid[0]!.key, paid[0]!.payment))?.status).toBe(200);
+      const startedAt = Date.now();
+      expect((await send(paid[1]!.key, paid[1]!.payment))?.status).toBe(200);
+      const span = Date.now() - startedAt;
+      /** Where the paid call was when it was cut: its intent's and its payment's states (none: not yet bound). */
+      const stepOf = async (intentId: string) => {
+        const { rows } = await m.db.query(
+          `select i.status as intent, p.status as payment from intents i
+           left join payments p on p.intent_id = i.id where i.id = $1`,
+          [intentId],
+        );
+        return `${rows[0]?.intent}/${rows[0]?.payment ?? 'none'}`;
+      };
+      const met: string[] = [];
+      for (const at of KILL_POINTS) {
+        const p = await paying();
+        paid.push(p);
+        const cut = send(p.key, p.payment);
+        await sleep(Math.round(span * at));
+        met.push(await stepOf(p.intentId));
+        await restartCommerce();
+        await cut;
+        // The stock client's way: the same payment again until it is answered with what it paid for.
+        await waitFor(async () => (await send(p.key, p.payment))?.status === 200, 60_000, 500);
+      }
+      for (const p of paid) {
+        expect((await call(base, 'GET', `/intents/${p.intentId}`, { key: p.key })).json?.value?.status).toBe('settled');
+        expect(await settledEventsOf(m.db, p.intentId)).toBe(1);
+        const me = await call(base, 'GET', '/keys/me', { key: p.key });
+        expect(me.json.usage).toMatchObject({ settlements: 1, charged: '1.00' });
+      }
+      console.log(`usage faults: a paid call takes ${span} ms; killed at ${met.join(', ')}`);
+      // The sweep met the paid call at more than one step (the states vary with the machine's speed).
+      expect(new Set(met).size, met.join(', ')).toBeGreaterThan(1);
+      // Each payment moved its price once, whatever step the kill met.
+      expect((await rail.balanceOf(rail.payTo)) - before).toBe(PRICE * BigInt(paid.length));
+    }, 300_000);
   },
 );
