@@ -2,7 +2,8 @@
  * `pnpm exec tsx test/bench/x402-statements.ts`: how many statements the embedded service sends its store per paid
  * call, on the local x402 rail, with a stock payment (createPayment for the 402's accepts[0]).
  *
- *   BENCH_STATEMENTS_CALLS=20 (paid calls, one at a time)
+ *   BENCH_STATEMENTS_CALLS=20 (paid calls, one at a time); BENCH_STATEMENTS_TEXTS=1 also prints each statement's
+ *   text and how often it was sent per paid call
  *
  * Every statement the process sends is counted (`query` on the database and inside each transaction, each
  * transaction's BEGIN and COMMIT, each group-committed batch's statements), split by leg: the 402 leg (the unpaid
@@ -61,6 +62,7 @@ try {
     return { offerLeg, paidLeg, after: counted.n - c0, ms: Date.now() - t0 };
   };
   await paidOnce(CALLS);
+  counted.texts.clear();
   const t0 = Date.now();
   const legs: Awaited<ReturnType<typeof paidOnce>>[] = [];
   for (let i = 0; i < CALLS; i++) legs.push(await paidOnce(i));
@@ -74,6 +76,10 @@ try {
       `after the answer ${per(sum('after'))}; in all ${per(sum('offerLeg') + sum('paidLeg') + sum('after') - idle)} ` +
       '(idle polls taken off)',
   );
+  // BENCH_STATEMENTS_TEXTS=1: each statement's text and how often it was sent per paid call (idle polls included).
+  if (process.env.BENCH_STATEMENTS_TEXTS)
+    for (const [sql, n] of [...counted.texts].sort((a, b) => b[1] - a[1]))
+      console.log(`${per(n).padStart(5)}  ${sql.replace(/\s+/g, ' ').slice(0, 160)}`);
 } finally {
   await svc.stop();
   await rail.stop();
