@@ -231,7 +231,9 @@ describe.skipIf(!serversFor('paid-call count suite (distributed)'))(
       expect(Math.round(sum(messages))).toBeLessThanOrEqual(budget.natsMessages);
       for (const s of budget.untouched) {
         expect(tripsOf(s), `${s}'s round trips`).toBe(0);
-        expect(messages[s], `${s}'s NATS messages`).toBe(0);
+        // Its idle traffic (pull renewals, heartbeats) only: one may fall either side of a window's edge; a message
+        // for each call would be CALLS.
+        expect(Math.max(0, calls[s]! - idle[s]!), `${s}'s NATS messages beyond its idle ones`).toBeLessThanOrEqual(1);
       }
       const relayBefore = SERVICES.reduce((n, s) => n + relayCount(texts(proxy.counts(), s)), 0);
       await burst(h.baseUrl, rail);
