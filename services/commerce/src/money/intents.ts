@@ -22,7 +22,7 @@ import {
   type OpReplyOf,
   type StateOf,
 } from '@vcs/contract';
-import { provenanceOf, type CallContext, type Queryable } from '@vcs/platform';
+import { provenanceOf, type BulkWrite, type CallContext, type Queryable } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
 import { answered, iso, offerCapability, record, refusal, refuse, Refused } from './common.ts';
 import {
@@ -104,13 +104,27 @@ function offerAnswer(
 }
 
 /**
- * Validate the input to capability `name` and store a pending intent for it in `q`: the new row, or the refusal
- * that says what to fix. The offer gate makes one per call; a v1 payment's first presentation on a route makes its
- * own (pay.ts).
+ * A new intent, one row of a bulk insert (platform `Db.batch`): the offers of concurrent 402s are written in one
+ * statement, one commit (group commit), not one each.
+ */
+const INTENT_INSERT: BulkWrite = {
+  sql: `insert into intents(
+          id, account_id, capability, input, trigger, origin, price, ceiling, ceiling_cents, expires_at, created_at
+        )
+        select id, account_id, capability, input::jsonb, trigger, origin::jsonb, price::jsonb, ceiling::jsonb,
+               ceiling_cents::bigint, expires_at::timestamptz, created_at::timestamptz
+        from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                    $9::text[], $10::text[], $11::text[])
+          as t(id, account_id, capability, input, trigger, origin, price, ceiling, ceiling_cents, expires_at, created_at)`,
+};
+
+/**
+ * Validate the input to capability `name` and store a pending intent for it: the new row (as the table holds it, its
+ * defaults included), or the refusal that says what to fix. The offer gate makes one per call; a v1 payment's first
+ * presentation on a route makes its own (paidCall/offered.ts).
  */
 export async function insertIntent(
   services: Services,
-  q: Queryable,
   ctx: CallContext,
   name: unknown,
   input: unknown,
@@ -144,26 +158,49 @@ export async function insertIntent(
   const trigger = ctx.environment === 'sandbox' ? ctx.trigger : null;
   // Sandbox trigger offer-expired: the intent is born expired, so settling it shows the 410.
   const expires = trigger === 'offer-expired' ? now : new Date(now.getTime() + INTENT_TTL_SECONDS * 1000);
-  const { rows } = await q.query<unknown>(
-    `insert into intents(
-       id, account_id, capability, input, trigger, origin, price, ceiling, ceiling_cents, expires_at, created_at
-     )
-     values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) returning *`,
-    [
-      newId('intent'),
-      ctx.account,
-      c.name,
-      JSON.stringify(parsed.data),
-      trigger,
-      origin ? JSON.stringify(origin) : null,
-      JSON.stringify(terms.price),
-      JSON.stringify(terms.ceiling),
-      terms.ceilingCents,
-      expires.toISOString(),
-      now.toISOString(),
-    ],
-  );
-  return { row: intentRow.parse(rows[0]), capability: c };
+  const row: IntentRow = intentRow.parse({
+    id: newId('intent'),
+    account_id: ctx.account,
+    capability: c.name,
+    input: parsed.data,
+    trigger: trigger ?? null,
+    origin: origin ?? null,
+    price: terms.price,
+    ceiling: terms.ceiling,
+    ceiling_cents: terms.ceilingCents,
+    status: lifecycles.intent.initial,
+    expires_at: expires.toISOString(),
+    claimed_at: null,
+    executions: 0,
+    mandate_principal: null,
+    mandate_id: null,
+    answer: null,
+    answer_status: null,
+    created_at: now.toISOString(),
+    settled_at: null,
+    charged_cents: 0,
+    payment_id: null,
+    delivered_at: null,
+  });
+  await services.db.batch([
+    {
+      bulk: INTENT_INSERT,
+      row: [
+        row.id,
+        row.account_id,
+        row.capability,
+        JSON.stringify(parsed.data),
+        row.trigger,
+        origin ? JSON.stringify(origin) : null,
+        JSON.stringify(terms.price),
+        JSON.stringify(terms.ceiling),
+        String(terms.ceilingCents),
+        row.expires_at,
+        row.created_at,
+      ],
+    },
+  ]);
+  return { row, capability: c };
 }
 
 /**
@@ -173,13 +210,7 @@ export async function insertIntent(
  * (a deal step makes its own offers: paying this one answers the call, not the step).
  */
 export async function newOfferFor(services: Services, ctx: CallContext, dead: IntentRow): Promise<IntentRow> {
-  const made = await insertIntent(
-    services,
-    services.db,
-    { ...ctx, trigger: null },
-    dead.capability,
-    jsonValue(dead.input),
-  );
+  const made = await insertIntent(services, { ...ctx, trigger: null }, dead.capability, jsonValue(dead.input));
   // The input parsed once already; only a capability gone from the catalog could refuse it now.
   if ('reply' in made) throw new Refused(made.reply);
   return made.row;
@@ -240,7 +271,7 @@ export async function withNewOffer(
 
 /** `sys.commerce.intents.create`: validate the input, store a pending intent, answer 402 OFFER. */
 export async function createIntent(services: Services, req: CreateIntentRequest): Promise<OpReplyOf<'intentsCreate'>> {
-  const made = await insertIntent(services, services.db, req.ctx, req.capability, req.input, req.origin);
+  const made = await insertIntent(services, req.ctx, req.capability, req.input, req.origin);
   if ('reply' in made) return made.reply;
   return { status: 402, answer: offerAnswer(services, req.ctx, made.row) };
 }

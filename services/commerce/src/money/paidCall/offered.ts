@@ -41,7 +41,7 @@ export async function offered(
       );
     r = named;
   } else {
-    const made = await insertIntent(services, services.db, ctx, route!.capability, route!.input);
+    const made = await insertIntent(services, ctx, route!.capability, route!.input);
     if ('reply' in made) throw new Refused(made.reply);
     r = made.row;
   }
