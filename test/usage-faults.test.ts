@@ -7,8 +7,9 @@ import { startFaultProxy, type FaultProxy } from './support/fault-proxy.ts';
 /**
  * Usage counted with the money, under kill -9 of real processes (distributed): commerce killed between two steps of
  * a paid call — while the capability runs (bound, not executed), and while the facilitator settles (charging, not
- * collected), and at points spread over a paid call from its request to its answer. After the restart and the reconciler, the account's usage (GET /keys/me) is exactly what moved on chain:
- * one settlement, its price collected, once.
+ * collected), and at points spread over a paid call from its request to its answer. After the restart and the
+ * reconciler, the account's usage (GET /keys/me) is exactly what moved on chain: one settlement, its price collected,
+ * once.
  */
 const VIN = '1HGCM82633A004352';
 const PRICE = 1_000_000n; // signing.quote: 1.00 USD flat, in the token's 6 decimals
