@@ -106,6 +106,8 @@ describe('bench scripts (smoke: a few requests each)', () => {
       expect(x.calls).toBeGreaterThan(0);
     }
     expect(r.out).toMatch(/^ours: embedded\tc=10\tcalls\/s [\d.]+× \((met|NOT met)\)\tp99 [\d.]+× \((met|NOT met)\)$/m);
+    // The 402 leg's CPU is read over that leg alone: a figure, never the paid leg's NaN.
+    for (const x of rows.filter((row) => row.leg === '402')) expect(Number.isFinite(x.sellerUs)).toBe(true);
     // Each paid call writes at least its HTTP answer: a seller counted with no writes was not counted.
     for (const x of rows.filter((row) => row.leg === 'paid')) expect(x.writesByPart.process).toBeGreaterThanOrEqual(1);
     expect(r.out).toMatch(/^ours: embedded\tc=10\t[\d.]+ in all: process [\d.]+$/m);

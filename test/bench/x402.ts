@@ -4,7 +4,7 @@
  *
  *   BENCH_X402_SECONDS=15 BENCH_X402_REPEATS=2 pnpm bench:x402
  *   (BENCH_X402_ONLY=reference,embedded,distributed; BENCH_X402_CONCURRENCY=10,50; BENCH_X402_PAYERS=100;
- *    BENCH_X402_CPU_PROF=<dir> profiles our sellers' processes; BENCH_SKIP_BUILD=1 reuses dist/, as `pnpm bench` does after its own build;
+ *    BENCH_X402_OFFER_SECONDS=5, the 402 leg's least length; BENCH_X402_CPU_PROF=<dir> profiles our sellers' processes; BENCH_SKIP_BUILD=1 reuses dist/, as `pnpm bench` does after its own build;
  *    BENCH_SMOKE=1: every seller, leg and row, but a cell is `c` payments and the pauses 100 ms: test/bench.smoke.test.ts)
  *
  * Sellers, each its own OS process (built JavaScript, as deployed):
@@ -17,7 +17,8 @@
  *
  * A paid call is what a stock x402 client does, in two legs, each timed on its own:
  *  1. the 402 leg: POST /signings/quote {vin} without payment → 402 with PAYMENT-REQUIRED (ours stores an intent
- *     and names it in accepts[0].extra.intentId; the reference's is computed). Reported as its own row.
+ *     and names it in accepts[0].extra.intentId; the reference's is computed). Reported as its own row, with the
+ *     seller's CPU per 402; it runs for BENCH_X402_OFFER_SECONDS at least, its first offers kept for step 2.
  *  2. then, untimed: every payment signed (createPayment(payerKey, accepts[0], resource), payers round-robin;
  *     each EIP-3009 authorization has a fresh random 32-byte nonce; each payment is sent once);
  *  3. the paid leg: the same request with PAYMENT-SIGNATURE → 200 with PAYMENT-RESPONSE (verified by the facilitator,
@@ -44,6 +45,11 @@ const SECONDS = Number(process.env.BENCH_X402_SECONDS ?? 15);
 const REPEATS = Number(process.env.BENCH_X402_REPEATS ?? 1);
 const CONCURRENCY = (process.env.BENCH_X402_CONCURRENCY ?? '10,50').split(',').map(Number);
 const PAYERS = Number(process.env.BENCH_X402_PAYERS ?? 100);
+/**
+ * The 402 leg runs at least this long (its first offers are the cell's payments; the rest are measured and dropped):
+ * a leg of a few hundred offers lasted under a second, too short to read a seller's CPU per 402 from.
+ */
+const OFFER_SECONDS = SMOKE ? 0 : Number(process.env.BENCH_X402_OFFER_SECONDS ?? 5);
 /** Most payments signed for one cell (a bound on memory and signing time, whatever the rate). */
 const MAX_CALLS = Number(process.env.BENCH_X402_MAX_CALLS ?? 20_000);
 const ONLY = process.env.BENCH_X402_ONLY?.split(',').map((x) => x.trim());
@@ -226,16 +232,26 @@ async function startReference(rail: RailInfo, bytes: Buffer): Promise<Seller> {
   return oneProcess('reference: @x402/core resource server', baseUrl, child);
 }
 
-/** `c` callers in a closed loop over `n` requests (request i made by make(i)), for at most SECONDS. */
-async function drive(n: number, c: number, send: (i: number) => Promise<string | null>, seconds = SECONDS) {
+/**
+ * `c` callers in a closed loop over `n` requests (request i made by make(i)), for at most `seconds`; with `minSeconds`,
+ * on past the n-th until that long (request i ≥ n made by make(i) too).
+ */
+async function drive(
+  n: number,
+  c: number,
+  send: (i: number) => Promise<string | null>,
+  seconds = SECONDS,
+  minSeconds = 0,
+) {
   const latencies: number[] = [];
   const failures = new Map<string, number>();
   let next = 0;
   const started = performance.now();
   const deadline = started + seconds * 1000;
+  const until = started + minSeconds * 1000;
   await Promise.all(
-    Array.from({ length: Math.min(c, n) }, async () => {
-      while (next < n && performance.now() < deadline) {
+    Array.from({ length: minSeconds > 0 ? c : Math.min(c, n) }, async () => {
+      while ((next < n || performance.now() < until) && performance.now() < deadline) {
         const i = next++;
         const t0 = performance.now();
         let bad: string | null;
@@ -282,10 +298,11 @@ async function offers(s: Seller, n: number, c: number) {
       const header = res.headers.get('payment-required');
       if (res.status !== 402 || !header) return `status ${res.status}`;
       const required = unb64(header);
-      got[i] = { accepted: required.accepts[0], resource: required.resource };
+      if (i < n) got[i] = { accepted: required.accepts[0], resource: required.resource };
       return null;
     },
-    Math.max(SECONDS, 60),
+    Math.max(SECONDS, OFFER_SECONDS, 60),
+    OFFER_SECONDS,
   );
   return { leg: r, offers: got.filter(Boolean) };
 }
@@ -319,7 +336,10 @@ async function cell(
   n: number,
   round: number,
 ): Promise<Row[]> {
+  const offerBefore = [ticksOf(s.pids), s.parts()] as const;
   const offered = await offers(s, n, c);
+  const offerUs = (ticks: number) => ((ticks / CLK_TCK) * 1e6) / Math.max(1, offered.leg.calls);
+  const offerAfter = [ticksOf(s.pids), s.parts()] as const;
   const t0 = performance.now();
   const payments: string[] = [];
   for (let i = 0; i < offered.offers.length; i++) {
@@ -359,7 +379,15 @@ async function cell(
     ...extra,
   });
   return [
-    row('402', offered.leg, { ranOut: false }),
+    row('402', offered.leg, {
+      ranOut: false,
+      sellerUs: offerUs(offerAfter[0] - offerBefore[0]),
+      byPart: Object.fromEntries(
+        [...offerAfter[1]]
+          .map(([k, t]) => [k, Math.round(offerUs(t - (offerBefore[1].get(k) ?? 0)))])
+          .filter(([, v]) => v),
+      ),
+    }),
     row('paid', paid, {
       sellerUs: us(ticksOf(s.pids) - before[0]!),
       railUs: us(ticksOf(railPids) - before[1]!),
@@ -436,10 +464,10 @@ async function main() {
     `\nmachine: ${cpus().length}× ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}; load average ${loadBefore} before, ${loadAvg()} after`,
   );
   console.log(
-    `${SECONDS}s a leg at most, median of ${REPEATS} round(s); ${PAYERS} funded payers, every payment fresh and sent once; signing untimed; the 402 leg timed on its own (its own rows)`,
+    `${SECONDS}s a leg at most, median of ${REPEATS} round(s); ${PAYERS} funded payers, every payment fresh and sent once; signing untimed; the 402 leg timed on its own (its own rows), ${OFFER_SECONDS}s at least`,
   );
   console.log(
-    "seller µs/call, rail µs/call: CPU (utime+stime) of the seller's processes and of the rail (facilitator + anvil) over the paid leg, per paid call\n",
+    "seller µs/call: CPU (utime+stime) of the seller's processes over the leg, per call; rail µs/call: the rail's (facilitator + anvil) over the paid leg, per paid call\n",
   );
   console.log(
     ['seller', 'leg', 'c', 'calls/s', 'p50 ms', 'p99 ms', 'calls', 'errors', 'seller µs/call', 'rail µs/call'].join(
@@ -458,7 +486,7 @@ async function main() {
         m((r) => r.p99).toFixed(1),
         m((r) => r.calls),
         g.reduce((a, r) => a + r.errors, 0),
-        g[0]!.leg === 'paid' ? m((r) => r.sellerUs).toFixed(0) : '',
+        m((r) => r.sellerUs).toFixed(0),
         g[0]!.leg === 'paid' ? m((r) => r.railUs).toFixed(0) : '',
       ].join('\t') + (g.some((r) => r.ranOut) ? '\t(ran out of payments before the time)' : ''),
     );
@@ -472,14 +500,17 @@ async function main() {
   ) => {
     console.log(`\n${title}, median of the rounds:`);
     for (const g of groups.values()) {
-      if (g[0]!.leg !== 'paid') continue;
+      if (g[0]!.leg !== 'paid' && !(g[0]!.leg === '402' && of === byPart)) continue;
       const keys = [...new Set(g.flatMap((r) => Object.keys(of(r) ?? {})))];
       const by = keys.map((k) => `${k} ${median(g.map((r) => of(r)?.[k] ?? 0)).toFixed(digits)}`).join(', ');
       const all = median(g.map((r) => Object.values(of(r) ?? {}).reduce((a, n) => a + n, 0)));
-      console.log(`${g[0]!.seller}\tc=${g[0]!.c}\t${total ? `${all.toFixed(digits)} in all: ` : ''}${by}`);
+      console.log(
+        `${g[0]!.seller}\t${g[0]!.leg === '402' ? '402 leg ' : ''}c=${g[0]!.c}\t${total ? `${all.toFixed(digits)} in all: ` : ''}${by}`,
+      );
     }
   };
-  printByPart('seller µs/call by part (a process, or a thread by its name)', (r) => r.byPart, 0);
+  const byPart = (r: Row) => r.byPart;
+  printByPart('seller µs/call by part (a process, or a thread by its name)', byPart, 0);
   printByPart(
     'seller write system calls per paid call by process (each most often wakes another)',
     (r) => r.writesByPart,
