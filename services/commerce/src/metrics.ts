@@ -58,8 +58,8 @@ export const facilitatorDuration = new Histogram({
 const facilitatorChild = childrenOf(facilitatorDuration);
 
 /**
- * The facilitator client, each verify and settle timed by its outcome. The client is x402's own; its answers and
- * throws pass through unchanged.
+ * The facilitator client, each verify and settle timed by its outcome. Its answers and throws (x402's own types,
+ * money/facilitator.ts) pass through unchanged.
  */
 export function timedFacilitator(client: HTTPFacilitatorClient): HTTPFacilitatorClient {
   const timed =

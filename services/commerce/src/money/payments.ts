@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { HTTPFacilitatorClient } from '@x402/core/server';
 import { SettleError, VerifyError } from '@x402/core/types';
 import { createPublicClient, http, parseAbiItem, verifyTypedData, type PublicClient } from 'viem';
 import { authorizationTypes, eip3009ABI } from '@x402/evm';
@@ -22,15 +21,16 @@ import {
   type X402Terms,
 } from '@vcs/platform';
 import type { CommerceServices as Services } from '../config.ts';
+import { FacilitatorClient } from './facilitator.ts';
 import { jsonValue, type PaymentRow } from './rows.ts';
 import { timedFacilitator } from '../metrics.ts';
 
 /**
  * The x402 rail as commerce drives it: a payment checked against its offer, verified by the facilitator
- * (`HTTPFacilitatorClient`, x402's standard HTTP API: nothing moves), sent once to settle only when its answer is worth
+ * (x402's standard HTTP API, facilitator.ts: nothing moves), sent once to settle only when its answer is worth
  * its price, and — whenever that answer is not a clear yes or a clear pre-broadcast no — decided from the chain (the
  * token's `authorizationState` and the latest block's time), never from our own clock. The states a payment moves
- * through are the table's (libs/contract lifecycles.ts); pay.ts moves them.
+ * through are the table's (libs/contract lifecycles.ts); the paid call's steps (paidCall/) move them.
  */
 
 const authorization = z.object({
@@ -80,7 +80,7 @@ export interface IntentTerms {
 
 interface Rail {
   terms: X402Terms;
-  facilitator: HTTPFacilitatorClient;
+  facilitator: FacilitatorClient;
   chain: PublicClient | null;
 }
 const rails = new WeakMap<object, Rail>();
@@ -94,7 +94,7 @@ export function railOf(services: Services): Rail {
     const terms = x402Terms(services.settings);
     r = {
       terms,
-      facilitator: new HTTPFacilitatorClient({
+      facilitator: new FacilitatorClient({
         url: terms.facilitatorUrl ?? 'http://127.0.0.1:1',
         timeoutMs: facilitatorTimeoutMs(services),
       }),
