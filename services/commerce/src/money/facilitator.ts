@@ -51,7 +51,7 @@ export class FacilitatorClient extends HTTPFacilitatorClient {
     try {
       const res = await request(`${this.url}/${operation}`, {
         method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...auth },
         body: JSON.stringify(
           { x402Version: payload.x402Version, paymentPayload: payload, paymentRequirements: requirements },
           jsonSafe,
