@@ -231,9 +231,10 @@ describe.skipIf(!serversFor('paid-call count suite (distributed)'))(
       expect(Math.round(sum(messages))).toBeLessThanOrEqual(budget.natsMessages);
       for (const s of budget.untouched) {
         expect(tripsOf(s), `${s}'s round trips`).toBe(0);
-        // Its idle traffic (pull renewals, heartbeats) only: one may fall either side of a window's edge; a message
-        // for each call would be CALLS.
-        expect(Math.max(0, calls[s]! - idle[s]!), `${s}'s NATS messages beyond its idle ones`).toBeLessThanOrEqual(1);
+        // Its idle traffic (pull renewals and their answers, heartbeats of each of its consumers) only, some of which
+        // fall either side of a window's edge. Taking part would be at least a message for each call (an
+        // event delivered, its ack): CALLS or more.
+        expect(Math.max(0, calls[s]! - idle[s]!), `${s}'s NATS messages beyond its idle ones`).toBeLessThan(CALLS / 2);
       }
       const relayBefore = SERVICES.reduce((n, s) => n + relayCount(texts(proxy.counts(), s)), 0);
       await burst(h.baseUrl, rail);
