@@ -328,6 +328,20 @@ interface Row {
   writesByPart?: Record<string, number>;
 }
 
+/** CPU ticks as µs per call of a leg. */
+const perCall = (ticks: number, calls: number) => ((ticks / CLK_TCK) * 1e6) / Math.max(1, calls);
+/** The seller's CPU counters now, in all and by part. */
+const cpuNow = (s: Seller) => ({ ticks: ticksOf(s.pids), parts: s.parts() });
+/** The seller's CPU since `before`, per call of a leg of `calls`: in all, and by part. */
+const cpuSince = (s: Seller, before: ReturnType<typeof cpuNow>, calls: number) => ({
+  sellerUs: perCall(ticksOf(s.pids) - before.ticks, calls),
+  byPart: Object.fromEntries(
+    [...s.parts()]
+      .map(([k, t]) => [k, Math.round(perCall(t - (before.parts.get(k) ?? 0), calls))])
+      .filter(([, v]) => v),
+  ),
+});
+
 /** One cell: the 402 leg, then signing (untimed), then the paid leg. */
 async function cell(
   s: Seller,
@@ -336,10 +350,9 @@ async function cell(
   n: number,
   round: number,
 ): Promise<Row[]> {
-  const offerBefore = [ticksOf(s.pids), s.parts()] as const;
+  const offerBefore = cpuNow(s);
   const offered = await offers(s, n, c);
-  const offerUs = (ticks: number) => ((ticks / CLK_TCK) * 1e6) / Math.max(1, offered.leg.calls);
-  const offerAfter = [ticksOf(s.pids), s.parts()] as const;
+  const offerCpu = cpuSince(s, offerBefore, offered.leg.calls);
   const t0 = performance.now();
   const payments: string[] = [];
   for (let i = 0; i < offered.offers.length; i++) {
@@ -351,8 +364,8 @@ async function cell(
   const signMs = performance.now() - t0;
   await pause(500);
   const railPids = rail.pids();
-  const before = [ticksOf(s.pids), ticksOf(railPids)];
-  const partsBefore = s.parts();
+  const before = cpuNow(s);
+  const railBefore = ticksOf(railPids);
   const writesBefore = s.writes();
   const paid = await drive(payments.length, c, async (i) => {
     const res = await post(s, { 'payment-signature': payments[i]! });
@@ -361,7 +374,6 @@ async function cell(
     if (!res.headers.get('payment-response')) return 'no PAYMENT-RESPONSE';
     return null;
   });
-  const us = (ticks: number) => ((ticks / CLK_TCK) * 1e6) / Math.max(1, paid.calls);
   const row = (leg: Row['leg'], r: typeof paid, extra: Partial<Row> = {}): Row => ({
     seller: s.label,
     leg,
@@ -379,22 +391,11 @@ async function cell(
     ...extra,
   });
   return [
-    row('402', offered.leg, {
-      ranOut: false,
-      sellerUs: offerUs(offerAfter[0] - offerBefore[0]),
-      byPart: Object.fromEntries(
-        [...offerAfter[1]]
-          .map(([k, t]) => [k, Math.round(offerUs(t - (offerBefore[1].get(k) ?? 0)))])
-          .filter(([, v]) => v),
-      ),
-    }),
+    row('402', offered.leg, { ranOut: false, ...offerCpu }),
     row('paid', paid, {
-      sellerUs: us(ticksOf(s.pids) - before[0]!),
-      railUs: us(ticksOf(railPids) - before[1]!),
+      ...cpuSince(s, before, paid.calls),
+      railUs: perCall(ticksOf(railPids) - railBefore, paid.calls),
       signMs,
-      byPart: Object.fromEntries(
-        [...s.parts()].map(([k, t]) => [k, Math.round(us(t - (partsBefore.get(k) ?? 0)))]).filter(([, v]) => v),
-      ),
       writesByPart: Object.fromEntries(
         [...s.writes()].map(([k, n]) => [k, (n - (writesBefore.get(k) ?? 0)) / Math.max(1, paid.calls)]),
       ),
@@ -491,16 +492,16 @@ async function main() {
       ].join('\t') + (g.some((r) => r.ranOut) ? '\t(ran out of payments before the time)' : ''),
     );
   }
-  /** Each paid cell's figures by part, the median of its rounds (with their sum, for `total`). */
+  /** Each cell's figures by part (of the legs `legs`), the median of its rounds (with their sum, for `total`). */
   const printByPart = (
     title: string,
     of: (r: Row) => Record<string, number> | undefined,
     digits: number,
-    total = false,
+    { total = false, legs = ['paid'] }: { total?: boolean; legs?: Row['leg'][] } = {},
   ) => {
     console.log(`\n${title}, median of the rounds:`);
     for (const g of groups.values()) {
-      if (g[0]!.leg !== 'paid' && !(g[0]!.leg === '402' && of === byPart)) continue;
+      if (!legs.includes(g[0]!.leg)) continue;
       const keys = [...new Set(g.flatMap((r) => Object.keys(of(r) ?? {})))];
       const by = keys.map((k) => `${k} ${median(g.map((r) => of(r)?.[k] ?? 0)).toFixed(digits)}`).join(', ');
       const all = median(g.map((r) => Object.values(of(r) ?? {}).reduce((a, n) => a + n, 0)));
@@ -509,13 +510,14 @@ async function main() {
       );
     }
   };
-  const byPart = (r: Row) => r.byPart;
-  printByPart('seller µs/call by part (a process, or a thread by its name)', byPart, 0);
+  printByPart('seller µs/call by part (a process, or a thread by its name)', (r) => r.byPart, 0, {
+    legs: ['402', 'paid'],
+  });
   printByPart(
     'seller write system calls per paid call by process (each most often wakes another)',
     (r) => r.writesByPart,
     1,
-    true,
+    { total: true },
   );
   const ref = sellers.find((s) => s.label.startsWith('reference'));
   if (!ref) return;
