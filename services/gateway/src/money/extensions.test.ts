@@ -2,8 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { capabilities } from '@vcs/contract';
 import { validateDiscoveryExtension, validateDiscoveryExtensionSpec } from '@x402/extensions/bazaar';
-import { verifyOfferSignatureJWS, verifyReceiptSignatureJWS } from '@x402/extensions/offer-receipt';
+import { verifyOfferSignatureJWS, verifyReceiptSignatureJWS, type SignedOffer } from '@x402/extensions/offer-receipt';
 import { bazaarOf, extensionsOf, receiptSignerOf, signReceipt } from './extensions.ts';
+
+/** An offer's terms as the library's issuer takes them (`accepts[0]` of a 402). */
+const OFFER = {
+  acceptIndex: 0,
+  scheme: 'exact',
+  network: 'eip155:84532',
+  asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+  payTo: '0x0000000000000000000000000000000000000402',
+  amount: '1000000',
+};
 
 describe('x402 extensions', () => {
   it("every offered capability's bazaar declaration passes @x402/extensions' own validation", () => {
@@ -66,15 +76,27 @@ describe('x402 extensions', () => {
     expect(receipt.format).toBe('jws');
     if (receipt.format !== 'jws') return;
     await expect(verifyReceiptSignatureJWS(receipt)).resolves.toMatchObject({ transaction: '0xabc', version: 1 });
-    const offer = await signer.issuer.issueOffer('http://127.0.0.1/signings/quote', {
-      acceptIndex: 0,
-      scheme: 'exact',
-      network: 'eip155:84532',
-      asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-      payTo: '0x0000000000000000000000000000000000000402',
-      amount: '1000000',
-    });
+    const offer = await signer.issuer.issueOffer('http://127.0.0.1/signings/quote', OFFER);
     if (offer.format !== 'jws') throw new Error('expected a JWS offer');
     await expect(verifyOfferSignatureJWS(offer)).resolves.toMatchObject({ amount: '1000000' });
+  });
+
+  it("signs an offer's bytes once: the same offer within one second shares the signature, and each verifies", async () => {
+    const signer = receiptSignerOf(randomBytes(32).toString('base64'), { embedded: false })!;
+    const terms = OFFER;
+    const url = 'http://127.0.0.1/signings/quote';
+    // Two offers in one second (validUntil is whole seconds): retried at a second's start if one fell across it.
+    const inOneSecond = async (): Promise<readonly [SignedOffer, SignedOffer]> => {
+      const second = Math.floor(Date.now() / 1000);
+      const pair = [await signer.issuer.issueOffer(url, terms), await signer.issuer.issueOffer(url, terms)] as const;
+      return Math.floor(Date.now() / 1000) === second ? pair : inOneSecond();
+    };
+    const [a, b] = await inOneSecond();
+    const other = await signer.issuer.issueOffer(url, { ...terms, amount: '2000000' });
+    if (a.format !== 'jws' || b.format !== 'jws' || other.format !== 'jws') throw new Error('expected JWS offers');
+    expect(b.signature).toBe(a.signature);
+    expect(other.signature).not.toBe(a.signature);
+    await expect(verifyOfferSignatureJWS(b)).resolves.toMatchObject({ amount: '1000000' });
+    await expect(verifyOfferSignatureJWS(other)).resolves.toMatchObject({ amount: '2000000' });
   });
 });

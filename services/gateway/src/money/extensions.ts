@@ -48,6 +48,7 @@ export function receiptSignerOf(raw: string | undefined, opts: { embedded: boole
     type: 'pkcs8',
   });
   const kid = didJwkOf(key);
+  const signed = new Map<string, string>();
   return {
     kid,
     devOnly: raw === undefined,
@@ -55,10 +56,26 @@ export function receiptSignerOf(raw: string | undefined, opts: { embedded: boole
       kid,
       format: 'jws',
       algorithm: 'EdDSA',
-      sign: async (payload) => sign(null, payload, key).toString('base64url'),
+      // Ed25519 is deterministic (RFC 8032): the same bytes always sign the same. An offer's bytes change only with
+      // its terms, its resource and its `validUntil` (whole seconds), so the 402s of one second share one signature
+      // instead of paying one signing each.
+      sign: async (payload) => {
+        const bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+        const text = bytes.toString('latin1');
+        let sig = signed.get(text);
+        if (sig === undefined) {
+          sig = sign(null, bytes, key).toString('base64url');
+          if (signed.size >= SIGNATURES_KEPT) signed.delete(signed.keys().next().value!);
+          signed.set(text, sig);
+        }
+        return sig;
+      },
     }),
   };
 }
+
+/** Signatures remembered (the oldest forgotten first): a second's offers of every capability and host, many times. */
+const SIGNATURES_KEPT = 1024;
 
 /** `did:jwk:<base64url of the public JWK>#0`: the key itself, so a verifier needs no network to find it. */
 function didJwkOf(privateKey: KeyObject): string {
