@@ -15,6 +15,23 @@ const OFFER = {
   amount: '1000000',
 };
 
+/** A 402's PaymentRequired before its extensions. */
+const REQUIRED = {
+  x402Version: 2,
+  resource: { url: 'http://127.0.0.1/signings/quote' },
+  accepts: [
+    {
+      scheme: 'exact',
+      network: 'eip155:84532',
+      amount: '1000000',
+      asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+      payTo: '0x0000000000000000000000000000000000000402',
+      maxTimeoutSeconds: 900,
+      extra: {} as Record<string, unknown>,
+    },
+  ],
+};
+
 describe('x402 extensions', () => {
   it("every offered capability's bazaar declaration passes @x402/extensions' own validation", () => {
     const offered = capabilities.filter((c) => c.gate === 'offer');
@@ -28,21 +45,7 @@ describe('x402 extensions', () => {
 
   it('without a signer a 402 declares no signed offers (the distributed mode with no X402_RECEIPT_SIGNING_KEY)', async () => {
     const c = capabilities.find((x) => x.name === 'signing.quote')!;
-    const required = {
-      x402Version: 2,
-      resource: { url: 'http://127.0.0.1/signings/quote' },
-      accepts: [
-        {
-          scheme: 'exact',
-          network: 'eip155:84532',
-          amount: '1000000',
-          asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-          payTo: '0x0000000000000000000000000000000000000402',
-          maxTimeoutSeconds: 900,
-          extra: {},
-        },
-      ],
-    };
+    const required = REQUIRED;
     expect(Object.keys(await extensionsOf(c, required, null))).toEqual([
       'bazaar',
       'payment-identifier',
@@ -81,22 +84,39 @@ describe('x402 extensions', () => {
     await expect(verifyOfferSignatureJWS(offer)).resolves.toMatchObject({ amount: '1000000' });
   });
 
-  it("signs an offer's bytes once: the same offer within one second shares the signature, and each verifies", async () => {
+  it("a 402's signed offers: one second's are the same for the same terms and URL, each verifies, the intent is never in them", async () => {
+    const c = capabilities.find((x) => x.name === 'signing.quote')!;
     const signer = receiptSignerOf(randomBytes(32).toString('base64'), { embedded: false })!;
-    const terms = OFFER;
-    const url = 'http://127.0.0.1/signings/quote';
-    // Two offers in one second (validUntil is whole seconds): retried at a second's start if one fell across it.
-    const inOneSecond = async (): Promise<readonly [SignedOffer, SignedOffer]> => {
+    const offersOf = async (r: typeof REQUIRED) => {
+      const info = ((await extensionsOf(c, r, signer))['offer-receipt'] as { info: { offers: SignedOffer[] } }).info;
+      const offer = info.offers[0]!;
+      if (offer.format !== 'jws') throw new Error('expected a JWS offer');
+      return offer;
+    };
+    type JwsOffer = Awaited<ReturnType<typeof offersOf>>;
+    const forIntent = (intentId: string, amount = '1000000') => ({
+      ...REQUIRED,
+      accepts: [{ ...REQUIRED.accepts[0]!, amount, extra: { intentId } }],
+    });
+    // Two 402s in one second (validUntil is whole seconds): taken again at a second's start if they fell across one.
+    const inOneSecond = async (): Promise<readonly [JwsOffer, JwsOffer]> => {
       const second = Math.floor(Date.now() / 1000);
-      const pair = [await signer.issuer.issueOffer(url, terms), await signer.issuer.issueOffer(url, terms)] as const;
+      const pair = [await offersOf(forIntent('pi_a')), await offersOf(forIntent('pi_b'))] as const;
       return Math.floor(Date.now() / 1000) === second ? pair : inOneSecond();
     };
     const [a, b] = await inOneSecond();
-    const other = await signer.issuer.issueOffer(url, { ...terms, amount: '2000000' });
-    if (a.format !== 'jws' || b.format !== 'jws' || other.format !== 'jws') throw new Error('expected JWS offers');
-    expect(b.signature).toBe(a.signature);
-    expect(other.signature).not.toBe(a.signature);
-    await expect(verifyOfferSignatureJWS(b)).resolves.toMatchObject({ amount: '1000000' });
-    await expect(verifyOfferSignatureJWS(other)).resolves.toMatchObject({ amount: '2000000' });
+    expect(b).toEqual(a);
+    await expect(verifyOfferSignatureJWS(b)).resolves.toMatchObject({
+      amount: '1000000',
+      resourceUrl: REQUIRED.resource.url,
+    });
+    const dearer = await offersOf(forIntent('pi_c', '2000000'));
+    const elsewhere = await offersOf({ ...forIntent('pi_d'), resource: { url: 'http://127.0.0.2/signings/quote' } });
+    expect(dearer.signature).not.toBe(a.signature);
+    expect(elsewhere.signature).not.toBe(a.signature);
+    await expect(verifyOfferSignatureJWS(dearer)).resolves.toMatchObject({ amount: '2000000' });
+    await expect(verifyOfferSignatureJWS(elsewhere)).resolves.toMatchObject({
+      resourceUrl: 'http://127.0.0.2/signings/quote',
+    });
   });
 });
