@@ -94,4 +94,51 @@ describe.each(stores)('Db.batch: group commit (%s)', (_kind, open) => {
       await db.close();
     }
   });
+  it("sends a bulk write's single row in its one-row form, and several rows with their arrays: the same rows written", async () => {
+    const db = await open();
+    try {
+      await db.query('create table one_row(seq bigserial primary key, id text unique not null, vin text, doc jsonb)');
+      const write: BulkWrite = {
+        sql: `insert into one_row(id, vin, doc) select id, vin, doc::jsonb
+                from unnest($1::text[], $2::text[], $3::text[]) with ordinality as t(id, vin, doc, ord) order by ord`,
+        one: 'insert into one_row(id, vin, doc) values ($1, $2, $3::jsonb)',
+      };
+      const alone = mergeWrites([{ bulk: write, row: ['a', null, '{"n":1}'] }]);
+      expect(alone).toEqual([{ sql: write.one, params: ['a', null, '{"n":1}'] }]);
+      const several = mergeWrites([
+        { bulk: write, row: ['b', 'VIN', '{"n":2}'] },
+        { bulk: write, row: ['c', null, '{"n":3}'] },
+      ]);
+      expect(several).toEqual([
+        {
+          sql: write.sql,
+          params: [
+            ['b', 'c'],
+            ['VIN', null],
+            ['{"n":2}', '{"n":3}'],
+          ],
+        },
+      ]);
+      // Together with another bulk write, each is a part of one statement, in the form its rows call for.
+      const withOther = mergeWrites([
+        { bulk: write, row: ['d', 'VIN', '{"n":4}'] },
+        { bulk: { sql: 'select 1 from unnest($1::int[])' }, row: [1] },
+      ]);
+      expect(withOther).toHaveLength(1);
+      expect(withOther[0]!.sql).toContain('values ($1, $2, $3::jsonb)');
+      for (const st of [...alone, ...several]) await db.query(st.sql, st.params);
+      await db.batch([{ bulk: write, row: ['e', null, '{"n":5}'] }]);
+      const { rows } = await db.query<{ id: string; vin: string | null; doc: unknown }>(
+        'select id, vin, doc from one_row order by seq',
+      );
+      expect(rows).toEqual([
+        { id: 'a', vin: null, doc: { n: 1 } },
+        { id: 'b', vin: 'VIN', doc: { n: 2 } },
+        { id: 'c', vin: null, doc: { n: 3 } },
+        { id: 'e', vin: null, doc: { n: 5 } },
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
 });

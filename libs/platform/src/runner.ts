@@ -295,6 +295,9 @@ const factUpsert: BulkWrite = {
          order by vin, capability, ord desc
         on conflict (vin, capability) do update
           set value = excluded.value, account_id = excluded.account_id, posted_at = now()`,
+  one: `insert into vin_facts(vin, noun, capability, account_id, answer, value) values ($1, $2, $3, $4, $5, $6::jsonb)
+        on conflict (vin, capability) do update
+          set value = excluded.value, account_id = excluded.account_id, posted_at = now()`,
 };
 const factWrite = (c: Capability, ctx: CallContext, json: string, vin: string): Statement => ({
   bulk: factUpsert,

@@ -21,7 +21,11 @@ const outboxSql = (where = '') => `insert into outbox_events(id, type, subject, 
           from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
                with ordinality as t(id, type, subject, account_id, vin, payload, traceparent, ord)${where}
          order by ord`;
-export const outboxInsert: BulkWrite = { sql: outboxSql() };
+export const outboxInsert: BulkWrite = {
+  sql: outboxSql(),
+  one: `insert into outbox_events(id, type, subject, account_id, vin, payload, traceparent)
+        values ($1, $2, $3, $4, $5, $6::jsonb, $7)`,
+};
 
 /**
  * This process's relays (one per process; more only where a test runs several stores in one). Every event written in

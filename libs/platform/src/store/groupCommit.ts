@@ -12,6 +12,12 @@ export type Statement = { sql: string; params?: unknown[] } | BulkRow;
  */
 export interface BulkWrite {
   readonly sql: string;
+  /**
+   * The same write for one row, its parameters that row's values ($1…$n, in `row` order). A group of one row (most
+   * of them, but under load) is sent this instead: the arrays' unnest costs the store more to plan and run than it
+   * saves for a single row (docs/performance.md, "One row without its arrays").
+   */
+  readonly one?: string;
 }
 export interface BulkRow {
   bulk: BulkWrite;
@@ -27,14 +33,18 @@ const isBulk = (s: Statement): s is BulkRow => 'bulk' in s;
  * costs one round trip. Bulk rows of a group are written before its plain statements.
  */
 export function mergeWrites(writes: Statement[]): { sql: string; params?: unknown[] }[] {
-  const { bulk, plain } = statementsOf(writes);
+  const { bulk, plain } = statementsOf(writes, { oneRowAlone: true });
   if (bulk.length < 2 || plain.length) return [...bulk, ...plain];
   // One statement: each bulk write becomes a CTE, its parameters renumbered after the previous ones'.
   return [together(Object.fromEntries(bulk.map((m, i) => [`w${i}`, m])))];
 }
 
-/** Each bulk write's rows as one statement (in order), and the plain statements (in order). */
-export function statementsOf(writes: Statement[]): { bulk: Sql[]; plain: Sql[] } {
+/**
+ * Each bulk write's rows as one statement (in order), and the plain statements (in order). `oneRowAlone`: a bulk write
+ * of one row that has its `one` form is sent in that form; otherwise each is its `sql` with column arrays (what a
+ * caller that builds its own statement from the arrays needs).
+ */
+export function statementsOf(writes: Statement[], opts: { oneRowAlone?: boolean } = {}): { bulk: Sql[]; plain: Sql[] } {
   const bulks = new Map<BulkWrite, unknown[][]>();
   const plain: Sql[] = [];
   for (const w of writes) {
@@ -46,7 +56,12 @@ export function statementsOf(writes: Statement[]): { bulk: Sql[]; plain: Sql[] }
     if (!columns) bulks.set(w.bulk, (columns = w.row.map(() => [])));
     w.row.forEach((v, i) => columns![i]!.push(v));
   }
-  return { bulk: [...bulks].map(([b, columns]) => ({ sql: b.sql, params: columns })), plain };
+  const bulk = [...bulks].map(([b, columns]) =>
+    opts.oneRowAlone && b.one && columns[0]?.length === 1
+      ? { sql: b.one, params: columns.map((c) => c[0]) }
+      : { sql: b.sql, params: columns },
+  );
+  return { bulk, plain };
 }
 
 /**

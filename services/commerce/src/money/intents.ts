@@ -116,6 +116,10 @@ const INTENT_INSERT: BulkWrite = {
         from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
                     $9::text[], $10::text[], $11::text[])
           as t(id, account_id, capability, input, trigger, origin, price, ceiling, ceiling_cents, expires_at, created_at)`,
+  one: `insert into intents(
+          id, account_id, capability, input, trigger, origin, price, ceiling, ceiling_cents, expires_at, created_at
+        )
+        values ($1, $2, $3, $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::bigint, $10::timestamptz, $11::timestamptz)`,
 };
 
 /**
