@@ -94,6 +94,7 @@ describe.each(stores)('Db.batch: group commit (%s)', (_kind, open) => {
       await db.close();
     }
   });
+
   it("sends a bulk write's single row in its one-row form, and several rows with their arrays: the same rows written", async () => {
     const db = await open();
     try {

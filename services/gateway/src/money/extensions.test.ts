@@ -5,16 +5,6 @@ import { validateDiscoveryExtension, validateDiscoveryExtensionSpec } from '@x40
 import { verifyOfferSignatureJWS, verifyReceiptSignatureJWS, type SignedOffer } from '@x402/extensions/offer-receipt';
 import { bazaarOf, extensionsOf, receiptSignerOf, signReceipt } from './extensions.ts';
 
-/** An offer's terms as the library's issuer takes them (`accepts[0]` of a 402). */
-const OFFER = {
-  acceptIndex: 0,
-  scheme: 'exact',
-  network: 'eip155:84532',
-  asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-  payTo: '0x0000000000000000000000000000000000000402',
-  amount: '1000000',
-};
-
 /** A 402's PaymentRequired before its extensions. */
 const REQUIRED = {
   x402Version: 2,
@@ -32,6 +22,10 @@ const REQUIRED = {
   ],
 };
 
+/** The same offer's terms as the library's issuer takes them: `accepts[0]` and its index, no more. */
+const { maxTimeoutSeconds: _life, extra: _extra, ...signedTerms } = REQUIRED.accepts[0]!;
+const OFFER = { acceptIndex: 0, ...signedTerms };
+
 describe('x402 extensions', () => {
   it("every offered capability's bazaar declaration passes @x402/extensions' own validation", () => {
     const offered = capabilities.filter((c) => c.gate === 'offer');
@@ -45,14 +39,13 @@ describe('x402 extensions', () => {
 
   it('without a signer a 402 declares no signed offers (the distributed mode with no X402_RECEIPT_SIGNING_KEY)', async () => {
     const c = capabilities.find((x) => x.name === 'signing.quote')!;
-    const required = REQUIRED;
-    expect(Object.keys(await extensionsOf(c, required, null))).toEqual([
+    expect(Object.keys(await extensionsOf(c, REQUIRED, null))).toEqual([
       'bazaar',
       'payment-identifier',
       'sign-in-with-x',
     ]);
     const signer = receiptSignerOf(undefined, { embedded: true });
-    expect(Object.keys(await extensionsOf(c, required, signer))).toEqual([
+    expect(Object.keys(await extensionsOf(c, REQUIRED, signer))).toEqual([
       'bazaar',
       'payment-identifier',
       'sign-in-with-x',
