@@ -107,7 +107,7 @@ function offerAnswer(
  * A new intent, one row of a bulk insert (platform `Db.batch`): the offers of concurrent 402s are written in one
  * statement, one commit (group commit), not one each.
  */
-const INTENT_INSERT: BulkWrite = {
+export const INTENT_INSERT: BulkWrite = {
   sql: `insert into intents(
           id, account_id, capability, input, trigger, origin, price, ceiling, ceiling_cents, expires_at, created_at
         )
