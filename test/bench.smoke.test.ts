@@ -82,36 +82,49 @@ describe('bench scripts (smoke: a few requests each)', () => {
     expect(figures.vins).toBeGreaterThan(20);
   }, 120_000);
 
-  it('pnpm bench:x402 pays every call it sends, ours and the reference seller, and prints the ratios', async () => {
-    // One second a leg at c=10 after the warm-up, embedded only (the distributed row is the same code as pnpm bench's).
-    const r = await runScript('test/bench/x402.ts', {
-      BENCH_X402_SECONDS: '1',
-      BENCH_X402_PAYERS: '3',
-      BENCH_X402_CONCURRENCY: '10',
-      BENCH_X402_ONLY: 'reference,embedded',
-    });
-    expect(r.code, r.err).toBe(0);
-    const rows = r.out
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l));
-    expect(rows.map((x) => [x.seller, x.leg]).sort()).toEqual([
-      ['ours: embedded', '402'],
-      ['ours: embedded', 'paid'],
-      ['reference: @x402/core resource server', '402'],
-      ['reference: @x402/core resource server', 'paid'],
-    ]);
-    for (const x of rows) {
-      expect(x.errors, `${x.seller} ${x.leg}: ${JSON.stringify(x.failures)}\n${r.err.slice(-4000)}`).toBe(0);
-      expect(x.calls).toBeGreaterThan(0);
-    }
-    expect(r.out).toMatch(/^ours: embedded\tc=10\tcalls\/s [\d.]+× \((met|NOT met)\)\tp99 [\d.]+× \((met|NOT met)\)$/m);
-    // The 402 leg's CPU is read over that leg alone: a figure, never the paid leg's NaN.
-    for (const x of rows.filter((row) => row.leg === '402')) expect(Number.isFinite(x.sellerUs)).toBe(true);
-    // Each paid call writes at least its HTTP answer: a seller counted with no writes was not counted.
-    for (const x of rows.filter((row) => row.leg === 'paid')) expect(x.writesByPart.process).toBeGreaterThanOrEqual(1);
-    expect(r.out).toMatch(/^ours: embedded\tc=10\t[\d.]+ in all: process [\d.]+$/m);
-  }, 240_000);
+  // Each of the callers' clients: fetch, a stock client's and the default, and undici's lighter `request`.
+  it.each([
+    ['fetch', 'fetch'],
+    ['undici', "undici's request"],
+  ])(
+    'pnpm bench:x402 pays every call it sends, ours and the reference seller, and prints the ratios (callers through %s)',
+    async (client, named) => {
+      // One second a leg at c=10 after the warm-up, embedded only (the distributed row is the same code as pnpm bench's).
+      const r = await runScript('test/bench/x402.ts', {
+        BENCH_X402_SECONDS: '1',
+        BENCH_X402_PAYERS: '3',
+        BENCH_X402_CONCURRENCY: '10',
+        BENCH_X402_ONLY: 'reference,embedded',
+        BENCH_X402_CLIENT: client,
+      });
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toContain(`callers through ${named}`);
+      const rows = r.out
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l));
+      expect(rows.map((x) => [x.seller, x.leg]).sort()).toEqual([
+        ['ours: embedded', '402'],
+        ['ours: embedded', 'paid'],
+        ['reference: @x402/core resource server', '402'],
+        ['reference: @x402/core resource server', 'paid'],
+      ]);
+      for (const x of rows) {
+        expect(x.errors, `${x.seller} ${x.leg}: ${JSON.stringify(x.failures)}\n${r.err.slice(-4000)}`).toBe(0);
+        expect(x.calls).toBeGreaterThan(0);
+      }
+      expect(r.out).toMatch(
+        /^ours: embedded\tc=10\tcalls\/s [\d.]+× \((met|NOT met)\)\tp99 [\d.]+× \((met|NOT met)\)$/m,
+      );
+      // The 402 leg's CPU is read over that leg alone: a figure, never the paid leg's NaN.
+      for (const x of rows.filter((row) => row.leg === '402')) expect(Number.isFinite(x.sellerUs)).toBe(true);
+      // Each paid call writes at least its HTTP answer: a seller counted with no writes was not counted.
+      for (const x of rows.filter((row) => row.leg === 'paid'))
+        expect(x.writesByPart.process).toBeGreaterThanOrEqual(1);
+      expect(r.out).toMatch(/^ours: embedded\tc=10\t[\d.]+ in all: process [\d.]+$/m);
+    },
+    240_000,
+  );
 
   it('test/bench/x402-statements.ts pays and counts the statements of each leg', async () => {
     const r = await runScript('test/bench/x402-statements.ts', { BENCH_STATEMENTS_CALLS: '2' });

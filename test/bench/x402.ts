@@ -5,6 +5,7 @@
  *   BENCH_X402_SECONDS=15 BENCH_X402_REPEATS=2 pnpm bench:x402
  *   (BENCH_X402_ONLY=reference,embedded,distributed; BENCH_X402_CONCURRENCY=10,50; BENCH_X402_PAYERS=100;
  *    BENCH_X402_OFFER_SECONDS=5, the 402 leg's least length; BENCH_X402_CPU_PROF=<dir> profiles our sellers' processes; BENCH_SKIP_BUILD=1 reuses dist/, as `pnpm bench` does after its own build;
+ *    BENCH_X402_CLIENT=fetch|undici, the callers' HTTP client (below);
  *    BENCH_SMOKE=1: every seller, leg and row, but a cell is `c` payments and the pauses 100 ms: test/bench.smoke.test.ts)
  *
  * Sellers, each its own OS process (built JavaScript, as deployed):
@@ -23,7 +24,7 @@
  *     each EIP-3009 authorization has a fresh random 32-byte nonce; each payment is sent once);
  *  3. the paid leg: the same request with PAYMENT-SIGNATURE → 200 with PAYMENT-RESPONSE (verified by the facilitator,
  *     the answer made, then settled on chain: x402's sellers' order, both sellers). This is the "paid calls/s" figure.
- * Each leg is a closed loop of `c` callers (fetch, keep-alive) in this process, for BENCH_X402_SECONDS or until its
+ * Each leg is a closed loop of `c` callers (keep-alive) in this process, for BENCH_X402_SECONDS or until its
  * pre-signed payments are used, whichever comes first. Sellers take turns within each round (drift falls on all).
  * Under the tables, per paid call: each seller's CPU by part, and its write system calls by process (a hop's
  * message, a statement, a thread's wake-up: what a seller of many hops pays for in the kernel).
@@ -35,6 +36,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
+import { request } from 'undici';
 import { createPayment } from '@vcs/x402-rail';
 import { BUNDLE, buildAll } from '../../deploy/build.ts';
 import { builtEntryOf, NODE_FLAGS, PILLAR_SERVICES, spawnService } from '../../deploy/launch.ts';
@@ -52,6 +54,14 @@ const PAYERS = Number(process.env.BENCH_X402_PAYERS ?? 100);
 const OFFER_SECONDS = SMOKE ? 0 : Number(process.env.BENCH_X402_OFFER_SECONDS ?? 5);
 /** Most payments signed for one cell (a bound on memory and signing time, whatever the rate). */
 const MAX_CALLS = Number(process.env.BENCH_X402_MAX_CALLS ?? 20_000);
+/**
+ * The callers' HTTP client: `fetch`, a stock x402 client's (the default), or undici's `request`, which costs the
+ * caller a fraction of fetch's CPU a request. On two cores the callers share the machine with the seller: the lighter
+ * client leaves more of it to the sellers and shows their own difference more plainly (docs/performance.md).
+ */
+const CLIENT = process.env.BENCH_X402_CLIENT ?? 'fetch';
+if (CLIENT !== 'fetch' && CLIENT !== 'undici')
+  throw new Error(`BENCH_X402_CLIENT is "${CLIENT}": set it to fetch (the default) or undici`);
 const ONLY = process.env.BENCH_X402_ONLY?.split(',').map((x) => x.trim());
 const wanted = (s: string) => !ONLY || ONLY.includes(s);
 const VIN = '1HGCM82633A004352';
@@ -279,12 +289,26 @@ async function drive(
   };
 }
 
-const post = (s: Seller, headers: Record<string, string> = {}) =>
-  fetch(`${s.baseUrl}/signings/quote`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: BODY,
-  });
+/** An answer as the callers read it, its body read whole. */
+interface Answer {
+  status: number;
+  header(name: string): string | null;
+  bytes: Buffer;
+}
+
+/** POST /signings/quote {vin}, with `headers`, through the callers' client (BENCH_X402_CLIENT). */
+async function post(s: Seller, headers: Record<string, string> = {}): Promise<Answer> {
+  const init = { method: 'POST' as const, headers: { 'content-type': 'application/json', ...headers }, body: BODY };
+  if (CLIENT === 'undici') {
+    const res = await request(`${s.baseUrl}/signings/quote`, init);
+    const bytes = Buffer.from(await res.body.arrayBuffer());
+    const header = (name: string) => (res.headers[name] === undefined ? null : String(res.headers[name]));
+    return { status: res.statusCode, header, bytes };
+  }
+  const res = await fetch(`${s.baseUrl}/signings/quote`, init);
+  const bytes = Buffer.from(await res.arrayBuffer());
+  return { status: res.status, header: (name) => res.headers.get(name), bytes };
+}
 
 /** The 402 leg: n unpaid calls at c; each offer's requirement and resource, for signing. */
 async function offers(s: Seller, n: number, c: number) {
@@ -294,8 +318,7 @@ async function offers(s: Seller, n: number, c: number) {
     c,
     async (i) => {
       const res = await post(s);
-      await res.arrayBuffer();
-      const header = res.headers.get('payment-required');
+      const header = res.header('payment-required');
       if (res.status !== 402 || !header) return `status ${res.status}`;
       const required = unb64(header);
       if (i < n) got[i] = { accepted: required.accepts[0], resource: required.resource };
@@ -369,9 +392,8 @@ async function cell(
   const writesBefore = s.writes();
   const paid = await drive(payments.length, c, async (i) => {
     const res = await post(s, { 'payment-signature': payments[i]! });
-    await res.arrayBuffer();
     if (res.status !== 200) return `status ${res.status}`;
-    if (!res.headers.get('payment-response')) return 'no PAYMENT-RESPONSE';
+    if (!res.header('payment-response')) return 'no PAYMENT-RESPONSE';
     return null;
   });
   const row = (leg: Row['leg'], r: typeof paid, extra: Partial<Row> = {}): Row => ({
@@ -410,7 +432,7 @@ async function main() {
   const loadBefore = loadAvg();
   const rows: Row[] = [];
   try {
-    let bytes = Buffer.from(JSON.stringify({ type: 'OK', answers: 'SigningQuote@1', value: {} }));
+    let bytes: Buffer = Buffer.from(JSON.stringify({ type: 'OK', answers: 'SigningQuote@1', value: {} }));
     if (wanted('embedded')) sellers.push(await startEmbedded(rail.info));
     if (wanted('distributed')) {
       const d = await startDistributed(rail.info);
@@ -426,8 +448,8 @@ async function main() {
         'payment-signature': b64(await createPayment(rail.info.payerKeys[0]!, o!.accepted, o!.resource)),
       });
       if (res.status !== 200)
-        throw new Error(`a paid call to ${sellers[0].label} answered ${res.status}: ${await res.text()}`);
-      bytes = Buffer.from(await res.arrayBuffer());
+        throw new Error(`a paid call to ${sellers[0].label} answered ${res.status}: ${res.bytes.toString('utf8')}`);
+      bytes = res.bytes;
     }
     if (wanted('reference')) sellers.unshift(await startReference(rail.info, bytes));
     // Warm-up (JIT, pools, the facilitator's clients) and a first rate, which sizes each cell's payments.
@@ -465,7 +487,7 @@ async function main() {
     `\nmachine: ${cpus().length}× ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}; load average ${loadBefore} before, ${loadAvg()} after`,
   );
   console.log(
-    `${SECONDS}s a leg at most, median of ${REPEATS} round(s); ${PAYERS} funded payers, every payment fresh and sent once; signing untimed; the 402 leg timed on its own (its own rows), ${OFFER_SECONDS}s at least`,
+    `${SECONDS}s a leg at most, median of ${REPEATS} round(s); ${PAYERS} funded payers, every payment fresh and sent once; signing untimed; the 402 leg timed on its own (its own rows), ${OFFER_SECONDS}s at least; callers through ${CLIENT === 'fetch' ? 'fetch' : "undici's request"}`,
   );
   console.log(
     "seller µs/call: CPU (utime+stime) of the seller's processes over the leg, per call; rail µs/call: the rail's (facilitator + anvil) over the paid leg, per paid call\n",
