@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mergeWrites, type BulkWrite } from '@vcs/platform';
+import { mergeWrites, statementsOf, type BulkWrite } from '@vcs/platform';
 import { bothStores } from './support/stores.ts';
 
 const stores = bothStores();
@@ -106,6 +106,11 @@ describe.each(stores)('Db.batch: group commit (%s)', (_kind, open) => {
       };
       const alone = mergeWrites([{ bulk: write, row: ['a', null, '{"n":1}'] }]);
       expect(alone).toEqual([{ sql: write.one, params: ['a', null, '{"n":1}'] }]);
+      // The pillar's commit takes its parts the same way; a caller writing its own SQL over the arrays asks for them.
+      expect(statementsOf([{ bulk: write, row: ['a', null, '{"n":1}'] }]).bulk).toEqual(alone);
+      expect(statementsOf([{ bulk: write, row: ['a', null, '{"n":1}'] }], { columns: true }).bulk).toEqual([
+        { sql: write.sql, params: [['a'], [null], ['{"n":1}']] },
+      ]);
       const several = mergeWrites([
         { bulk: write, row: ['b', 'VIN', '{"n":2}'] },
         { bulk: write, row: ['c', null, '{"n":3}'] },

@@ -63,7 +63,7 @@ export function eventsInsert(
   when: string,
 ): { envelopes: EventEnvelope[]; sql: Sql } {
   const { envelopes, writes } = eventWrites(events);
-  const [rows] = statementsOf(writes).bulk;
+  const [rows] = statementsOf(writes, { columns: true }).bulk;
   return { envelopes, sql: { sql: outboxSql(` where ${when}`), params: rows!.params } };
 }
 

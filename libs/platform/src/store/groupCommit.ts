@@ -33,18 +33,18 @@ const isBulk = (s: Statement): s is BulkRow => 'bulk' in s;
  * costs one round trip. Bulk rows of a group are written before its plain statements.
  */
 export function mergeWrites(writes: Statement[]): { sql: string; params?: unknown[] }[] {
-  const { bulk, plain } = statementsOf(writes, { oneRowAlone: true });
+  const { bulk, plain } = statementsOf(writes);
   if (bulk.length < 2 || plain.length) return [...bulk, ...plain];
   // One statement: each bulk write becomes a CTE, its parameters renumbered after the previous ones'.
   return [together(Object.fromEntries(bulk.map((m, i) => [`w${i}`, m])))];
 }
 
 /**
- * Each bulk write's rows as one statement (in order), and the plain statements (in order). `oneRowAlone`: a bulk write
- * of one row that has its `one` form is sent in that form; otherwise each is its `sql` with column arrays (what a
- * caller that builds its own statement from the arrays needs).
+ * Each bulk write's rows as one statement (in order), and the plain statements (in order). A bulk write of one row
+ * that has its `one` form is that form; otherwise it is its `sql` with column arrays. `columns`: always the arrays,
+ * for a caller that writes its own statement over them.
  */
-export function statementsOf(writes: Statement[], opts: { oneRowAlone?: boolean } = {}): { bulk: Sql[]; plain: Sql[] } {
+export function statementsOf(writes: Statement[], opts: { columns?: boolean } = {}): { bulk: Sql[]; plain: Sql[] } {
   const bulks = new Map<BulkWrite, unknown[][]>();
   const plain: Sql[] = [];
   for (const w of writes) {
@@ -57,7 +57,7 @@ export function statementsOf(writes: Statement[], opts: { oneRowAlone?: boolean 
     w.row.forEach((v, i) => columns![i]!.push(v));
   }
   const bulk = [...bulks].map(([b, columns]) =>
-    opts.oneRowAlone && b.one && columns[0]?.length === 1
+    !opts.columns && b.one && columns[0]?.length === 1
       ? { sql: b.one, params: columns.map((c) => c[0]) }
       : { sql: b.sql, params: columns },
   );
